@@ -1,0 +1,74 @@
+"""The claim registry: every audited statement is one `Claim`, keyed by its id.
+
+The id is reused everywhere: the `@audits(id, ...)` marker on property tests, the rows of the
+audit report, and `--only` globs on the command line.  Verdicts are not stored here; they are
+computed from the outcomes of the property tests that carry the id (see `properties.report`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+PAPERS = {
+    "joma": "JoMA (Tian et al., ICLR 2024)",
+    "topic": "Topic structure (Li, Li & Risteski, ICML 2023)",
+    "signgd": "SignGD on two-layer transformers (Li et al., ICLR 2025)",
+}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One numbered (or clearly stated qualitative) claim of a paper.
+
+    id          -- e.g. "joma.theorem2"; the prefix before the first dot names the paper.
+    where       -- theorem / lemma / equation in the paper, e.g. "Theorem 2, Eqn. 4".
+    statement   -- the statement as printed (math in plain text / LaTeX-ish).
+    assumptions -- what the statement assumes; strategies draw from inside these.
+    prediction  -- dotted name(s) of the closed form(s) in `theory/`.
+    simulation  -- dotted name(s) of the simulation(s) in `sim/` the prediction is checked against.
+    metric      -- how observed and predicted are compared.
+    tolerance   -- the tolerance and the error model it comes from.
+    corrected   -- for an erratum: the corrected statement (the printed one stays as printed).
+    reason      -- for an erratum or a refutation: why the printed form fails.
+    reading     -- interpretation choices where the text is ambiguous, and alternatives tested.
+    plot        -- optional callable(path) that draws the claim's standard figure.
+    paper       -- display name of the paper (derived from the id prefix if omitted).
+    """
+
+    id: str
+    where: str
+    statement: str
+    assumptions: str
+    prediction: str
+    simulation: str
+    metric: str
+    tolerance: str
+    corrected: str | None = None
+    reason: str | None = None
+    reading: str | None = None
+    plot: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    paper: str = ""
+
+    def __post_init__(self):
+        if not self.id or " " in self.id or "." not in self.id:
+            raise ValueError(f"claim id must look like 'paper.item', got {self.id!r}")
+        if not self.paper:
+            prefix = self.id.split(".", 1)[0]
+            object.__setattr__(self, "paper", PAPERS.get(prefix, prefix))
+        if (self.corrected is None) != (self.reason is None) and self.corrected is not None:
+            raise ValueError(f"{self.id}: an erratum needs both `corrected` and `reason`")
+
+
+REGISTRY: dict[str, Claim] = {}
+
+
+def register(claim: Claim) -> Claim:
+    """Add `claim` to the registry. Re-registering an equal claim (a module imported twice,
+    e.g. by pytest and by the audit command) is a no-op; a different claim with a taken id
+    is an error."""
+    old = REGISTRY.get(claim.id)
+    if old is not None and old != claim:
+        raise ValueError(f"claim id {claim.id!r} is already registered with different content")
+    REGISTRY[claim.id] = claim
+    return claim
