@@ -16,7 +16,8 @@ _NOT_PROPERTIES = {"__init__", "__main__", "registry", "check", "plugin", "repor
 def pytest_collect_file(file_path, parent):
     if (file_path.suffix == ".py" and file_path.parent.name == "properties"
             and file_path.parent.parent == parent.config.rootpath
-            and file_path.stem not in _NOT_PROPERTIES and not file_path.name.startswith("test_")):
+            and file_path.stem not in _NOT_PROPERTIES and not file_path.name.startswith("test_")
+            and not parent.session.isinitpath(file_path)):  # named on the command line: pytest collects it itself
         return pytest.Module.from_parent(parent, path=file_path)
     return None
 
