@@ -13,7 +13,8 @@ from hypothesis import given
 from scipy.special import erfinv
 from hypothesis import strategies as st
 
-from properties import Claim, Tolerance, audits, check_at_least, check_close, check_order, examples, register
+from properties import (Claim, Tolerance, attach_plot, audits, check_at_least, check_close,
+                        check_order, examples, register)
 from sim.joma import make_problem, simulate_eqn2, solve_eqn3
 from theory import joma as th
 
@@ -441,3 +442,94 @@ def test_joma_theorem2_onehot(deltas_signs):
         cdist.append(np.abs(v[others] - 1.1 * limit[others]).max() + 1e-3)  # wrong limits
     check_order("joma.theorem2.onehot", epss, dist, 1.0, control_errors=cdist,
                 what="others converge to sqrt2 erfinv(Delta_l/|Delta_l*|)")
+
+
+# --------------------------------------------------------------------------------------------
+# Figures for the report (fixed seeds; drawn with matplotlib's Agg backend by the audit command)
+# --------------------------------------------------------------------------------------------
+def _plot_theorem1(kind):
+    def plot(path):
+        import matplotlib.pyplot as plt
+
+        flow, discrete, wrong = _T1[kind]
+        p = make_problem([0, 1, 2], M_C=6, K=2, d=9, N=32, attention=kind, activation="relu",
+                         device="cpu")
+        W0, z0 = _random_init(p, 0, 0.4)
+        etas = [0.04 / 2 ** i for i in range(6)]
+        err, cerr, derr = [], [], []
+        for eta in etas:
+            tr = simulate_eqn2(p, eta=eta, horizon=1.0, W0=W0, z0=z0)
+            s2, _ = _stats(tr)
+            err.append(_drift(flow(z=tr.z, s2=s2))[-1].max())
+            cerr.append(_drift(wrong(z=tr.z, s2=s2))[-1].max())
+            derr.append(_drift(discrete(z=tr.z, s2=s2, Q_v=tr.Qv, Q_z=tr.Qz))[-1].max() + 1e-17)
+        fig, ax = plt.subplots(figsize=(5, 3.6))
+        ax.loglog(etas, err, "o-", label="Theorem 1 invariant (flow)")
+        ax.loglog(etas, cerr, "s--", label="control: wrong invariant")
+        ax.loglog(etas, derr, "^:", label="exact discrete identity")
+        ax.loglog(etas, np.array(etas) * err[0] / etas[0], "k-", lw=0.6, label="slope 1")
+        ax.set_xlabel("step size eta")
+        ax.set_ylabel("max drift of the invariant at t = 1")
+        ax.set_title(f"joma.theorem1.{kind}: drift vs step size")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return plot
+
+
+def _plot_fig2(path):
+    import matplotlib.pyplot as plt
+
+    params = (list(range(6)), 8, 2, 2, 64, "linear", 1.0)
+    tr, zhat = _fig2_run(params, 40.0)
+    corr = normalized_correlation(tr.z[1:], zhat[1:])
+    drift = np.abs(tr.bbar[1:] - tr.bbar[0]).sum(-1)
+    fig, axs = plt.subplots(1, 2, figsize=(8, 3.4))
+    axs[0].plot(tr.t[1:], corr)
+    axs[0].axhline(0.9, color="k", ls="--", lw=0.8, label="threshold 0.9")
+    axs[0].set_xlabel("t")
+    axs[0].set_ylabel("corr(zhat_m(t), z_m(t))")
+    axs[0].legend(fontsize=7)
+    axs[1].plot(tr.t[1:], drift)
+    axs[1].set_xlabel("t")
+    axs[1].set_ylabel("||bbar_m(t) - bbar_m(0)||_1")
+    fig.suptitle("joma.theorem1.softmax_fig2: normalized correlation (6 seeds)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plot_theorem2(path):
+    import matplotlib.pyplot as plt
+
+    delta = np.array([1.0, 0.7, -0.45, 0.2])
+    t_star = float(th.theorem2_blowup_time(1.0, 1.0))
+    t, V = solve_eqn3(delta, 0.999 * t_star, n_eval=400)
+    fig, axs = plt.subplots(1, 3, figsize=(11, 3.3))
+    for l in range(len(delta)):
+        axs[0].plot(t, th.theorem2_corrected_term(V[:, l]) / delta[l], label=f"Delta={delta[l]:g}")
+        axs[1].plot(t, th.theorem2_printed_term(V[:, l]) / delta[l])
+        axs[2].plot(t, V[:, l])
+        lim = th.theorem2_limit(delta[l], 1.0)
+        if l:
+            axs[2].axhline(lim, ls=":", lw=0.8, color=f"C{l}")
+    axs[0].plot(t, np.sqrt(2 / np.pi) * t, "k:", lw=0.8, label="sqrt(2/pi) t")
+    axs[0].set_title("corrected: erf(v_l/sqrt2)/Delta_l")
+    axs[1].set_title("printed: erf(v_l/2)/Delta_l")
+    axs[2].set_title("v_l(t) -> limits (dotted), t -> t*")
+    axs[0].legend(fontsize=7)
+    for ax in axs:
+        ax.set_xlabel("t")
+    fig.suptitle("joma.theorem2 on the reduced Eqn. 3 (solve_ivp)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+for _id, _plot in (("joma.theorem1.linear", _plot_theorem1("linear")),
+                   ("joma.theorem1.exp", _plot_theorem1("exp")),
+                   ("joma.theorem1.softmax_fig2", _plot_fig2),
+                   ("joma.theorem2", _plot_theorem2),
+                   ("joma.theorem2.onehot", _plot_theorem2)):
+    attach_plot(_id, _plot)

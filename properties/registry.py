@@ -7,7 +7,7 @@ computed from the outcomes of the property tests that carry the id (see `propert
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 PAPERS = {
@@ -72,3 +72,11 @@ def register(claim: Claim) -> Claim:
         raise ValueError(f"claim id {claim.id!r} is already registered with different content")
     REGISTRY[claim.id] = claim
     return claim
+
+
+def attach_plot(claim_id: str, plot: Callable[[str], None]) -> Claim:
+    """Give a registered claim its figure (for plot functions defined after the claim)."""
+    if claim_id not in REGISTRY:
+        raise ValueError(f"no claim {claim_id!r} registered")
+    REGISTRY[claim_id] = replace(REGISTRY[claim_id], plot=plot)
+    return REGISTRY[claim_id]
