@@ -1,0 +1,73 @@
+"""Verdict rules of properties.report, on synthetic per-property rows."""
+
+import pytest
+
+from properties.check import ClaimMismatch, NoPower, Tolerance, check_at_least, check_close, check_order
+from properties.registry import Claim, register
+from properties.report import build, table, verdict_for
+
+CLAIM = Claim(id="demo.claim", where="Thm 0", statement="s", assumptions="a", prediction="p",
+              simulation="q", metric="m", tolerance="t", corrected="c", reason="r")
+
+
+def row(form, outcome, msg="", err=1e-3, tol=1e-2):
+    return {"claim": "demo.claim", "form": form, "outcome": outcome, "message": msg,
+            "nodeid": f"x::test_{form}_{outcome}", "seconds": 0.5,
+            "records": {"demo.claim": {"max_error": err, "tolerance": tol, "examples": 3,
+                                       "min_control_error": 1.0, "kind": "error<=tol"}}}
+
+
+@pytest.mark.parametrize("rows,verdict", [
+    ([row("printed", "passed")], "holds"),
+    ([row("printed", "xfailed", "ClaimMismatch: x", 1.0), row("corrected", "passed")], "erratum"),
+    ([row("printed", "xfailed", "ClaimMismatch: x", 1.0)], "refuted"),
+    ([row("printed", "failed", "properties.check.ClaimMismatch: x", 1.0)], "refuted"),
+    ([row("printed", "xfailed", "ClaimMismatch", 1.0), row("corrected", "failed", "ClaimMismatch")], "refuted"),
+    ([row("printed", "failed", "NoPower: control not rejected")], "not-audited"),
+    ([row("printed", "skipped", "thorough profile only")], "not-audited"),
+    ([], "not-audited"),
+])
+def test_verdicts(rows, verdict):
+    assert verdict_for(CLAIM, rows)["verdict"] == verdict
+
+
+def test_erratum_headline_error_is_the_corrected_forms():
+    r = verdict_for(CLAIM, [row("printed", "xfailed", "ClaimMismatch", 5.0), row("corrected", "passed", err=2e-3)])
+    assert r["max_error"] == 2e-3 and r["printed_error"]["error"] == 5.0
+    assert r["examples"] == 6
+
+
+def test_unregistered_claims_are_reported_and_table_counts():
+    rows = build({}, {"tests": [row("printed", "passed")]})
+    assert rows[0]["id"] == "demo.claim" and "unregistered" in rows[0]["detail"]
+    assert "holds: 1" in table(rows)
+
+
+def test_checks_raise_and_demand_power():
+    with pytest.raises(ClaimMismatch):
+        check_close("demo.x", [1.0], [2.0], Tolerance(0.1, "m"))
+    with pytest.raises(NoPower):
+        check_close("demo.x", [1.0], [1.0], Tolerance(0.1, "m"), control=[1.05])
+    with pytest.raises(ClaimMismatch):
+        check_at_least("demo.x", 0.5, 0.9, "m")
+    with pytest.raises(NoPower):
+        check_at_least("demo.x", 0.95, 0.9, "m", control=0.92)
+    hs = [0.1, 0.05, 0.025, 0.0125]
+    assert abs(check_order("demo.x", hs, [h for h in hs], 1.0, control_errors=[1.0] * 4) - 1) < 1e-12
+    with pytest.raises(ClaimMismatch):
+        check_order("demo.x", hs, [h ** 2 for h in hs], 1.0)
+    with pytest.raises(ValueError):
+        Tolerance(0.0, "m")
+    with pytest.raises(ValueError):
+        Tolerance.monte_carlo(1.0, false_fail=2.0)
+
+
+def test_registry_rejects_conflicting_ids():
+    register(CLAIM)
+    register(CLAIM)  # same content: fine
+    with pytest.raises(ValueError, match="already registered"):
+        register(Claim(id="demo.claim", where="other", statement="s", assumptions="a",
+                       prediction="p", simulation="q", metric="m", tolerance="t"))
+    with pytest.raises(ValueError, match="paper.item"):
+        Claim(id="nodot", where="", statement="", assumptions="", prediction="", simulation="",
+              metric="", tolerance="")
