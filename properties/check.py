@@ -90,10 +90,11 @@ _RECORDS: dict[str, dict] = {}
 
 def _record(claim_id: str, error: float, tol: float, control_error: float | None = None,
             kind: str = "error<=tol"):
-    rec = _RECORDS.setdefault(claim_id, {"max_error": None, "tolerance": tol, "examples": 0,
-                                         "min_control_error": None, "kind": kind})
+    # one record per (claim, kind of comparison): errors and scores are not comparable
+    rec = _RECORDS.setdefault(f"{claim_id}|{kind}", {"claim": claim_id, "max_error": None,
+                                                     "tolerance": tol, "examples": 0,
+                                                     "min_control_error": None, "kind": kind})
     rec["examples"] += 1
-    rec["kind"] = kind
     if error is not None and math.isfinite(error):
         if rec["max_error"] is None or _worse(error, rec["max_error"], rec["tolerance"], tol, kind):
             rec["max_error"], rec["tolerance"] = float(error), float(tol)
@@ -114,7 +115,9 @@ def _worse(new, old, old_tol, new_tol, kind):
     """Is `new` a worse observation than `old` (relative to its own tolerance)?"""
     if kind == "score>=tol":  # a score must stay above its threshold: smaller is worse
         return new - new_tol < old - old_tol
-    return new / new_tol > old / old_tol
+    if old_tol > 0 and new_tol > 0:
+        return new / new_tol > old / old_tol
+    return new - new_tol > old - old_tol
 
 
 def pop_records() -> dict[str, dict]:

@@ -1,4 +1,10 @@
-"""Audit of JoMA (Tian et al., ICLR 2024), Sections 2-3: Theorem 1 (three attention kinds and the
+"""Audit of JoMA (Tian et al., ICLR 2024): every numbered claim of Sections 2-5 and Appendix A,
+registered as a Claim and checked by Hypothesis properties against simulation.
+
+Simulations: `sim.joma` (literal Eqn. 2, reduced Eqns. 3 and 7, the Eqn. 2 gradient under uniform
+attention, the HBLT sampler).  Closed forms: `theory.joma`.
+
+Audit of JoMA (Tian et al., ICLR 2024), Sections 2-3: Theorem 1 (three attention kinds and the
 zero-initialisation statement) and Theorem 2 with its one-hot remark.
 
 Simulations: `sim.joma.simulate_eqn2` (literal Eqn. 2, gradient steps of size eta) and
@@ -7,16 +13,43 @@ Simulations: `sim.joma.simulate_eqn2` (literal Eqn. 2, gradient steps of size et
 
 from __future__ import annotations
 
-import numpy as np
-import torch
-from hypothesis import given
-from scipy.special import erfinv
-from hypothesis import strategies as st
+import math
+from fractions import Fraction
 
-from properties import (Claim, Tolerance, attach_plot, audits, check_at_least, check_close,
-                        check_order, examples, register)
-from sim.joma import make_problem, simulate_eqn2, solve_eqn3
+import numpy as np
+import sympy as sp
+import torch
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+from scipy import integrate, optimize
+from scipy.special import erfinv
+
+from properties import (
+    Claim,
+    Tolerance,
+    attach_plot,
+    audits,
+    check_at_least,
+    check_close,
+    check_order,
+    examples,
+    register,
+)
+from sim import joma as sj
+from sim import make_generator
+from sim.joma import (
+    entropy_softmax_sq,
+    make_problem,
+    simulate_eqn2,
+    simulate_eqn7,
+    solve_eqn3,
+    stable_rank,
+)
 from theory import joma as th
+
+#==================================================================================================
+# Sections 2-3: Theorems 1-2 (Eqns. 1-4, Appendix A.2)
+#==================================================================================================
 
 SEEDS = st.lists(st.integers(0, 2**31 - 1), min_size=2, max_size=3, unique=True)
 ETAS = lambda eta0: [eta0, eta0 / 2, eta0 / 4, eta0 / 8]  # noqa: E731  halving ladder
@@ -533,3 +566,1619 @@ for _id, _plot in (("joma.theorem1.linear", _plot_theorem1("linear")),
                    ("joma.theorem2", _plot_theorem2),
                    ("joma.theorem2.onehot", _plot_theorem2)):
     attach_plot(_id, _plot)
+
+
+#==================================================================================================
+# Section 5 / Appendix A.5: HBLT(rho), Lemmas 7-8, Theorem 5, Eq. 9
+#==================================================================================================
+# JoMA (Tian et al., ICLR 2024), Section 5 / Appendix A.5: HBLT(rho) claims.
+#
+# joma.lemma7   Definition 1 + Lemma 7 (M(rho), p(rho) algebra), numerically at drawn rho
+# joma.lemma8   Lemma 8: P_{gamma|alpha} = M(product of the rhos on the chain), vs enumeration
+# joma.theorem5 Theorem 5: token co-occurrence P[y_l=1|y_m=1]; erratum in the definition of rho_0
+# joma.eq9      Eqn 9: rho = rho_0 = 1-eps expansion; erratum in the order of the remainder
+
+# --------------------------------------------------------------------------------------------
+# Figures (drawn on demand by the audit report; no work at import)
+# --------------------------------------------------------------------------------------------
+def _plot_theorem5(path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    p0, q, depth = np.array([0.3, 0.7]), np.array([0.2, 0.6]), 4
+    rs = np.linspace(-1, 1, 41)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for h, col in zip(range(1, depth), ["C0", "C1", "C2"]):
+        ex = []
+        for r in rs:
+            tree = sj.make_hblt(p0, q, float(r), 2, depth, 1)
+            C, _ = sj.hblt_exact_leaf_cooccurrence(tree)
+            Hm = tree.cla_height_matrix()
+            ex.append(float(C[int(torch.nonzero(Hm[0] == h)[0, 0]), 0]))
+        ax.plot(rs, ex, "o", color=col, ms=3, label=f"exact enumeration, H={h}")
+        ax.plot(rs, th.theorem5_corrected(rs, q, p0, h, depth), "-", color=col,
+                label=f"corrected rho_0, H={h}")
+        ax.plot(rs, th.theorem5_printed(rs, q, p0, h, depth), "--", color=col,
+                label=f"printed rho_0, H={h}")
+    ax.set_xlabel("rho")
+    ax.set_ylabel("P[y_l=1 | y_m=1]")
+    ax.set_title("Theorem 5, HBLT(rho), B=1, N_ch=2, L=4, D=2")
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _plot_eq9(path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    eps_v = np.logspace(-5, -1, 30)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for (h, depth), col in zip([(1, 3), (1, 4), (3, 4), (2, 5)], ["C0", "C1", "C2", "C3"]):
+        e_p = th.eq9_remainder_mp(eps_v, h, depth, 0)
+        e_c = th.eq9_remainder_mp(eps_v, h, depth, _c1(h, depth))
+        ax.loglog(eps_v, np.maximum(e_p, 1e-30), "--", color=col, label=f"printed, H={h}, L={depth}")
+        ax.loglog(eps_v, np.maximum(e_c, 1e-30), "-", color=col, label=f"corrected, H={h}, L={depth}")
+    ax.set_ylim(1e-12, 1)
+    ax.set_xlabel("eps")
+    ax.set_ylabel("|remainder|")
+    ax.set_title("Eqn 9 remainders (L = 2H: identically 0, not drawn)", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------------------------
+# Claims
+# --------------------------------------------------------------------------------------------
+register(Claim(
+    id="joma.lemma7",
+    where="Appendix A.5, Definition 1 and Lemma 7 (Eqn 89)",
+    statement="M(rho) = 1/2 [[1+rho, 1-rho], [1-rho, 1+rho]], p(rho) = 1/2 [1+rho, 1-rho]^T, "
+              "rho in [-1,1]: M(rho) is symmetric; M(rho) 1 = 1; M(rho1) M(rho2) = M(rho1 rho2); "
+              "M(rho1) p(rho2) = p(rho1 rho2).",
+    assumptions="rho, rho1, rho2 in [-1, 1].",
+    prediction="theory.joma.M, theory.joma.p, theory.joma.lemma7_residuals",
+    simulation="numpy evaluation of Definition 1 (the matrices themselves)",
+    metric="max_abs over all entries of the four identities, for a batch of drawn (rho1, rho2) "
+           "plus the witness pair (0.5, 0.5)",
+    tolerance="float64 round-off (16 ops); control: the 'flip probabilities add' law "
+              "M(rho1 + rho2 - 1) must be rejected (the witness pair guarantees it differs). "
+              "Symbolic proof (sympy simplify to 0) in tests/test_joma_hblt.py.",
+))
+
+register(Claim(
+    id="joma.lemma8",
+    where="Appendix A.5, Lemma 8 (Eqns 90-91)",
+    statement="For latent y_alpha and its descendant y_gamma: P_{gamma|alpha} = P_{gamma|beta_1} "
+              "P_{beta_1|beta_2} ... P_{beta_k|alpha} = M(rho_{gamma|alpha}), rho_{gamma|alpha} := "
+              "rho_{gamma|beta_1} rho_{beta_1|beta_2} ... rho_{beta_k|alpha}.",
+    assumptions="HBLT with per-edge rho (Definition 2); alpha a binary latent (depth >= 1).",
+    prediction="theory.joma.M (of the product of the drawn per-edge rhos)",
+    simulation="sim.joma.hblt_exact_conditional_table (brute-force enumeration of the joint)",
+    metric="max_abs over the 2x2 tables of every (ancestor, descendant) pair of the drawn tree",
+    tolerance="float64 round-off of a 2^N-term sum; control: the chain without its top edge "
+              "(off-by-one) must be rejected. Symbolic proof for chains of 1..4 edges (matrix "
+              "product and explicit sum of Eqn 91) in tests/.",
+    reading="Per-edge |rho| drawn in [0.1, 0.99] with random sign so that the off-by-one control "
+            "always differs; rho in {0, +-1} is covered by unit tests.",
+))
+
+_T5_REASON = ("The proof parametrises P(y_1=0|y_0=k) = (1 + p_{k|0})/2 (Eqn 102), so the rho_0 "
+              "it uses is 2 P(y_1=0) - 1 = 2 p_{.|0}^T p_0 - 1 with p_{.|0} the probabilities "
+              "(the same convention as rho_c := 2P[y_c=0]-1 in Eqn 93); the statement defines "
+              "p_{.|0} := [P(y_l=0|y_0=k)] as the probabilities themselves, giving rho_0 = "
+              "P(y_1=0). Exact enumeration of HBLT(rho) agrees with the corrected rho_0 to "
+              "float64 round-off and refutes the printed one (wherever rho^{L-1} != 0).")
+register(Claim(
+    id="joma.theorem5",
+    where="Section 5, Theorem 5 (proof: Appendix A.5, Eqns 92-108)",
+    statement="If tokens l and m have a common latent ancestor (CLA) of depth H, then "
+              "P[y_l=1|y_m=1] = 1/2 (1 + rho^{2H} - 2 rho^{L-1} rho_0)/(1 - rho^{L-1} rho_0), where "
+              "L is the total depth of the hierarchy and rho_0 := p_{.|0}^T p_0, p_0 = [P(y_0=k)] "
+              "in R^D, p_{.|0} := [P(y_l=0|y_0=k)] in R^D, {y_l} the immediate children of the "
+              "root y_0.",
+    assumptions="HBLT(rho): one rho on every binary-binary edge; class prior p0 over D classes; "
+                "CLA a binary latent (1 <= H <= L-1).",
+    prediction="theory.joma.theorem5_printed, theory.joma.theorem5_corrected",
+    simulation="sim.joma.hblt_exact_leaf_cooccurrence (exact, N <= 15 binary nodes); "
+               "sim.joma.hblt_sample + empirical_leaf_cooccurrence (Monte Carlo, 26-45 "
+               "nodes)",
+    metric="max_abs over all leaf pairs with a binary CLA (exact); max |z| of binomial "
+           "z-scores over one pair per H (Monte Carlo)",
+    tolerance="exact: float64 round-off of a 2^N-term sum; Monte Carlo: z-scores against "
+              "Tolerance.monte_carlo(se=1, false_fail=1e-6, comparisons=L-1) with SE = "
+              "sqrt(p(1-p)/#(y_m=1)) (conditional binomial). Controls: independence "
+              "P[y_l=1|y_m=1] = P[y_l=1] (exact), the printed rho_0 (corrected), the alternative "
+              "depth readings whenever they differ from the literal one.",
+    corrected="Same formula with rho_0 := 2 p_{.|0}^T p_0 - 1 = 2 P(y_1=0) - 1 (for root "
+              "children with different p_{.|0}: that of the root child y_1 above l and m).",
+    reason=_T5_REASON,
+    reading="Literal reading (the paper's layer numbering, Section 5: tokens at layer s=0, root "
+            "at the top): L = number of edges from the root y_0 to a token (the root's layer "
+            "index), H = number of edges from the CLA down to each token (the CLA's layer "
+            "index s), so rho_{c|1} = rho^{L-1-H} as the proof says. Alternatives tested and "
+            "rejected by exact enumeration wherever they differ: L = number of levels including "
+            "the leaves (L+1), and H = the CLA's depth counted from the root (L-H). Pairs whose "
+            "only common ancestor is the root are outside the theorem (not a latent, no "
+            "rho_{c|1}) and not tested.",
+    plot=_plot_theorem5,
+))
+
+_EQ9_REASON = ("The numerator and denominator of Eqn 108 are both O(eps), so dropping their "
+               "O(eps^2) terms (as Eqn 9's middle expression does) changes the ratio at O(eps): "
+               "a sympy series gives P = 1 - H/L + H(2H-L)/(2L) eps - H(2H-L)(4H-L-3)/(12L) "
+               "eps^2 + O(eps^3), so the remainder of 1 - H/L is O(eps), not O(eps^2), unless "
+               "L = 2H (where P = 1/2 exactly).")
+register(Claim(
+    id="joma.eq9",
+    where="Section 5, remark after Theorem 5, Eqn 9",
+    statement="With rho = rho_0 = 1 - eps: P[y_l=1|y_m=1] = 1/2 [(1 + 1 - 2H eps - 2(1 - L eps))/"
+              "(1 - (1 - L eps))] + O(eps^2) = 1 - H/L + O(eps^2).",
+    assumptions="Theorem 5's closed form with rho = rho_0 = 1 - eps; 1 <= H <= L-1.",
+    prediction="theory.joma.eq9_printed, theory.joma.eq9_corrected",
+    simulation="theory.joma.eq9_remainder_mp (Eqn 108 in 60-digit mpmath); for small "
+               "trees also sim.joma.hblt_exact_leaf_cooccurrence with rho = 1-eps and "
+               "P(y_1=0) = 1 - eps/2 (corrected rho_0 = 1-eps)",
+    metric="log-log slope of the remainder vs eps over eps = 1e-3 * 2^-k, k = 0..7 "
+           "(enumeration: 0.02 * 2^-k, k = 0..4)",
+    tolerance="slope within 0.25 of the claimed order (check_order); control: a linear term "
+              "off by eps/2 must show slope 1, not the claimed order",
+    corrected="P[y_l=1|y_m=1] = 1 - H/L + H(2H-L)/(2L) eps + O(eps^2) (the eps^2 coefficient "
+              "-H(2H-L)(4H-L-3)/(12L) vanishes at L = 4H-3, where the remainder is O(eps^3)); "
+              "at L = 2H the printed form holds exactly (P = 1/2).",
+    reason=_EQ9_REASON,
+    reading="Eqn 9 sets rho_0 = 1-eps directly in Eqn 108 (so the rho_0 erratum of Theorem 5 "
+            "does not enter); H, L as in Theorem 5's literal reading. The printed O(eps^2) is "
+            "audited for L != 2H (drawn L in 3..12); L = 2H is a separate passing property.",
+    plot=_plot_eq9,
+))
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma 7
+# --------------------------------------------------------------------------------------------
+_M_np = sp.lambdify(th.rho, th.M(th.rho), "numpy")
+_p_np = sp.lambdify(th.rho, th.p(th.rho), "numpy")
+
+rho_full = st.floats(-1.0, 1.0, allow_nan=False)
+
+
+def _lemma7_stack(pairs, law):
+    obs, pred = [], []
+    one = np.ones((2, 1))
+    for r1, r2 in pairs:
+        M1, M2 = np.asarray(_M_np(r1), float), np.asarray(_M_np(r2), float)
+        obs += [(M1 @ M2).ravel(), (M1 @ np.asarray(_p_np(r2), float)).ravel(),
+                (M1 @ one).ravel(), M1.T.ravel()]
+        r = law(r1, r2)
+        pred += [np.asarray(_M_np(r), float).ravel(), np.asarray(_p_np(r), float).ravel(),
+                 one.ravel(), M1.ravel()]
+    return np.concatenate(obs), np.concatenate(pred)
+
+
+@audits("joma.lemma7", form="printed")
+@examples(40)
+@given(pairs=st.lists(st.tuples(rho_full, rho_full), min_size=1, max_size=8))
+def test_joma_lemma7_printed(pairs):
+    pairs = pairs + [(0.5, 0.5)]  # witness pair: the control law differs there
+    obs, pred = _lemma7_stack(pairs, lambda a, b: a * b)
+    _, ctrl = _lemma7_stack(pairs, lambda a, b: a + b - 1)  # "flip probabilities add"
+    check_close("joma.lemma7", obs, pred, Tolerance.roundoff(1.0, 16), control=ctrl)
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma 8
+# --------------------------------------------------------------------------------------------
+_LEMMA8_SHAPES = [(1, 2), (1, 3), (1, 4), (1, 5), (2, 2), (2, 3), (2, 4), (3, 2)]  # (N_ch, L)
+
+
+def _n_nodes(B, Nch, depth):
+    return B * sum(Nch ** d for d in range(depth))
+
+
+@st.composite
+def signed_rho(draw, lo=0.1, hi=0.99):
+    return draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(lo, hi))
+
+
+@st.composite
+def class_prior(draw, max_D=3):
+    D = draw(st.integers(1, max_D))
+    w = np.asarray(draw(st.lists(st.floats(0.05, 1.0), min_size=D, max_size=D)))
+    return w / w.sum()
+
+
+@audits("joma.lemma8", form="printed")
+@examples(25)
+@given(shape=st.sampled_from(_LEMMA8_SHAPES), p0=class_prior(), data=st.data())
+def test_joma_lemma8_printed(shape, p0, data):
+    Nch, depth = shape
+    N = _n_nodes(1, Nch, depth)
+    rhos = data.draw(st.lists(signed_rho(), min_size=N, max_size=N), label="rho per edge")
+    q0 = data.draw(st.lists(st.floats(0.05, 0.95), min_size=p0.size, max_size=p0.size),
+                   label="q0")
+    tree = sj.make_hblt(p0, q0, rhos, Nch, depth)
+    joint = sj.hblt_exact_joint(tree)
+    r = tree.rho.tolist()
+    obs, pred, ctrl = [], [], []
+    for g in range(1, N):
+        chain = tree.ancestors(g)  # [g, parent, ..., depth-1 node]
+        for k in range(1, len(chain)):  # ancestor alpha = chain[k], edges: chain[0..k-1]
+            T = sj.hblt_exact_conditional_table(tree, g, chain[k], joint).numpy()
+            edge_r = [r[x] for x in chain[:k]]
+            obs.append(T.ravel())
+            pred.append(np.asarray(_M_np(float(np.prod(edge_r))), float).ravel())
+            ctrl.append(np.asarray(_M_np(float(np.prod(edge_r[:-1]))), float).ravel())
+    check_close("joma.lemma8", np.concatenate(obs), np.concatenate(pred),
+                Tolerance.roundoff(1.0, 4.0 * 2 ** N), control=np.concatenate(ctrl))
+
+
+# --------------------------------------------------------------------------------------------
+# Theorem 5
+# --------------------------------------------------------------------------------------------
+# (B, N_ch, L) with N <= 15 binary nodes and N_ch >= 2 (pairs with a binary CLA exist)
+_T5_EXACT_SHAPES = [(1, 2, 2), (2, 2, 2), (3, 2, 2), (1, 3, 2), (2, 3, 2), (1, 4, 2),
+                    (1, 6, 2), (1, 2, 3), (2, 2, 3), (1, 3, 3), (1, 2, 4)]
+_WITNESS_RHO = 0.6  # added to every example: there every control differs from the claim
+
+
+def _t5_exact_case(B, Nch, depth, p0, q0, r):
+    """Observed exact P[y_l=1|y_m=1] and the per-pair (H, q of y_1, P[y_l=1]) for every ordered
+    leaf pair with a binary CLA."""
+    tree = sj.make_hblt(p0, q0, r, Nch, depth, B)
+    C, marg = sj.hblt_exact_leaf_cooccurrence(tree)
+    Hm = tree.cla_height_matrix().numpy()
+    lv = tree.leaves.tolist()
+    ii, jj = np.nonzero((Hm >= 1) & (Hm <= depth - 1))
+    ycq = tree.q0.numpy()[[tree.root_child_of(lv[j]) for j in jj]]  # (P, D)
+    return C.numpy()[ii, jj], Hm[ii, jj], ycq, marg.numpy()[ii], tree.num_nodes
+
+
+def _t5_predict(fn, r, qs, p0, Hs, depth):
+    return np.array([fn(r, q, p0, h, depth) for q, h in zip(qs, Hs)], dtype=np.float64)
+
+
+@st.composite
+def t5_exact_params(draw, shared_q=None):
+    B, Nch, depth = draw(st.sampled_from(_T5_EXACT_SHAPES), label="(B, N_ch, L)")
+    p0 = draw(class_prior(), label="p0")
+    shared = draw(st.booleans()) if shared_q is None else shared_q
+    nq = 1 if shared else B
+    q = np.asarray(draw(st.lists(st.lists(st.floats(0.05, 0.95), min_size=p0.size,
+                                          max_size=p0.size), min_size=nq, max_size=nq),
+                        label="q0 = P(y_1=0|y_0=k)"))
+    q0 = np.broadcast_to(q, (B, p0.size)).copy()
+    r = draw(rho_full, label="rho")
+    return B, Nch, depth, p0, q0, r
+
+
+def _t5_all(params):
+    B, Nch, depth, p0, q0, r = params
+    out = []
+    for rr in (r, _WITNESS_RHO):
+        obs, Hs, qs, marg, N = _t5_exact_case(B, Nch, depth, p0, q0, rr)
+        out.append(dict(r=rr, obs=obs, H=Hs, q=qs, marg=marg, N=N))
+    cat = lambda key: np.concatenate([o[key] for o in out])  # noqa: E731
+
+    def pred(fn):
+        return np.concatenate([_t5_predict(fn, o["r"], o["q"], p0, o["H"], depth) for o in out])
+    tol = Tolerance.roundoff(1.0, 4.0 * 2 ** out[0]["N"])
+    return cat("obs"), cat("marg"), pred, tol
+
+
+@audits("joma.theorem5", form="printed", fails=_T5_REASON)
+@examples(10, printed_fails=True)
+@given(params=t5_exact_params(shared_q=True))
+def test_joma_theorem5_printed(params):
+    obs, marg, pred, tol = _t5_all(params)
+    check_close("joma.theorem5", obs, pred(th.theorem5_printed), tol, control=marg,
+                what="printed rho_0 = p^T p0 vs exact enumeration")
+
+
+@audits("joma.theorem5", form="corrected")
+@examples(30)
+@given(params=t5_exact_params())
+def test_joma_theorem5_corrected(params):
+    obs, marg, pred, tol = _t5_all(params)
+    corr = pred(th.theorem5_corrected)
+    check_close("joma.theorem5", obs, corr, tol, control=marg, what="vs independence")
+    check_close("joma.theorem5", obs, corr, tol, control=pred(th.theorem5_printed),
+                what="vs printed rho_0")
+    # alternative depth readings: rejected wherever they differ from the literal reading
+    for alt in (th.theorem5_alt_levels, th.theorem5_alt_top_depth):
+        a = pred(alt)
+        if np.max(np.abs(a - corr)) > 10 * tol.value:
+            check_close("joma.theorem5", obs, corr, tol, control=a, what=alt.__name__)
+
+
+# Monte Carlo on larger trees: (B, N_ch, L)
+_T5_MC_SHAPES = [(2, 3, 3), (1, 2, 5), (3, 2, 4), (1, 3, 4)]
+_T5_MC_N = 100_000
+
+
+@audits("joma.theorem5", form="corrected")
+@examples(6)
+@given(shape=st.sampled_from(_T5_MC_SHAPES), p0=class_prior(), r=st.floats(0.6, 0.9),
+       qs=st.lists(st.floats(0.05, 0.5), min_size=3, max_size=3),
+       seed=st.integers(0, 2 ** 31 - 1))
+def test_joma_theorem5_corrected_monte_carlo(shape, p0, r, qs, seed):
+    """One leaf pair per H; z = (F - p)/SE with SE = sqrt(p(1-p)/#(y_m=1)) (binomial given the
+    samples with y_m = 1). The ranges (rho in [0.6, 0.9], P(y_1=0|k) in [0.05, 0.5], n = 1e5)
+    keep the printed rho_0 at least 15 SE away for some H (grid-checked over the strategy), far
+    beyond the ~5.2 SE threshold: the control has power."""
+    B, Nch, depth = shape
+    q = np.asarray(qs[: p0.size])
+    tree = sj.make_hblt(p0, q, r, Nch, depth, B)
+    F, count = sj.empirical_leaf_cooccurrence(sj.hblt_sample(tree, _T5_MC_N,
+                                                                 make_generator(seed)))
+    Hm = tree.cla_height_matrix()
+    z, zc = [], []
+    for h in range(1, depth):
+        m = int(torch.nonzero(Hm[0] == h)[0, 0])  # leaf 0 and a leaf at CLA height h
+        p_corr = float(th.theorem5_corrected(r, q, p0, h, depth))
+        p_print = float(th.theorem5_printed(r, q, p0, h, depth))
+        se = np.sqrt(p_corr * (1 - p_corr) / float(count[0]))
+        z.append((float(F[m, 0]) - p_corr) / se)
+        zc.append((float(F[m, 0]) - p_print) / se)
+    tol = Tolerance.monte_carlo(1.0, false_fail=1e-6, comparisons=depth - 1)
+    check_close("joma.theorem5", np.asarray(z), np.zeros(len(z)), tol,
+                control=np.asarray(z) - np.asarray(zc), what="Monte Carlo z-scores")
+
+
+# --------------------------------------------------------------------------------------------
+# Eqn 9
+# --------------------------------------------------------------------------------------------
+_EQ9_EPS = 1e-3 * 2.0 ** -np.arange(8)
+
+
+@st.composite
+def eq9_HL(draw):
+    depth = draw(st.integers(3, 12), label="L")
+    h = draw(st.integers(1, depth - 1), label="H")
+    assume(depth != 2 * h)
+    return h, depth
+
+
+def _c1(h, depth):
+    return Fraction(h * (2 * h - depth), 2 * depth)
+
+
+@audits("joma.eq9", form="printed", fails=_EQ9_REASON)
+@examples(20, printed_fails=True)
+@given(hl=eq9_HL())
+def test_joma_eq9_printed(hl):
+    h, depth = hl
+    err = th.eq9_remainder_mp(_EQ9_EPS, h, depth, 0)
+    ctrl = th.eq9_remainder_mp(_EQ9_EPS, h, depth, _c1(h, depth) + Fraction(1, 2))
+    check_order("joma.eq9", _EQ9_EPS, err, 2, control_errors=ctrl,
+                what=f"printed 1 - H/L, H={h}, L={depth}")
+
+
+@audits("joma.eq9", form="corrected")
+@examples(25)
+@given(hl=eq9_HL())
+def test_joma_eq9_corrected(hl):
+    h, depth = hl
+    err = th.eq9_remainder_mp(_EQ9_EPS, h, depth, _c1(h, depth))
+    ctrl = th.eq9_remainder_mp(_EQ9_EPS, h, depth, _c1(h, depth) + Fraction(1, 2))
+    check_order("joma.eq9", _EQ9_EPS, err, th.eq9_remainder_order(h, depth),
+                control_errors=ctrl, what=f"corrected, H={h}, L={depth}")
+
+
+@audits("joma.eq9", form="corrected")
+@examples(10)
+@given(h=st.integers(1, 6), e=st.floats(1e-12, 0.5))
+def test_joma_eq9_corrected_L_eq_2H_exact(h, e):
+    """At L = 2H the corrected linear term vanishes and Eqn 108 at rho = rho_0 = 1-eps is 1/2 =
+    1 - H/L exactly: the printed Eqn 9 holds there (to mpmath's 60 digits)."""
+    depth = 2 * h
+    err = th.eq9_remainder_mp([e], h, depth, 0)
+    ctrl = th.eq9_remainder_mp([e], h, depth, Fraction(1, 2))
+    check_close("joma.eq9", err, np.zeros(1), Tolerance(1e-45, "mpmath 60-digit round-off"),
+                control=ctrl - err)
+
+
+@audits("joma.eq9", form="corrected")
+@examples(2)
+@given(depth=st.sampled_from([3, 4]))
+def test_joma_eq9_corrected_enumeration(depth):
+    """Small trees (B=1, N_ch=2, D=1) with rho = 1-eps on every edge and P(y_1=0) = 1-eps/2
+    (corrected rho_0 = 1-eps): exact enumeration minus 1 - H/L - H(2H-L)/(2L) eps has the
+    predicted order for every H != L/2."""
+    eps_v = 0.02 * 2.0 ** -np.arange(5)
+    obs = {}
+    for e in eps_v:
+        tree = sj.make_hblt([1.0], [1 - e / 2], 1 - e, 2, depth, 1)
+        C, _ = sj.hblt_exact_leaf_cooccurrence(tree)
+        Hm = tree.cla_height_matrix()
+        for h in range(1, depth):
+            m = int(torch.nonzero(Hm[0] == h)[0, 0])
+            obs.setdefault(h, []).append(float(C[m, 0]))
+    for h in range(1, depth):
+        o = np.asarray(obs[h])
+        if depth == 2 * h:
+            check_close("joma.eq9", o, np.full_like(o, 0.5), Tolerance.roundoff(1.0, 2.0 ** 16),
+                        control=o + eps_v / 2, what=f"L=2H enumeration, H={h}")
+            continue
+        c1 = float(_c1(h, depth))
+        err = np.abs(o - (1 - h / depth) - c1 * eps_v)
+        ctrl = np.abs(o - (1 - h / depth) - (c1 + 0.5) * eps_v)
+        check_order("joma.eq9", eps_v, err, th.eq9_remainder_order(h, depth),
+                    control_errors=ctrl, what=f"enumeration H={h}, L={depth}")
+
+
+#==================================================================================================
+# Section 4 / Appendix A.3: nonlinear activations, Lemmas 1-4, Theorem 3
+#==================================================================================================
+# Properties: JoMA (Tian et al., ICLR 2024) Sec. 4 / App. A.3-A.4, nonlinear activation with
+# uniform attention: Lemma 1 (Eqn 24), Theorem 3 (Eqn 5), Lemma 2 (Eqns 47-49), Lemma 3 (Eqns 50-54),
+# Lemma 4 (Eqn 61).
+#
+# Monte Carlo checks compare z-scores: observed mean / SE against prediction / SE per coordinate,
+# with Tolerance.monte_carlo(se=1, false_fail=1e-6, comparisons=#coordinates) (two-sided, Bonferroni
+# over coordinates).  Over the ~40 MC examples of this module the suite-wide false-fail probability is
+# < 1e-4.  The smallest detectable discrepancy is ~5.3 SE per coordinate (printed in the tolerance);
+# with N = 3e5-4e5 samples the SE is ~1e-3 of the coordinate scale, while the printed-vs-corrected
+# gap on the drawn parameters (||v|| in [0.3, 0.8] U [1.25, 3], |r| <= 1.5 std ||v||) is > 2% of it.
+
+FALSE_FAIL = 1e-6
+N_LEMMA1 = 300_000
+N_THM3 = 400_000
+
+# --------------------------------------------------------------------------------------------
+# Claims
+# --------------------------------------------------------------------------------------------
+register(Claim(
+    id="joma.lemma1",
+    where="Lemma 1, Eqn 24 (proof Eqns 25-42), App. A.3.1",
+    statement=("For an isotropic p(x - xbar) in span(R), v != 0: E_p[x psi(v^T x + xi)] = "
+               "theta1(r)/||v|| xbar + theta2(r)/||v||^3 R R^T v, E_p[psi(v^T x + xi)] = "
+               "theta1(r)/||v||, r = v^T xbar + xi; theta1(r) = int psi(y'+r) p_n(y') dy', "
+               "theta2(r) = int y' psi(y'+r) p_n(y') dy' (Eqns 41-42) depend only on psi and the "
+               "distribution, not v. psi monotone => theta1 monotone; psi >= 0 => theta1 >= 0; "
+               "psi(-inf)=0, psi(+inf)=1 => theta1(-inf)=0, theta1(+inf)=1; psi(-inf)=0 => "
+               "theta2(-inf)=0."),
+    assumptions=("x = xbar + R z, z isotropic in R^n (n = dim span R <= M): Gaussian, Student-t "
+                 "(nu in 5..8) or uniform in a ball; xbar in span(R); psi = ReLU' (step), leaky "
+                 "step or sigmoid; ||v|| in [0.3, 0.8] U [1.25, 3] (away from 1), r/(std ||v||) in "
+                 "[-1.5, 1.5]."),
+    prediction=("theory.joma.lemma1_printed, lemma1_printed_alt, lemma1_corrected, "
+                "theta_unit, theta_y"),
+    simulation="sim.joma.sample_mixture + lemma1_expectations (MC, float64)",
+    metric="max over coordinates of |MC mean - prediction| / MC SE (z-score)",
+    tolerance=("Monte Carlo: z <= isf(1e-6/(2(M+1))) ~ 5.3 (Bonferroni over the M+1 coordinates); "
+               "theta properties: quadrature error 1e-9 (monotonicity, sign) and 1e-6 for limits "
+               "evaluated at |r| = 1e4 sigma"),
+    corrected=("E[psi(v^T x + xi)] = theta1^y(r), E[x psi(v^T x + xi)] = theta1^y(r) xbar + "
+               "theta2^y(r) v_R/||v_R||^2, v_R = R R^T v, with theta_i^y defined by Eqns 41-42 "
+               "using the density of y = v^T (x - xbar) (which depends on v through ||v_R||): "
+               "theta1^y(r) = int psi(k s + r) p_n(s) ds, theta2^y(r) = int k s psi(k s + r) p_n(s) ds, "
+               "k = ||v_R||, p_n the unit-direction marginal. For 0-homogeneous psi (ReLU') "
+               "theta1^y(r) = theta1(r/k), theta2^y(r) = k theta2(r/k); e.g. ReLU + N(xbar, s^2 I): "
+               "E[psi] = Phi(r/(s k)), E[x psi] = Phi(r/(s k)) xbar + s phi(r/(s k)) v_R/k. "
+               "The four listed properties of theta1, theta2 hold as stated."),
+    reason=("The proof (Eqns 32-33) integrates over the unit-direction coordinate s = y'/||v|| but "
+            "then uses the same density p_n for y' = v^T x' = ||v|| s, dropping the Jacobian: "
+            "with p_n the unit marginal, E[psi] = int psi(||v|| s + r) p_n(s) ds, not "
+            "theta1(r)/||v||; e.g. for ReLU and large r the printed E[psi] -> 1/||v||, which "
+            "exceeds 1 when ||v|| < 1. Monte Carlo rejects the printed form at z ~ 1e2 for "
+            "||v|| away from 1; it holds only when ||v|| = ||v_R|| = 1."),
+    reading=("Literal reading: p_n = density of the unit-direction marginal (Eqns 34-37 build it "
+             "from p_0 with y' as a unit coordinate); then theta1 = Phi(r/sigma), theta2 = sigma "
+             "phi(r/sigma) for ReLU + Gaussian, independent of v as claimed. Alternative reading "
+             "(sentence after Eqn 33): p_n = density of y' = v^T x'; then theta depends on ||v|| "
+             "and the printed form still has one extra 1/||v|| in both terms — also refuted "
+             "(test_joma_lemma1_printed_alt_reading). The proof's v := R R^T w and the statement's "
+             "v coincide for v in span(R), which the printed tests draw; the corrected test also "
+             "draws v with a component outside span(R). Eqn 36 (p_n from p_0) is checked in tests/."),
+))
+
+register(Claim(
+    id="joma.theorem3",
+    where="Theorem 3, Eqn 5 (proof Eqns 43-46); xi dynamics Eqn 50",
+    statement=("x from a mixture of C isotropic distributions centred at xbar_c, g constant within "
+               "each component: v_dot = Delta_m = (1/||v||) sum_c a_c theta1(r_c) xbar_c + "
+               "(1/||v||^3) sum_c a_c theta2(r_c) v, a_c = E_c[g] P[c], r_c = v^T xbar_c + xi, "
+               "xi_dot = E[g h'] (= (1/||v||) sum_c a_c theta1(r_c) by Lemma 1, Eqn 50)."),
+    assumptions=("Eqns 1-2 with uniform attention (b = x), f = U_C x + u_q, U_C (d x M_C) "
+                 "orthonormal, u_q unit and orthogonal, d in M_C+1..M_C+3, M_C in 2..5; ReLU; "
+                 "C in {2, 3} Gaussian clusters N(xbar_c, sigma^2 I) with a common sigma "
+                 "(Eqn 45 uses one p); g_c in +-[0.3, 2]; ||v|| away from 1."),
+    prediction="theory.joma.theorem3_printed, theorem3_corrected",
+    simulation="sim.joma.eqn2_gradient (Eqn 2 literally in R^d, then U_C^T, u_q^T)",
+    metric="max over the M_C + 1 coordinates (v_dot, xi_dot) of |MC - prediction| / SE",
+    tolerance="Monte Carlo: z <= isf(1e-6/(2(M_C+1))) (Bonferroni over coordinates), N = 4e5",
+    corrected=("v_dot = sum_c a_c [theta1^y(r_c) xbar_c + theta2^y(r_c) v/||v||^2], xi_dot = "
+               "sum_c a_c theta1^y(r_c) (Lemma 1 corrected, R = I); for ReLU + N(xbar_c, s^2 I): "
+               "v_dot = sum_c a_c [Phi(r_c/(s||v||)) xbar_c + s phi(r_c/(s||v||)) v/||v||]."),
+    reason=("Inherits Lemma 1's erratum (Eqn 46 -> Eqn 24): the printed 1/||v|| and 1/||v||^3 "
+            "factors are wrong unless ||v|| = 1; the Eqn 2 gradient estimated by Monte Carlo "
+            "matches the corrected form and rejects the printed one."),
+    reading=("theta1, theta2 of the printed form read literally (unit-direction marginal, as in "
+             "Lemma 1). For the TRUE dynamics (Eqn 2) the analogue of Eqn 53 is Euler's identity "
+             "v^T v_dot + xi xi_dot = E[g phi(w^T f)] for 1-homogeneous phi (not audited here)."),
+))
+
+register(Claim(
+    id="joma.lemma2",
+    where="Lemma 2, Eqns 47-49, App. A.3.2",
+    statement=("If phi(x) = x phi'(x) is homogeneous and psi = phi': d/dr(theta2 + r theta1) = "
+               "theta1; theta2(r) + r theta1(r) = F(r) := int_0^r theta1 + theta2(0). If psi >= 0, "
+               "F is monotone increasing with F(+inf) = +inf. If lim_{r->-inf} r theta1(r) = 0 and "
+               "psi(-inf) = 0 then theta2(-inf) = 0, F(-inf) = 0 and F >= 0."),
+    assumptions=("phi = c_+ max(x,0) + c_- min(x,0) (every homogeneous phi, Lemma 4), theta from "
+                 "Eqns 41-42 (unit marginal) for Gaussian, Student-t (nu 3..8) and ball families."),
+    prediction="theory.joma.theta_unit, theta_gauss_sym, F_lemma2",
+    simulation="quadrature theta (Eqns 41-42) + central finite differences; sympy for Gaussian",
+    metric="max abs residual on an r-grid; F(L) at L = 1e4 sigma for the limit",
+    tolerance=("central difference h = 1e-4 std: h^2/6 max|theta1''| + quadrature error/h, x100 "
+               "margin -> 1e-6 (|c_+| + |c_-|); F(+inf) = +inf read as F(1e4 sigma) >= 100 sigma"),
+    corrected=("Eqns 47-49, monotonicity and the F >= 0 part hold as printed; F(+inf) = +inf needs "
+               "psi(+inf) = c_+ > 0 in addition to psi >= 0: for c_+ = 0, c_- > 0 (phi(x) = c_- "
+               "min(x, 0), homogeneous with psi >= 0) F(r) = E[phi(y + r)] -> 0 as r -> +inf."),
+    reason=("psi >= 0 does not imply F(+inf) = +inf: psi = c_- 1[x<0] (c_- > 0) is >= 0 and "
+            "homogeneous-derived, yet F(r) = c_- E[min(y + r, 0)] increases to 0."),
+    reading="theta read literally (unit marginal); the identity holds for any symmetric density.",
+))
+
+register(Claim(
+    id="joma.lemma3",
+    where="Lemma 3, Eqns 50-54 (proof), App. A.3.2",
+    statement=("For homogeneous phi, any stationary point of Eqn 5 (with xi_dot of Eqn 50) "
+               "satisfies sum_j a_j F(r_j) = 0, via ||v|| v^T v_dot = sum_j a_j F(r_j) - ||v|| xi "
+               "xi_dot (Eqn 53)."),
+    assumptions=("Printed dynamics Eqn 50 with theta from Eqns 41-42 (unit marginal), step psi "
+                 "(leaky slopes), Gaussian / Student-t / ball; stationary points for C = 2 with "
+                 "Student-t clusters (nu in [2, 5]), found by scipy root finding."),
+    prediction="theory.joma.lemma3_lhs_printed, lemma3_rhs, two_cluster_stationary_point",
+    simulation="algebra of Eqn 50 at random (v, xi); scipy.optimize.root on Eqn 50 = 0",
+    metric="|LHS - RHS|; |sum_j a_j F(r_j)| at the root found",
+    tolerance=("identity: quadrature (epsrel 1e-12) + round-off -> 1e-9 x scale; stationary: "
+               "|sum a F| <= ||v|| (||v|| + |xi|) ||residual|| (Eqn 53) + 1e-9"),
+    reading=("The identity is pure algebra of the printed Eqn 50 plus Lemma 2, so it holds whatever "
+             "theta is. Stationary points of the printed 2-cluster Eqn 5 exist iff H(r) = r + "
+             "theta2/theta1 takes a value twice; H is the mean residual life, increasing for "
+             "log-concave p_n (Gaussian, ball: no stationary points), non-monotone for Student-t "
+             "(stationary points exist; used here). For the TRUE dynamics (Eqn 2) the analogous "
+             "identity is v^T v_dot + xi xi_dot = E[g phi(w^T f)] (Euler, degree-1 objective) — "
+             "noted, not audited; the stationary points of the true dynamics differ."),
+))
+
+register(Claim(
+    id="joma.lemma4",
+    where="Lemma 4, Eqn 61, App. A.4",
+    statement=("If phi is homogeneous, phi(x) = phi'(x) x, then there exist c_-, c_+ with "
+               "phi(x) = c_- 1[x<0] + c_+ 1[x>0], and d theta1/dr = (c_- + c_+) p_n(r), "
+               "d theta2/dr = -(c_- + c_+) r p_n(r)."),
+    assumptions=("phi' = c_- 1[x<0] + c_+ 1[x>0] with c_- in +-[0.2, 1.5] (leaky-ReLU type, "
+                 "negative slopes included), c_+ in [0.2, 2]; theta from Eqns 41-42 (unit "
+                 "marginal) for Gaussian, Student-t (nu 3..8), ball."),
+    prediction="theory.joma.lemma4_printed, lemma4_corrected",
+    simulation="quadrature theta (Eqns 41-42) and central finite differences on an r-grid",
+    metric="max abs difference over the grid of (d theta1/dr, d theta2/dr)",
+    tolerance="central difference h = 1e-4 std, truncation + quadrature/h, x100 margin: 1e-6 scale",
+    corrected=("phi'(x) = c_- 1[x<0] + c_+ 1[x>0] (phi(x) = c_+ max(x,0) + c_- min(x,0)), and "
+               "d theta1/dr = (c_+ - c_-) p_n(r), d theta2/dr = -(c_+ - c_-) r p_n(r)."),
+    reason=("theta1(r) = c_- P(s < -r) + c_+ P(s > -r), so d theta1/dr = (c_+ - c_-) p_n(r) "
+            "(p_n symmetric); the printed (c_- + c_+) is right only for c_- = 0 (ReLU). Also the "
+            "statement's phi = step is not homogeneous unless c_- = c_+ = 0: the proof shows phi' "
+            "is piecewise constant."),
+    reading=("'phi(x) = c_- 1[x<0] + c_+ 1[x>0]' read as a typo for phi' (what the proof "
+             "derives, Eqns 62-64); the derivative formulas are audited with that reading. The "
+             "literal step phi fails phi = x phi' (tests/). p_n read as unit marginal."),
+))
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+seeds = st.integers(0, 2 ** 31 - 1)
+vnorms = st.one_of(st.floats(0.3, 0.8), st.floats(1.25, 3.0))
+
+
+def _mc_tol(k):
+    return Tolerance.monte_carlo(1.0, FALSE_FAIL, k)
+
+
+def z_check(claim_id, mean, se, predicted, control, what):
+    mean, se = np.asarray(mean, float), np.asarray(se, float)
+    se = np.maximum(se, 1e-12 * (np.max(np.abs(mean)) + 1e-300))
+    return check_close(claim_id, mean / se, np.asarray(predicted, float) / se, _mc_tol(mean.size),
+                       metric="max_abs", control=np.asarray(control, float) / se, what=what)
+
+
+def _orth(rng, m, n):
+    return np.linalg.qr(rng.normal(size=(m, n)))[0]
+
+
+def _unit(rng, n):
+    u = rng.normal(size=n)
+    return u / np.linalg.norm(u)
+
+
+def _dist(family, n, sigma, nu):
+    return th.Isotropic(family, n, sigma, nu)
+
+
+def _torch_psi(psi: th.Psi):
+    if psi.kind == "step":
+        return lambda u: sj.phi_prime(u, psi.c_minus, psi.c_plus)
+    if psi.kind == "sigmoid":
+        return torch.sigmoid
+    raise ValueError(psi.kind)
+
+
+@st.composite
+def lemma1_params(draw, off_subspace: bool = False, leaky: bool = False):
+    family = draw(st.sampled_from(["gaussian", "student_t", "ball"]))
+    m = draw(st.integers(1, 5))
+    n = draw(st.integers(1, m))
+    sigma = draw(st.floats(0.3, 2.0))
+    nu = draw(st.integers(5, 8))
+    vnorm = draw(vnorms)
+    t = draw(st.floats(-1.5, 1.5))
+    mean_scale = draw(st.floats(0.0, 3.0))
+    kinds = ["relu", "sigmoid"] + (["leaky"] if leaky else [])
+    kind = draw(st.sampled_from(kinds))
+    c_minus = draw(st.floats(-0.8, 0.5)) if kind == "leaky" else 0.0
+    off = draw(st.floats(0.0, 1.0)) if (off_subspace and n < m) else 0.0
+    seed = draw(seeds)
+    rng = np.random.default_rng(seed)
+    R = _orth(rng, m, n)
+    v = vnorm * (R @ _unit(rng, n))
+    if off > 0:
+        perp = _unit(rng, m)
+        perp -= R @ (R.T @ perp)
+        v = v + off * vnorm * perp / np.linalg.norm(perp)
+    xbar = mean_scale * (R @ rng.normal(size=n))
+    dist = _dist(family, n, sigma, nu)
+    k = float(np.linalg.norm(R @ (R.T @ v)))
+    xi = t * dist.std() * k - float(v @ xbar)
+    psi = th.RELU if kind == "relu" else (th.Psi("sigmoid") if kind == "sigmoid"
+                                         else th.Psi("step", c_minus, 1.0))
+    return {"family": family, "m": m, "n": n, "sigma": sigma, "nu": nu, "R": R, "v": v, "xi": xi,
+            "xbar": xbar, "dist": dist, "psi": psi, "seed": seed}
+
+
+def _lemma1_mc(p):
+    x, _ = sj.sample_mixture(N_LEMMA1, torch.tensor(p["xbar"])[None], [1.0], p["family"],
+                            make_generator(p["seed"]), sigma=p["sigma"], nu=p["nu"],
+                            R=torch.tensor(p["R"]))
+    ex, ep, exs, eps = sj.lemma1_expectations(torch.tensor(p["v"])[None], torch.tensor([p["xi"]]),
+                                             x, _torch_psi(p["psi"]))
+    mean = np.concatenate([ex[0].numpy(), [ep.item()]])
+    se = np.concatenate([exs[0].numpy(), [eps.item()]])
+    return mean, se
+
+
+def _cat(pair):
+    return np.concatenate([np.atleast_1d(pair[0]), [pair[1]]])
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma 1
+# --------------------------------------------------------------------------------------------
+LEMMA1_FAIL = ("Eqn 24's 1/||v|| and 1/||v||^3 come from integrating the unit-direction density "
+               "p_n against y' = ||v|| s without the Jacobian; MC rejects it for ||v|| != 1")
+
+
+@audits("joma.lemma1", form="printed", fails=LEMMA1_FAIL)
+@examples(6, printed_fails=True)
+@given(p=lemma1_params())
+def test_joma_lemma1_printed(p):
+    """Eqn 24 as printed, theta_1/theta_2 from Eqns 41-42 with p_n the unit-direction marginal."""
+    mean, se = _lemma1_mc(p)
+    dist, psi = p["dist"], p["psi"]
+    pred = _cat(th.lemma1_printed(p["v"], p["xi"], p["xbar"], p["R"],
+                                 lambda r: th.theta_unit(r, dist, psi)[0],
+                                 lambda r: th.theta_unit(r, dist, psi)[1]))
+    control = _cat(th.linear_prediction(p["xbar"]))
+    z_check("joma.lemma1", mean, se, pred, control, "printed Eqn 24 (unit-marginal p_n)")
+
+
+@audits("joma.lemma1", form="printed", fails=LEMMA1_FAIL + " (alternative reading: extra 1/||v||)")
+@examples(6, printed_fails=True)
+@given(p=lemma1_params())
+def test_joma_lemma1_printed_alt_reading(p):
+    """Eqn 24 as printed with p_n read as the density of y' = v^T x' (theta depends on ||v||)."""
+    mean, se = _lemma1_mc(p)
+    pred = _cat(th.lemma1_printed_alt(p["v"], p["xi"], p["xbar"], p["R"], p["dist"], p["psi"]))
+    control = _cat(th.linear_prediction(p["xbar"]))
+    z_check("joma.lemma1", mean, se, pred, control, "printed Eqn 24 (p_n = density of v^T x')")
+
+
+@audits("joma.lemma1", form="corrected")
+@examples(20)
+@given(p=lemma1_params(off_subspace=True, leaky=True))
+def test_joma_lemma1_corrected(p):
+    """Corrected Eqn 24 (theta^y with the density of v^T x'), incl. v off span(R), leaky psi."""
+    mean, se = _lemma1_mc(p)
+    pred = _cat(th.lemma1_corrected(p["v"], p["xi"], p["xbar"], p["R"], p["dist"], p["psi"]))
+    control = _cat(th.linear_prediction(p["xbar"]))
+    z_check("joma.lemma1", mean, se, pred, control, "corrected Eqn 24")
+
+
+@audits("joma.lemma1", form="printed")
+@examples(8)
+@given(family=st.sampled_from(["gaussian", "student_t", "ball"]), n=st.integers(1, 6),
+       sigma=st.floats(0.3, 2.0), nu=st.integers(3, 8),
+       kind=st.sampled_from(["relu", "sigmoid", "leaky_pos"]), c_minus=st.floats(0.0, 0.6))
+def test_joma_lemma1_theta_properties_printed(family, n, sigma, nu, kind, c_minus):
+    """The four listed properties of theta_1, theta_2 (Eqns 41-42, unit marginal, quadrature)."""
+    dist = _dist(family, n, sigma, nu)
+    psi = {"relu": th.RELU, "sigmoid": th.Psi("sigmoid"),
+           "leaky_pos": th.Psi("step", c_minus, 1.0)}[kind]
+    lim = dist.sigma if family == "ball" else 4 * dist.std()
+    grid = np.linspace(-lim, lim, 17)
+    theta_of = lambda ps, r: th.theta_unit(float(r), dist, ps)
+    t1 = np.array([theta_of(psi, r)[0] for r in grid])
+    bump = np.array([theta_of(th.Psi("bump"), r)[0] for r in grid])
+    tanh = np.array([theta_of(th.Psi("tanh"), r)[0] for r in grid])
+    qerr = 1e-9
+    # psi monotone increasing => theta_1 monotone increasing (control: the bump psi = exp(-x^2))
+    check_at_least("joma.lemma1", float(np.min(np.diff(t1))), -qerr,
+                   "quadrature error 1e-9 on differences", control=float(np.min(np.diff(bump))),
+                   what="theta1 monotone")
+    # psi >= 0 => theta_1 >= 0 (control: tanh, which takes negative values)
+    check_at_least("joma.lemma1", float(np.min(t1)), -qerr, "quadrature error 1e-9",
+                   control=float(np.min(tanh)), what="theta1 >= 0")
+    # limits: psi(-inf) = 0 => theta1(-inf) = 0 and theta2(-inf) = 0; psi(+inf) = 1 => theta1 = 1
+    L = 1e4 * dist.sigma
+    lo, hi, zero = theta_of(psi, -L), theta_of(psi, L), theta_of(psi, 0.0)
+    if kind == "leaky_pos" and c_minus > 0:  # psi(-inf) = c_- != 0: only the +inf limit applies
+        obs, pred, ctl = [hi[0]], [1.0], [zero[0]]
+    else:
+        obs, pred, ctl = [lo[0], hi[0], lo[1]], [0.0, 1.0, 0.0], [zero[0], zero[0], zero[1]]
+    check_close("joma.lemma1", obs, pred,
+                Tolerance(1e-6, "limit evaluated at |r| = 1e4 sigma: tail mass (< 1e-8 for "
+                                "nu >= 3) + quadrature error"),
+                control=ctl, what="theta limits")
+
+
+# --------------------------------------------------------------------------------------------
+# Theorem 3
+# --------------------------------------------------------------------------------------------
+@st.composite
+def theorem3_params(draw):
+    m = draw(st.integers(2, 5))
+    d = m + draw(st.integers(1, 3))
+    c = draw(st.integers(2, 3))
+    sigma = draw(st.floats(0.3, 1.5))
+    vnorm = draw(vnorms)
+    t = draw(st.floats(-1.5, 1.5))
+    weights = np.array(draw(st.lists(st.floats(0.2, 1.0), min_size=c, max_size=c)))
+    gs = np.array(draw(st.lists(st.floats(0.3, 2.0), min_size=c, max_size=c)))
+    signs = np.array(draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=c, max_size=c)))
+    scale = draw(st.floats(0.5, 2.5))
+    seed = draw(seeds)
+    rng = np.random.default_rng(seed)
+    centers = scale * rng.normal(size=(c, m))
+    v = vnorm * _unit(rng, m)
+    xi = t * sigma * vnorm - float(v @ centers[0])
+    perp_scale = draw(st.floats(0.0, 1.0))
+    return {"m": m, "d": d, "sigma": sigma, "v": v, "xi": xi, "centers": centers,
+            "weights": weights / weights.sum(), "g": gs * signs, "seed": seed,
+            "perp_scale": perp_scale}
+
+
+def _theorem3_mc(p):
+    gen = make_generator(p["seed"])
+    U, uq = sj.random_embeddings(p["d"], p["m"], gen)
+    x, labels = sj.sample_mixture(N_THM3, torch.tensor(p["centers"]), p["weights"], "gaussian",
+                                 gen, sigma=p["sigma"])
+    g = torch.tensor(p["g"])[labels]
+    w = U @ torch.tensor(p["v"]) + p["xi"] * uq
+    if p["d"] > p["m"] + 1:  # a component of w outside span(U_C, u_q): must not matter
+        q = torch.randn(p["d"], generator=gen, dtype=torch.float64)
+        q -= U @ (U.T @ q) + uq * (uq @ q)
+        w = w + p["perp_scale"] * q / torch.linalg.norm(q)
+    out = sj.eqn2_gradient(w[None], U, uq, x, g)
+    mean = np.concatenate([out["v_dot"][0].numpy(), [out["xi_dot"][0].item()]])
+    se = np.concatenate([out["v_dot_se"][0].numpy(), [out["xi_dot_se"][0].item()]])
+    return mean, se
+
+
+def _theorem3_common(p, form):
+    mean, se = _theorem3_mc(p)
+    a = p["g"] * p["weights"]
+    dist = _dist("gaussian", p["m"], p["sigma"], 5)
+    corr = _cat(th.theorem3_corrected(p["v"], p["xi"], p["centers"], a, dist, th.RELU))
+    control = _cat(th.linear_prediction(p["centers"], a))
+    # power: the control (linear activation, theta1 = 1, theta2 = 0) must be far from the truth
+    # in SE units; discard the rare draws where mixed-sign a_c make it cancel
+    assume(np.max(np.abs(corr - control) / se) > 3 * _mc_tol(mean.size).value)
+    if form == "printed":
+        pred = _cat(th.theorem3_printed(p["v"], p["xi"], p["centers"], a, dist, th.RELU))
+    else:
+        pred = corr
+    z_check("joma.theorem3", mean, se, pred, control, f"{form} Eqn 5 + Eqn 50 xi_dot")
+
+
+@audits("joma.theorem3", form="printed",
+        fails="inherits Lemma 1's erratum: wrong 1/||v||, 1/||v||^3 factors for ||v|| != 1")
+@examples(6, printed_fails=True)
+@given(p=theorem3_params())
+def test_joma_theorem3_printed(p):
+    _theorem3_common(p, "printed")
+
+
+@audits("joma.theorem3", form="corrected")
+@examples(16)
+@given(p=theorem3_params())
+def test_joma_theorem3_corrected(p):
+    _theorem3_common(p, "corrected")
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma 2
+# --------------------------------------------------------------------------------------------
+def _fd_grid(dist, pts=9):
+    lim = 0.8 * dist.sigma if dist.family == "ball" else 3 * dist.std()
+    return np.linspace(-lim, lim, pts)
+
+
+def _fd_tol(c_minus, c_plus):
+    return Tolerance(1e-6 * (abs(c_minus) + abs(c_plus)),
+                     "central difference h = 1e-4 std: h^2/6 max|theta''| + 2 quad_err/h, x100")
+
+
+@audits("joma.lemma2", form="printed")
+@examples(8)
+@given(family=st.sampled_from(["gaussian", "student_t", "ball"]), n=st.integers(1, 5),
+       sigma=st.floats(0.3, 2.0), nu=st.integers(3, 8), c_plus=st.floats(0.2, 2.0),
+       frac=st.one_of(st.just(0.0), st.floats(0.0, 0.8)))
+def test_joma_lemma2_printed(family, n, sigma, nu, c_plus, frac):
+    """Eqns 47-49 (finite differences and quadrature), F increasing, F(+inf) = +inf (c_+ > 0),
+    F(-inf) = theta2(-inf) = 0 and F >= 0 when psi(-inf) = c_- = 0."""
+    dist = _dist(family, n, sigma, nu)
+    c_minus = frac * c_plus
+    psi = th.Psi("step", c_minus, c_plus)
+    h = 1e-4 * dist.std()
+    grid = _fd_grid(dist)
+    theta_of = lambda r: th.theta_unit(float(r), dist, psi)
+    G = lambda r: theta_of(r)[1] + r * theta_of(r)[0]
+    dG = np.array([(G(r + h) - G(r - h)) / (2 * h) for r in grid])
+    t1 = np.array([theta_of(r)[0] for r in grid])
+    Gv = np.array([G(r) for r in grid])
+    t1c = lambda r: float(th.theta_step_closed(r, dist, c_minus, c_plus)[0])
+    t2c = lambda r: float(th.theta_step_closed(r, dist, c_minus, c_plus)[1])
+    F = np.array([th.F_lemma2(r, t1c, t2c) for r in grid])
+    F0 = np.array([th.F_lemma2(r, t1c, t2c, include_constant=False) for r in grid])
+    check_close("joma.lemma2", np.concatenate([dG, Gv]), np.concatenate([t1, F]),
+                _fd_tol(c_minus, c_plus), control=np.concatenate([t1, F0]),
+                what="Eqns 47-49 (control: F without theta2(0))")
+    # psi >= 0 => F increasing (control: c_- < 0, psi not >= 0, F is V-shaped)
+    Fneg = [th.F_lemma2(r, lambda s: float(th.theta_step_closed(s, dist, -0.5 * c_plus, c_plus)[0]),
+                       lambda s: float(th.theta_step_closed(s, dist, -0.5 * c_plus, c_plus)[1]))
+            for r in np.linspace(-10 * dist.sigma, grid[-1], 17)]
+    check_at_least("joma.lemma2", float(np.min(np.diff(F))), -1e-9, "quadrature error",
+                   control=float(np.min(np.diff(Fneg))), what="F increasing")
+    # F(+inf) = +inf, read as F(L) >= 100 sigma at L = 1e4 sigma
+    L = 1e4 * dist.sigma
+    check_at_least("joma.lemma2", G(L), 100 * dist.sigma, "F(1e4 sigma) >= 100 sigma",
+                   control=t2c(0.0), what="F(+inf) = +inf (control: F(0))")
+    if c_minus == 0.0:
+        Lm = -1e4 * dist.sigma
+        check_close("joma.lemma2", [theta_of(Lm)[1], G(Lm)], [0.0, 0.0],
+                    Tolerance(1e-6, "limit at r = -1e4 sigma: tail (< 1e-8 for nu >= 3)"),
+                    control=[t2c(0.0), t2c(0.0)], what="theta2(-inf) = F(-inf) = 0")
+        # control: linear phi (c_- = c_+), psi(-inf) != 0, F(r) = c_+ r < 0 for r < 0
+        check_at_least("joma.lemma2", float(np.min(F)), -1e-9, "quadrature error",
+                       control=float(c_plus * grid[0]), what="F >= 0")
+
+
+@audits("joma.lemma2", form="printed", fails="psi >= 0 with psi(+inf) = c_+ = 0 gives F(+inf) = 0")
+@examples(5, printed_fails=True)
+@given(family=st.sampled_from(["gaussian", "student_t", "ball"]), n=st.integers(1, 5),
+       sigma=st.floats(0.3, 2.0), nu=st.integers(3, 8),
+       c_plus=st.one_of(st.just(0.0), st.floats(0.05, 2.0)), c_minus=st.floats(0.05, 2.0))
+@example(family="gaussian", n=2, sigma=1.0, nu=5, c_plus=0.0, c_minus=1.0)
+def test_joma_lemma2_printed_limit(family, n, sigma, nu, c_plus, c_minus):
+    """'If psi >= 0 then F(+inf) = +inf' over all homogeneous phi with psi = phi' >= 0."""
+    dist = _dist(family, n, sigma, nu)
+    psi = th.Psi("step", c_minus, c_plus)
+    L = 1e4 * dist.sigma
+    FL = th.theta_unit(L, dist, psi)[1] + L * th.theta_unit(L, dist, psi)[0]
+    check_at_least("joma.lemma2", FL, 100 * dist.sigma, "F(1e4 sigma) >= 100 sigma",
+                   control=float(th.theta_step_closed(0.0, dist, c_minus, c_plus)[1]) - 1.0,
+                   what="F(+inf) = +inf")
+
+
+@audits("joma.lemma2", form="corrected")
+@examples(6)
+@given(family=st.sampled_from(["gaussian", "student_t", "ball"]), n=st.integers(1, 5),
+       sigma=st.floats(0.3, 2.0), nu=st.integers(3, 8),
+       c_plus=st.one_of(st.just(0.0), st.floats(0.05, 2.0)), c_minus=st.floats(0.05, 2.0))
+@example(family="gaussian", n=2, sigma=1.0, nu=5, c_plus=0.0, c_minus=1.0)
+def test_joma_lemma2_corrected(family, n, sigma, nu, c_plus, c_minus):
+    """F(+inf) = +inf iff c_+ > 0; for c_+ = 0, F(r) -> 0 as r -> +inf."""
+    dist = _dist(family, n, sigma, nu)
+    psi = th.Psi("step", c_minus, c_plus)
+    L = 1e4 * dist.sigma
+    t1, t2 = th.theta_unit(L, dist, psi)
+    FL = t2 + L * t1
+    if c_plus > 0:
+        check_at_least("joma.lemma2", FL, 100 * dist.sigma, "F(1e4 sigma) >= 100 sigma",
+                       control=float(th.theta_step_closed(0.0, dist, c_minus, c_plus)[1]) - 1.0,
+                       what="F(+inf) = +inf for c_+ > 0")
+    else:
+        check_close("joma.lemma2", [FL], [0.0],
+                    Tolerance(1e-6 * max(c_minus, 1e-3),
+                              "limit at r = 1e4 sigma: tail (< 1e-8 for nu >= 3)"),
+                    control=[L * c_minus], what="F(+inf) = 0 for c_+ = 0 (control: F ~ c_- r)")
+
+
+@audits("joma.lemma2", form="printed")
+@examples(10)
+@given(r=st.floats(-5, 5), sigma=st.floats(0.2, 3.0), c_minus=st.floats(-2, 2),
+       c_plus=st.floats(-2, 2))
+def test_joma_lemma2_sympy_printed(r, sigma, c_minus, c_plus):
+    """Eqn 47 symbolically for Gaussian p_n and step psi (sympy residual, lambdified)."""
+    res, ctl = _lemma2_sympy()
+    args = (r, sigma, c_minus, c_plus)
+    control = float(ctl(*args))
+    assume(abs(control) > 1e-6)  # the control -(r theta1)' vanishes on a null set of parameters
+    check_close("joma.lemma2", [float(res(*args))], [0.0],
+                Tolerance.roundoff(1.0 + abs(r) + abs(c_minus) + abs(c_plus), 100),
+                control=[control],
+                what="sympy d/dr(theta2 + r theta1) - theta1")
+
+
+_SYM = {}
+
+
+def _lemma2_sympy():
+    """Residual of Eqn 47, simplified symbolically (0 if the identity holds) and lambdified; the
+    control forgets the product rule on r theta1 (d/dr theta2 - theta1)."""
+    if not _SYM:
+        import sympy as sp
+        from scipy import special
+        t1, t2, syms = th.theta_gauss_sym()
+        r = syms[0]
+        mods = ["numpy", {"erf": special.erf}]
+        _SYM["res"] = sp.lambdify(syms, sp.simplify(sp.diff(t2 + r * t1, r) - t1), modules=mods)
+        _SYM["ctl"] = sp.lambdify(syms, sp.diff(t2, r) - t1, modules=mods)
+    return _SYM["res"], _SYM["ctl"]
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma 3
+# --------------------------------------------------------------------------------------------
+@audits("joma.lemma3", form="printed")
+@examples(15)
+@given(family=st.sampled_from(["gaussian", "student_t", "ball"]), m=st.integers(1, 5),
+       c=st.integers(2, 4), sigma=st.floats(0.3, 2.0), nu=st.integers(3, 8),
+       c_plus=st.floats(0.2, 2.0), c_minus=st.floats(-1.0, 1.0), vnorm=st.floats(0.2, 3.0),
+       xi=st.floats(-3, 3), a=st.lists(st.floats(-2, 2), min_size=3, max_size=3),
+       total=st.sampled_from([-1.0, 1.0]), total_abs=st.floats(0.2, 2.0), seed=seeds)
+def test_joma_lemma3_identity_printed(family, m, c, sigma, nu, c_plus, c_minus, vnorm, xi, a,
+                                      total, total_abs, seed):
+    """Eqn 53: ||v|| v^T v_dot + ||v|| xi xi_dot = sum_j a_j F(r_j) under printed Eqn 50."""
+    a = np.array(a[:c - 1])
+    a = np.append(a, total * total_abs - a.sum())  # |sum_j a_j| >= 0.2: the control has power
+    assume(abs(c_plus - c_minus) > 0.1)
+    rng = np.random.default_rng(seed)
+    dist = _dist(family, m, sigma, nu)
+    centers = rng.normal(size=(c, m))
+    v = vnorm * _unit(rng, m)
+    t1 = lambda r: float(th.theta_step_closed(r, dist, c_minus, c_plus)[0])
+    t2 = lambda r: float(th.theta_step_closed(r, dist, c_minus, c_plus)[1])
+    lhs = th.lemma3_lhs_printed(v, xi, centers, a, t1, t2)
+    rhs = th.lemma3_rhs(v, xi, centers, a, lambda r: th.F_lemma2(r, t1, t2))
+    ctl = th.lemma3_rhs(v, xi, centers, a, lambda r: th.F_lemma2(r, t1, t2, include_constant=False))
+    scale = 1.0 + float(np.sum(np.abs(a))) * (abs(c_plus) + abs(c_minus)) * (
+        1 + np.max(np.abs(centers @ v + xi)) + sigma)
+    check_close("joma.lemma3", [lhs], [rhs],
+                Tolerance(1e-9 * scale, "quadrature epsrel 1e-12 for F + float64 round-off"),
+                control=[ctl], what="Eqn 53 (control: F without theta2(0))")
+
+
+@audits("joma.lemma3", form="printed")
+@examples(8)
+@given(m=st.integers(2, 4), sigma=st.floats(0.5, 2.0), nu=st.floats(2.0, 5.0),
+       a_plus=st.floats(0.5, 2.0), delta=st.floats(0.3, 1.5), seed=seeds)
+def test_joma_lemma3_stationary_printed(m, sigma, nu, a_plus, delta, seed):
+    """Stationary points of printed Eqn 5/50 (2 Student-t clusters, ReLU) found by scipy root
+    finding satisfy sum_j a_j F(r_j) = 0 (Eqn 54)."""
+    rng = np.random.default_rng(seed)
+    dist = _dist("student_t", m, sigma, nu)
+    xp, xm = rng.normal(size=m), rng.normal(size=m)
+    assume(np.linalg.norm(xp - xm) > 0.5)
+    t1 = lambda r: float(th.theta_step_closed(r, dist)[0])
+    t2 = lambda r: float(th.theta_step_closed(r, dist)[1])
+    rmin = th.mean_residual_argmin(t1, t2, -50 * sigma, 5 * sigma)
+    built = th.two_cluster_stationary_point(xp, xm, a_plus, rmin + delta * sigma, t1, t2)
+    assert built is not None, "H is non-monotone for Student-t: a stationary point must exist"
+    v0, xi0, a_minus, _ = built
+    centers, a = np.stack([xp, xm]), np.array([a_plus, a_minus])
+
+    def rhs(z):
+        vd, xd = th.printed_eqn50_rhs(z[:-1], z[-1], centers, a, t1, t2)
+        return np.concatenate([vd, [xd]])
+
+    z0 = np.concatenate([v0, [xi0]])
+    start = z0 * (1 + 0.05 * rng.uniform(-1, 1, size=z0.size))
+    sol = optimize.root(rhs, start, method="hybr", tol=1e-14)
+    res = float(np.linalg.norm(rhs(sol.x)))
+    # (hybr may flag 'xtol too small' at a converged root: judge by the residual)
+    assume(res < 1e-9 and np.linalg.norm(sol.x[:-1]) > 1e-6)
+    v, xi = sol.x[:-1], float(sol.x[-1])
+    F = lambda r: th.F_lemma2(r, t1, t2)
+    val = th.lemma3_rhs(v, xi, centers, a, F)
+    ctl = th.lemma3_rhs(v, xi, centers, a, lambda r: th.F_lemma2(r, t1, t2, include_constant=False))
+    nv = float(np.linalg.norm(v))
+    tol = Tolerance(nv * (nv + abs(xi)) * res + 1e-9 * (1 + np.sum(np.abs(a)) * (1 + nv + abs(xi))),
+                    "Eqn 53: |sum a F| <= ||v|| (||v|| + |xi|) ||root residual|| + quadrature")
+    check_close("joma.lemma3", [val], [0.0], tol, control=[ctl],
+                what="sum_j a_j F(r_j) at a stationary point (control: F without theta2(0))")
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma 4
+# --------------------------------------------------------------------------------------------
+@st.composite
+def lemma4_params(draw):
+    family = draw(st.sampled_from(["gaussian", "student_t", "ball"]))
+    n = draw(st.integers(1, 5))
+    sigma = draw(st.floats(0.3, 2.0))
+    nu = draw(st.integers(3, 8))
+    c_minus = draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(0.2, 1.5))
+    c_plus = draw(st.floats(0.2, 2.0))
+    assume(abs(c_plus - c_minus) > 0.1)
+    return _dist(family, n, sigma, nu), c_minus, c_plus
+
+
+def _lemma4_fd(dist, c_minus, c_plus):
+    psi = th.Psi("step", c_minus, c_plus)
+    h = 1e-4 * dist.std()
+    grid = _fd_grid(dist)
+    d1, d2 = [], []
+    for r in grid:
+        hi, lo = th.theta_unit(r + h, dist, psi), th.theta_unit(r - h, dist, psi)
+        d1.append((hi[0] - lo[0]) / (2 * h))
+        d2.append((hi[1] - lo[1]) / (2 * h))
+    return grid, np.concatenate([d1, d2])
+
+
+@audits("joma.lemma4", form="printed",
+        fails="d theta/dr carries (c_+ - c_-), not (c_- + c_+); printed only right for c_- = 0")
+@examples(5, printed_fails=True)
+@given(p=lemma4_params())
+def test_joma_lemma4_printed(p):
+    dist, c_minus, c_plus = p
+    grid, obs = _lemma4_fd(dist, c_minus, c_plus)
+    pred = np.concatenate(th.lemma4_printed(grid, dist, c_minus, c_plus))
+    check_close("joma.lemma4", obs, pred, _fd_tol(c_minus, c_plus), control=np.zeros_like(obs),
+                what="Eqn 61 as printed (control: theta constant in r)")
+
+
+@audits("joma.lemma4", form="corrected")
+@examples(10)
+@given(p=lemma4_params())
+def test_joma_lemma4_corrected(p):
+    dist, c_minus, c_plus = p
+    grid, obs = _lemma4_fd(dist, c_minus, c_plus)
+    pred = np.concatenate(th.lemma4_corrected(grid, dist, c_minus, c_plus))
+    ctl = np.concatenate(th.lemma4_printed(grid, dist, c_minus, c_plus))
+    check_close("joma.lemma4", obs, pred, _fd_tol(c_minus, c_plus), control=ctl,
+                what="corrected Eqn 61 (control: the printed (c_- + c_+))")
+
+
+#==================================================================================================
+# Section 4 / Appendix A.4.1: Eqn. 7, Theorem 4, Lemmas 5-6, entropy and rank dynamics
+#==================================================================================================
+# JoMA (Tian et al., ICLR 2024), Section 4 and Appendix A.4.1: salient components are learned
+# first (Lemma 5, Lemma 6, Theorem 4 / Eqn. 8) and the attention-entropy / MLP-rank dynamics that
+# follow from it (Fig. 4 right, "Relationship with rank of MLP lower layer").
+
+RTOL = 1e-11
+DELTA_FLOOR_V = 1e-6      # v-state runs stop before delta < ~1e-6 (1 - v/mu keeps precision)
+ENTROPY_MARGIN = 1e-3     # nats
+RANK_MARGIN = 2e-3        # stable-rank units
+
+# ============================================================================================
+# Settings for the Section 4 qualitative claims (shared by properties and plots)
+# ============================================================================================
+
+
+def entropy_setting(d, n_sal, mu_sal, mu_non, eps):
+    """mu: n_sal salient components mu_sal (list, each in [1.5, 2.5]) and d - n_sal non-salient
+    ones mu_non (each in [0.5, 1.0]); v(0) = eps * 1 (uniform attention at t = 0)."""
+    mu = np.concatenate([np.asarray(mu_sal[:n_sal], float), np.asarray(mu_non[:d - n_sal], float)])
+    return mu, np.full(mu.shape, float(eps))
+
+
+def entropy_curves(mu, v0, T=60.0, n=300, attention=True):
+    t = np.concatenate([[0.0], np.geomspace(1e-3, T, n)])
+    run = simulate_eqn7(mu, v0, T, t_eval=t, attention=attention, rtol=1e-9, atol=1e-12)
+    return run.t, entropy_softmax_sq(run.v), run
+
+
+def drop_rebound(h):
+    """(h(0) - min h, h(final) - min h) over the output grid."""
+    return float(h[0] - h.min()), float(h[-1] - h.min())
+
+
+def rank_setting(K, b, n_sal, mu_sal, mu_on, mu_off, eps):
+    """K nodes, d = n_sal + K b components. Salient components 0..n_sal-1 are shared by all
+    nodes (value mu_sal); node k has its own block of b non-salient components at value mu_on,
+    mu_off elsewhere (targets share salient, differ in non-salient components).
+    V(0) = eps * M (small initialisation along the targets M = [mu_1..mu_K])."""
+    d = n_sal + K * b
+    M = np.full((K, d), float(mu_off))
+    M[:, :n_sal] = mu_sal
+    for k in range(K):
+        M[k, n_sal + k * b: n_sal + (k + 1) * b] = mu_on
+    return M, eps * M
+
+
+def rank_curves(M, V0, T=80.0, n=300, attention=True):
+    t = np.concatenate([[0.0], np.geomspace(1e-3, T, n)])
+    run = simulate_eqn7(M, V0, T, t_eval=t, attention=attention, rtol=1e-8, atol=1e-12,
+                        method="LSODA" if attention else "DOP853")
+    return run.t, stable_rank(np.swapaxes(run.v, -1, -2)), run
+
+
+# ============================================================================================
+# Plots
+# ============================================================================================
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_theorem4(path):
+    plt = _plt()
+    mu = np.array([0.3, 0.7, 1.0, 1.3, 1.6, 1.9, 2.2])
+    r0 = np.full(mu.shape, 0.0) + 0.05
+    T = 500 / math.exp(mu.max() ** 2 / 2)
+    run = simulate_eqn7(mu, r0 * mu, T, n_points=400, state="deviation", atol=1e-300)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    cmap = plt.get_cmap("viridis")
+    for j in range(mu.size):
+        ax.semilogy(run.t, np.abs(run.delta[:, j]), color=cmap(j / (mu.size - 1)),
+                    label=f"mu_j={mu[j]:.1f}")
+    ax.set_xlabel("t")
+    ax.set_ylabel("delta_j(t) = 1 - v_j/mu_j")
+    ax.set_title("Eqn. 7: salient components converge first (Theorem 4)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_entropy(path):
+    plt = _plt()
+    mu, v0 = entropy_setting(16, 2, [2.0, 2.0], list(np.linspace(0.5, 1.0, 14)), 0.01)
+    t, Ha, _ = entropy_curves(mu, v0)
+    _, Hc, _ = entropy_curves(mu, v0, attention=False)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.semilogx(t[1:], Ha[1:], label="Eqn. 7 (with attention)")
+    ax.semilogx(t[1:], Hc[1:], "--", label="control: v_dot = mu - v")
+    ax.set_xlabel("t")
+    ax.set_ylabel("entropy(softmax(v^2)) [nats]")
+    ax.set_title("Attention entropy drops, then rebounds (Fig. 4 right)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_rank(path):
+    plt = _plt()
+    M, V0 = rank_setting(4, 4, 1, 1.4, 0.7, 0.1, 0.01)
+    t, Sa, _ = rank_curves(M, V0)
+    _, Sc, _ = rank_curves(M, V0, attention=False)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.semilogx(t[1:], Sa[1:], label="K nodes, shared exp attention")
+    ax.semilogx(t[1:], Sc[1:], "--", label="control: no attention")
+    ax.set_xlabel("t")
+    ax.set_ylabel("stable rank ||V||_F^2 / ||V||_2^2")
+    ax.set_title("Stable rank of V drops, then bounces back")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# ============================================================================================
+# Claims
+# ============================================================================================
+Y5, G5 = th.lemma5_true_max()
+Y6, G6 = th.lemma6_true_max()
+
+register(Claim(
+    id="joma.lemma5", where="Appendix A.4.1, Lemma 5 (Eqns. 66-67)",
+    statement="g(y) := (1 - e^{-y^2})/y. Then max_{y>=0} g(y) <= 1/sqrt(2). Proof: a stationary "
+              "point satisfies e^{-y*^2} = 1/(2y*^2+1) (Eqn. 66), there g(y*) = 2y*/(2y*^2+1) = "
+              "2/(2y* + 1/y*) <= 1/sqrt(2) (Eqn. 67).",
+    assumptions="y >= 0 (g(0) := 0 by continuity).",
+    prediction="theory.joma.g, theory.joma.eqn66_expr, theory.joma.eqn67_expr",
+    simulation="dense grid + Hypothesis-drawn y; scipy brentq/minimize_scalar for the true max",
+    metric="1/sqrt(2) - max g (>= 0); Eqn. 66/67 residuals at the true maximiser (max_abs); "
+           "sympy identities g'(y) y^2 = e^{-y^2}(2y^2+1) - 1, g|_{Eqn 66} = Eqn 67, "
+           "(2y + 1/y - 2 sqrt 2) y = (sqrt2 y - 1)^2",
+    tolerance="round-off (1e3 x eps) for the residuals; bound: score >= 0",
+    reading=f"True max g(y*) = {G5:.10f} at y* = {Y5:.10f} (the bound 1/sqrt2 = 0.7071 is not "
+            "attained: AM-GM equality would need y = 1/sqrt2, which does not solve Eqn. 66). "
+            "Negative control: the bound g(y*) - 1e-3 is rejected.",
+))
+
+register(Claim(
+    id="joma.lemma6", where="Appendix A.4.1, Lemma 6",
+    statement="G(y) := e^{-y^2/2} int_0^y e^{x^2/2} dx, then 0 <= G(y) <= 1 for y >= 0; proof via "
+              "G(y) <= (2/y)(1 - e^{-y^2/2}) = sqrt(2) g(y/sqrt 2) and Lemma 5.",
+    assumptions="y >= 0.",
+    prediction="theory.joma.G (= sqrt2 Dawson(y/sqrt2)), theory.joma.G_bound",
+    simulation="Hypothesis-drawn y in [0, 1e3] plus a dense grid; G also by quadrature",
+    metric="min over y of G, 1 - G, sqrt2 g(y/sqrt2) - G (all >= 0); G(Dawson) vs quadrature",
+    tolerance="scores >= -1e3 eps (round-off); quadrature: 1e-10 absolute",
+    reading=f"True max G(y*) = {G6:.10f} at y* = {Y6:.10f} (G' = 1 - yG = 0). Negative control: "
+            "the bound G(y*) - 1e-3 is rejected.",
+))
+
+register(Claim(
+    id="joma.theorem4", where="Section 4, Theorem 4 / Eqn. 8; proof Appendix A.4.1 (Eqns. 68-87)",
+    statement="Let delta_j(t) := 1 - v_j(t)/mu_j. For the dynamics v_dot ∝ (mu - v) ∘ exp(v^2/2) "
+              "(Eqn. 7): ln(delta_j(0)/delta_j(t)) / ln(delta_k(0)/delta_k(t)) = "
+              "e^{mu_j^2/2}/e^{mu_k^2/2} (1 + Lambda_jk(t)) with Lambda_jk(t) = lambda_jk(t) "
+              "e^{mu_k^2/2} ln^{-1}(delta_k(0)/delta_k(t)), |lambda_jk(t)| <= C_jk depending only "
+              "on delta_j(0), delta_k(0). So when |delta_k(t)| << |delta_k(0)| exp[-C_jk "
+              "exp(mu_k^2)], |Lambda(t)| << 1. (Proof: F(r_j(t), r_j(0), mu_j) = F(r_k(t), "
+              "r_k(0), mu_k) (Eqn. 71), F(r,r0,mu) = int_{r0}^r e^{-mu^2x^2/2}/(1-x) dx (Eqn. 70);"
+              " |zeta| <= M(r0) = sqrt(2pi) + max(2|r0|, |r0|+1) (Eqn. 77); |F - e^{-mu^2/2} "
+              "ln((1-r0)/(1-r))| <= M(r0) (Eqns. 82-83); lambda_jk = e^{-mu_j^2/2} "
+              "ln(delta_j0/delta_j) - e^{-mu_k^2/2} ln(delta_k0/delta_k), |lambda_jk| <= "
+              "M(r_j(0)) + M(r_k(0)) (Eqn. 87).)",
+    assumptions="mu > 0 componentwise (the proof's case); r_j(0) = v_j(0)/mu_j != 1; any positive "
+                "common scalar factor in '∝'. Simulations: d in 2..8, mu_j in (0.2, 3] with one "
+                "component in [0.2, 1] and one in [1.8, 3], r_j(0) in [-1, 0.9]; the bound "
+                "derivation is also checked for r0 in [1.1, 2] (r0 > r > 1).",
+    prediction="theory.joma.F_delta, zeta, M_bound, F0, lambda_jk, Lambda_jk, eqn8_ratio, "
+               "lambda_bound, rho_delta",
+    simulation="sim.joma.simulate_eqn7 (solve_ivp DOP853, rtol 1e-11; state='v' literally "
+               "with delta >= ~1e-6, and state='deviation' (e = v - mu) for long horizons)",
+    metric="Eqn. 71: max_abs over t and j of F_j(t) - mean_j F_j(t) (and F_j(t) = int_0^t factor);"
+           " Eqn. 8: max_abs of observed/predicted ratio - 1; bound: min over t, pairs of "
+           "1 - |lambda_jk|/C_jk >= 0; o(1): 1 - |Lambda(T)|/|Lambda(T/2)| >= 0.3; derivation: "
+           "M(r0) - |zeta| >= 0, M(r0) - |F - e^{-mu^2/2} ln| >= 0, Eqn. 79 by quadrature",
+    tolerance="ODE solver model 100 x rtol x scale: scale = max|F| (deviation state) or "
+              "max_t,j max(|v|,1)/(mu_j |delta_j|) (v state: an error dv in v moves F by "
+              "~dv/(mu delta)); round-off for algebraic identities; quadrature 1e-9",
+    reading="Eqn. 7 is simulated as printed, with the common factor 1 and with a non-constant "
+            "positive factor c(t, v) = (1.2 + sin(omega t)) / (1 + |v|^2/d) (a time change: the "
+            "invariant Eqn. 71 holds with F_j(t) = int_0^t c). Lambda_jk is the proof's "
+            "(Eqn. 87 with the printed Lambda), so Eqn. 8 itself is an identity; its content is "
+            "Eqn. 71 (checked to solver tolerance), the bound |lambda_jk| <= M(r_j0) + M(r_k0) "
+            "(checked on every output time; observed |lambda|/C <~ 0.15, the bound is loose) and "
+            "Lambda -> 0 (lambda(t) converges to rho_k(inf) - rho_j(inf) while ln(delta_k0/"
+            "delta_k) grows linearly, so Lambda(T)/Lambda(T/2) -> 1/2, observed ~0.5). The "
+            "printed sufficient condition |delta_k| << |delta_k0| exp[-C exp(mu_k^2)] is correct "
+            "but stronger than needed: |Lambda| <= C e^{mu_k^2/2}/ln(delta_k0/delta_k), so "
+            "|delta_k| << |delta_k0| exp[-C exp(mu_k^2/2)] already suffices (not an erratum: a "
+            "sufficient condition that is stronger than necessary is still true). In Eqn. 77 "
+            "the middle term sqrt2(|r0|+|r|)/sqrt2 is looser than Lemma 5 gives "
+            "(max(|r|,|r0|)/2), still valid since |r| <= max(|r0|, 1) along the monotone "
+            "trajectory. Negative controls: the ratio predicted with e^{mu^2} instead of "
+            "e^{mu^2/2} (rejected); F with e^{-mu|x|/2} instead of e^{-mu^2x^2/2} (rejected); a "
+            "lambda bound 0.1% below the observed sup (rejected); lambda itself in place of "
+            "Lambda does not shrink (rejected); Eqn. 79 with the sign of zeta's second term "
+            "flipped (rejected).",
+    plot=plot_theorem4,
+))
+
+register(Claim(
+    id="joma.sec4.entropy_dynamics", where="Section 4, Fig. 4 (right) caption",
+    statement="Entropy of the attention (entropy(softmax(v^2))) drops when salient components "
+              "are learned first, and then rebounces when other components catch up "
+              "(dynamics Eqn. 7).",
+    assumptions="Eqn. 7 with factor 1 from v(0) = eps 1, eps in [1e-3, 0.05]; d in [8, 20]; "
+                "1-3 salient components mu_s in [1.5, 2.5], the others in [0.5, 1.0] (salience "
+                "gap >= 0.5, drawn); horizon T = 60 (all components converged).",
+    prediction="drop-then-rebound: H(0) - min_t H > margin and H(T) - min_t H > margin",
+    simulation="sim.joma.simulate_eqn7 (rtol 1e-9) on a log-spaced grid of 301 times; "
+               "sim.joma.entropy_softmax_sq",
+    metric=f"score = min(H(0) - min_t H, H(T) - min_t H) >= margin = {ENTROPY_MARGIN} nats",
+    tolerance=f"margin {ENTROPY_MARGIN} nats (observed rebounds >= ~3e-3 nats in this range; "
+              "solver error ~1e-9)",
+    reading="Holds under the stated condition that the salient mu are O(1)-large (mu_s >= 1.5): "
+            "the rebound is small in absolute terms (3e-3 .. 7e-2 nats) because the salient "
+            "components still dominate softmax(mu^2) at convergence. With mu l2-normalised "
+            "(||mu|| = 1, as mu = x_bar/||x_bar|| in Eqn. 6) the rebound exists but is ~1e-9 nats "
+            "(e^{mu^2/2} hardly differs between components), invisible in a plot; Fig. 4 must use "
+            "larger mu. Negative control: the same score for v_dot = mu - v (attention factor "
+            "removed), where v^2 = mu^2 beta(t) approximately and the entropy of softmax(beta a) "
+            "decreases monotonically in beta: rebound < 1e-6 nats, rejected.",
+    plot=plot_entropy,
+))
+
+register(Claim(
+    id="joma.sec4.rank_dynamics", where="Section 4, 'Relationship with rank of MLP lower layer'",
+    statement="The rank of lower layer matrix W will first drop since the weight components that "
+              "correspond to high target value mu_j grow first, and then bounce back to higher "
+              "rank when the components that correspond to low target value mu_j catch up later.",
+    assumptions="K in 2..4 hidden nodes sharing one exp attention (Theorem 1: z = 1/2 sum_k "
+                "v_k^2, v_k_dot = (mu_k - v_k) ∘ exp(z)); 1-3 shared salient components "
+                "mu_s in [1.2, 1.6]; node k has its own block of b in 2..4 non-salient components "
+                "at mu_on in [0.5, 0.8] and mu_off = 0.1 elsewhere; small initialisation along the"
+                " targets V(0) = eps M, eps in [1e-3, 0.05]; horizon T = 80.",
+    prediction="drop-then-bounce of the stable rank sr(V) = ||V||_F^2/||V||_2^2, V = [v_1..v_K]",
+    simulation="sim.joma.simulate_eqn7 with mu of shape (K, d) (LSODA, rtol 1e-8), "
+               "sim.joma.stable_rank",
+    metric=f"score = min(sr(0) - min_t sr, sr(T) - min_t sr) >= margin = {RANK_MARGIN}",
+    tolerance=f"margin {RANK_MARGIN} (observed >= ~6e-3 in this range; solver error ~1e-8)",
+    reading="Rank is read as the stable rank (a continuous rank). Holds under the stated "
+            "condition on the initialisation: V(0) small AND along the targets. With an "
+            "isotropic random small initialisation the no-attention dynamics V(t) = M(1-e^{-t}) "
+            "+ V0 e^{-t} can itself dip and recover (by up to ~0.04 in stable rank, independent "
+            "of the init scale eps, since the path shape is eps-invariant), so a drop-and-bounce "
+            "is then not specific to attention. Negative control: the same score for "
+            "v_k_dot = mu_k - v_k (no attention), where V(t) stays proportional to M and sr is "
+            "constant: rejected.",
+    plot=plot_rank,
+))
+
+
+# ============================================================================================
+# Lemma 5
+# ============================================================================================
+@audits("joma.lemma5", form="printed")
+@examples(5)
+@given(ys=st.lists(st.floats(1e-6, 1e3), min_size=1, max_size=64))
+def test_joma_lemma5_printed(ys):
+    cid = "joma.lemma5"
+    grid = np.concatenate([np.linspace(1e-9, 20.0, 200_001), np.asarray(ys)])
+    gmax = float(np.max(th.g(grid)))
+    bound = 1 / math.sqrt(2)
+    ro = 1e3 * np.finfo(float).eps
+    check_at_least(cid, bound / gmax, 1 - ro, "bound / max g >= 1 up to round-off",
+                   control=(G5 - 1e-3) / gmax, what="max g")
+    # Eqn. 66 / 67 at the true maximiser, and g' = 0 there
+    gp = sp.lambdify(th.y, th.g_prime_expr, "numpy")
+    check_close(cid, [th.eqn66_residual(Y5), gp(Y5), th.g(Y5) - th.g_at_stationary(Y5)],
+                [0.0, 0.0, 0.0], Tolerance.roundoff(1.0, 1e3),
+                control=[0.0, 0.0, th.g(Y5) - 2 * Y5 / (Y5 ** 2 + 1)], what="Eqns. 66-67")
+    # sympy: the three algebraic steps of the proof
+    yy = th.y
+    ok66 = sp.simplify(th.g_prime_expr * yy ** 2 - (sp.exp(-yy ** 2) * (2 * yy ** 2 + 1) - 1))
+    ok67 = sp.simplify((1 - 1 / (2 * yy ** 2 + 1)) / yy - th.eqn67_expr)
+    okam = sp.expand((2 * yy + 1 / yy - 2 * sp.sqrt(2)) * yy - (sp.sqrt(2) * yy - 1) ** 2)
+    check_close(cid, [float(ok66 != 0), float(ok67 != 0), float(okam != 0)], [0.0, 0.0, 0.0],
+                Tolerance(0.5, "sympy identity (exact: 0 if the identity simplifies to 0)"),
+                control=[1.0, 0.0, 0.0], what="sympy proof steps")
+
+
+# ============================================================================================
+# Lemma 6
+# ============================================================================================
+@audits("joma.lemma6", form="printed")
+@examples(5)
+@given(ys=st.lists(st.floats(0.0, 1e3), min_size=1, max_size=64))
+def test_joma_lemma6_printed(ys):
+    cid = "joma.lemma6"
+    yv = np.concatenate([np.linspace(0.0, 30.0, 100_001), np.asarray(ys)])
+    Gv = th.G(yv)
+    ro = 1e3 * np.finfo(float).eps
+    check_at_least(cid, float(Gv.min()) + 1.0, 1.0 - ro, "1 + min G >= 1 (G >= 0)",
+                   control=float((-th.G(Y6)) + 1.0), what="G >= 0 (control: -G)")
+    check_at_least(cid, float(1 / Gv.max()), 1 - ro, "1 / max G >= 1 up to round-off",
+                   control=float((G6 - 1e-3) / Gv.max()), what="max G")
+    pos = yv > 1e-150  # below, y^2 underflows (both sides are ~y there)
+    check_at_least(cid, float(np.min(th.G_bound(yv[pos]) / Gv[pos])), 1 - ro,
+                   "sqrt2 g(y/sqrt2) / G >= 1 up to round-off",
+                   control=float(np.min(0.5 * th.G_bound(yv[pos]) / Gv[pos])),
+                   what="intermediate bound")
+    # G (Dawson form) against the definition by quadrature, for drawn y <= 8 and y*
+    yq = np.concatenate([[Y6, 0.5, 3.0], np.asarray([t for t in ys if t <= 8.0])])
+    quad = np.array([math.exp(-t * t / 2) * integrate.quad(lambda s: math.exp(s * s / 2), 0, t,
+                                                           epsabs=1e-13, epsrel=1e-13)[0]
+                     for t in yq])
+    check_close(cid, th.G(yq), quad, Tolerance(1e-10, "quadrature epsrel 1e-13 x e^{y^2/2} "
+                                                     "cancellation, generous"),
+                control=quad * 1.01 + 1e-3, what="G vs definition")
+
+
+# ============================================================================================
+# Theorem 4
+# ============================================================================================
+@st.composite
+def speed_problem(draw):
+    d = draw(st.integers(2, 8))
+    mu = [draw(st.floats(0.2, 1.0)), draw(st.floats(1.8, 3.0))]
+    mu += [draw(st.floats(0.2, 3.0)) for _ in range(d - 2)]
+    r0 = [draw(st.floats(-1.0, 0.9)) for _ in range(d)]
+    return np.asarray(mu), np.asarray(r0)
+
+
+def _factor(omega):
+    def c(t, v):
+        return (1.2 + math.sin(omega * t)) / (1.0 + float(np.mean(v * v)))
+    return c
+
+
+@audits("joma.theorem4", form="printed")
+@examples(12)
+@given(prob=speed_problem(), omega=st.floats(0.5, 20.0), use_factor=st.booleans())
+def test_joma_theorem4_invariant(prob, omega, use_factor):
+    """Eqn. 71 on the literal v-state integration of Eqn. 7 (with factor 1: F_j(t) = t)."""
+    cid = "joma.theorem4"
+    mu, r0 = prob
+    delta0 = 1 - r0
+    # horizon: the fastest component stays above DELTA_FLOOR_V (its rate is <= c_max e^{mu^2/2})
+    cmax = 2.2 if use_factor else 1.0
+    jf = int(np.argmax(mu))
+    T = math.log(abs(delta0[jf]) / DELTA_FLOOR_V) / (cmax * math.exp(mu[jf] ** 2 / 2))
+    fac = _factor(omega) if use_factor else None
+    run = simulate_eqn7(mu, r0 * mu, T, n_points=120, factor=fac, rtol=RTOL, atol=1e-13)
+    Fv = th.F_delta(run.delta, run.delta[0], mu)
+    Fw = th.F_delta(run.delta, run.delta[0], mu, integrand_power=1.0)
+    scale = float(np.max(np.maximum(np.abs(run.v), 1.0) / (mu * np.abs(run.delta))))
+    tol = Tolerance.solver(RTOL, scale)
+    ref = Fv.mean(axis=1, keepdims=True)
+    check_close(cid, Fv, np.broadcast_to(ref, Fv.shape), tol,
+                control=np.broadcast_to(ref, Fv.shape) + (Fw - Fw.mean(axis=1, keepdims=True)),
+                what="Eqn. 71 (v state)")
+    if not use_factor:  # F_j(t) = int_0^t 1 ds = t
+        check_close(cid, Fv, np.broadcast_to(run.t[:, None], Fv.shape), tol,
+                    control=np.broadcast_to(run.t[:, None], Fv.shape) * 1.5 + 1e-3,
+                    what="F_j(t) = t")
+
+
+def _lambda_tables(run, mu):
+    D, D0 = run.delta[1:], run.delta[0]
+    lam = th.lambda_jk(D[:, :, None], D0[:, None], mu[:, None], D[:, None, :], D0[None, :],
+                       mu[None, :])
+    Lam = th.Lambda_jk(lam, mu[None, None, :], D[:, None, :], D0[None, :])
+    Lj = th.log_ratio(D, D0)
+    return lam, Lam, Lj
+
+
+@audits("joma.theorem4", form="printed")
+@examples(12)
+@given(prob=speed_problem(), omega=st.floats(0.5, 20.0), use_factor=st.booleans())
+def test_joma_theorem4_printed(prob, omega, use_factor):
+    """Eqn. 8 with the proof's Lambda, |lambda_jk| <= M(r_j0) + M(r_k0) at every output time,
+    Lambda -> 0; long horizon via the deviation state (delta down to ~1e-240)."""
+    cid = "joma.theorem4"
+    mu, r0 = prob
+    cmax = 2.2 if use_factor else 1.0
+    T = 550.0 / (cmax * math.exp(mu.max() ** 2 / 2))
+    fac = _factor(omega) if use_factor else None
+    run = simulate_eqn7(mu, r0 * mu, T, n_points=200, factor=fac, state="deviation", rtol=RTOL,
+                        atol=1e-300)
+    d = mu.size
+    # Eqn. 71 to solver tolerance (relative precision of delta is kept in this state)
+    Fv = th.F_delta(run.delta, run.delta[0], mu)
+    Fw = th.F_delta(run.delta, run.delta[0], mu, integrand_power=1.0)
+    ref = np.broadcast_to(Fv.mean(axis=1, keepdims=True), Fv.shape)
+    check_close(cid, Fv, ref, Tolerance.solver(RTOL, float(np.abs(Fv).max())),
+                control=ref + (Fw - Fw.mean(axis=1, keepdims=True)), what="Eqn. 71 (deviation)")
+
+    lam, Lam, Lj = _lambda_tables(run, mu)
+    off = ~np.eye(d, dtype=bool)
+    # Eqn. 8: observed log-ratio vs e^{mu_j^2/2}/e^{mu_k^2/2} (1 + Lambda_jk)
+    obs = (Lj[:, :, None] / Lj[:, None, :])[:, off]
+    pred = th.eqn8_ratio(mu[:, None], mu[None, :], Lam)[:, off]
+    wrong = th.eqn8_ratio(mu[:, None], mu[None, :], Lam, exponent=1.0)[:, off]
+    check_close(cid, obs / pred - 1, np.zeros_like(obs), Tolerance.roundoff(1.0, 1e4),
+                control=obs / wrong - 1, what="Eqn. 8 ratio")
+    # Eqn. 86 == Eqn. 87 (rho_k - rho_j vs the closed form of lambda)
+    D, D0 = run.delta[1:], run.delta[0]
+    rho = th.rho_delta(D, D0, mu)
+    lam86 = rho[:, None, :] - rho[:, :, None]
+    check_close(cid, lam86[:, off], lam[:, off], Tolerance.solver(RTOL, float(np.abs(Fv).max())),
+                control=lam[:, off] + 0.5 * (np.abs(lam[:, off]) + 0.1), what="Eqn. 86 = 87")
+    # |lambda_jk(t)| <= C_jk = M(r_j0) + M(r_k0), all t
+    C = th.lambda_bound(r0[:, None], r0[None, :])
+    ratio = float(np.max(np.abs(lam[:, off]) / C[off]))
+    check_at_least(cid, 1 / ratio, 1.0, "C_jk / max_t |lambda_jk(t)| >= 1",
+                   control=0.999, what="lambda bound (control: a bound 0.1% below the sup)")
+    # Lambda -> 0: for the pair with the largest |lambda(T)|, |Lambda(T)| / |Lambda(T/2)| ~ 1/2
+    lamT = np.where(off, np.abs(lam[-1]), -1.0)
+    j, k = np.unravel_index(int(np.argmax(lamT)), lamT.shape)
+    assume(abs(lam[-1, j, k]) > 1e-2)
+    # compare at the output time where ln(delta_k0/delta_k) is half its final value (under a
+    # non-constant factor the clock is int c dt, not t)
+    h = int(np.argmin(np.abs(Lj[:, k] - Lj[-1, k] / 2)))
+    # Lambda(T)/Lambda(t_h) = (lambda(T)/lambda(t_h)) / 2: the o(1) shrinkage is visible once
+    # lambda has settled (|lambda(T)/lambda(t_h) - 1| <= 0.1); on shorter horizons (large
+    # mu_max) the slow component has not converged yet and this sub-check is skipped.
+    if abs(lam[-1, j, k] / lam[h, j, k] - 1) > 0.1:
+        return
+    shrink = 1 - abs(Lam[-1, j, k]) / abs(Lam[h, j, k])
+    ctrl = 1 - abs(lam[-1, j, k]) / abs(lam[h, j, k])
+    check_at_least(cid, shrink, 0.3, "Lambda(T)/Lambda(t_h) -> L_k(t_h)/L_k(T) = 1/2",
+                   control=ctrl, what="Lambda shrinks")
+
+
+@audits("joma.theorem4", form="printed")
+@examples(15)
+@given(r0s=st.lists(st.one_of(st.floats(-1.0, 0.9), st.floats(1.1, 2.0)), min_size=4, max_size=16),
+       mus=st.lists(st.floats(1e-3, 3.0), min_size=4, max_size=16),
+       fr=st.lists(st.floats(0.05, 1.0), min_size=4, max_size=16))
+def test_joma_theorem4_bound_derivation(r0s, mus, fr):
+    """Eqns. 76-83: |zeta| <= M(r0), Eqn. 79 (quadrature), |F - e^{-mu^2/2} ln| <= M(r0)."""
+    cid = "joma.theorem4"
+    n = min(len(r0s), len(mus), len(fr))
+    r0 = np.asarray(r0s[:n])
+    m = np.asarray(mus[:n])
+    # r between r0 and 1 (exclusive of 1): delta = delta0 * (1e-8)^fr
+    delta0 = 1 - r0
+    delta = delta0 * np.power(1e-8, np.asarray(fr[:n]))
+    r = 1 - delta
+    Mv = th.M_bound(r0)
+    z = th.zeta(r, r0, m)
+    sup_ctrl = "control: a bound 0.1% below the observed sup"
+    check_at_least(cid, float(np.min(Mv / np.abs(z))), 1.0, "M(r0)/|zeta| >= 1 (Eqn. 77)",
+                   control=0.999, what=sup_ctrl)
+    resid = th.F_delta(delta, delta0, m) - np.exp(-m ** 2 / 2) * np.log(delta0 / delta)
+    check_at_least(cid, float(np.min(Mv / np.abs(resid))), 1.0,
+                   "M(r0) / |F - e^{-mu^2/2} ln((1-r0)/(1-r))| >= 1 (Eqn. 83)",
+                   control=0.999, what=sup_ctrl)
+    # sharper (Eqn. 82 + Lemma 6): |resid| <= max_{x in [0, mu]} |zeta(r, r0, x)| G(mu)
+    xs = np.linspace(1e-9, 1.0, 401)[None, :] * m[:, None]
+    zmax = np.max(np.abs(th.zeta(r[:, None], r0[:, None], xs)), axis=1)
+    check_at_least(cid, float(np.min((zmax * th.G(m) * (1 + 1e-6) + 1e-12) / np.abs(resid))),
+                   1.0, "Eqn. 82: max|zeta| G(mu) / |resid| >= 1", control=0.999, what=sup_ctrl)
+    # Eqn. 79: e^{mu^2/2} F - F(r, r0, 0) = int_0^mu zeta(r, r0, x) e^{x^2/2} dx
+    # F(r, r0, 0) = ln((1-r0)/(1-r)) (Eqn. 81) in delta form: 1 - r would cancel for r ~ 1
+    lhs = np.exp(m ** 2 / 2) * th.F_delta(delta, delta0, m) - th.log_ratio(delta, delta0)
+    rhs, wrong = [], []
+    for ri, r0i, mi in zip(r, r0, m):
+        rhs.append(integrate.quad(lambda t: float(th.zeta(ri, r0i, t)) * math.exp(t * t / 2),
+                                  0, mi, epsabs=1e-13, epsrel=1e-12)[0])
+        wz = lambda t: (math.sqrt(math.pi / 2) * (math.erf(ri * t / math.sqrt(2))  # noqa: E731
+                                                  - math.erf(r0i * t / math.sqrt(2)))
+                        - (math.exp(-r0i ** 2 * t * t / 2) - math.exp(-ri ** 2 * t * t / 2)) / t)
+        wrong.append(integrate.quad(lambda t: wz(t) * math.exp(t * t / 2), 1e-12, mi,
+                                    epsabs=1e-13, epsrel=1e-12)[0])
+    scale = float(max(1.0, np.max(np.abs(lhs))))
+    check_close(cid, lhs, np.asarray(rhs), Tolerance(1e-9 * scale, "quadrature epsrel 1e-12 + "
+                                                     "Gauss-Legendre F, relative to |lhs|"),
+                control=np.asarray(wrong), what="Eqn. 79")
+
+
+# ============================================================================================
+# Section 4: entropy and rank dynamics
+# ============================================================================================
+@audits("joma.sec4.entropy_dynamics", form="printed")
+@examples(12)
+@given(d=st.integers(8, 20), n_sal=st.integers(1, 3),
+       mu_sal=st.lists(st.floats(1.5, 2.5), min_size=3, max_size=3),
+       mu_non=st.lists(st.floats(0.5, 1.0), min_size=19, max_size=19),
+       eps=st.floats(1e-3, 0.05))
+def test_joma_sec4_entropy_dynamics(d, n_sal, mu_sal, mu_non, eps):
+    cid = "joma.sec4.entropy_dynamics"
+    mu, v0 = entropy_setting(d, n_sal, mu_sal, mu_non, eps)
+    _, Ha, _ = entropy_curves(mu, v0)
+    _, Hc, _ = entropy_curves(mu, v0, attention=False)
+    score = min(drop_rebound(Ha))
+    control = min(drop_rebound(Hc))
+    check_at_least(cid, score, ENTROPY_MARGIN, "entropy drop and rebound > margin (nats)",
+                   control=control, what="drop-then-rebound")
+
+
+@audits("joma.sec4.rank_dynamics", form="printed")
+@examples(12)
+@given(K=st.integers(2, 4), b=st.integers(2, 4), n_sal=st.integers(1, 3),
+       mu_sal=st.floats(1.2, 1.6), mu_on=st.floats(0.5, 0.8), eps=st.floats(1e-3, 0.05))
+def test_joma_sec4_rank_dynamics(K, b, n_sal, mu_sal, mu_on, eps):
+    cid = "joma.sec4.rank_dynamics"
+    M, V0 = rank_setting(K, b, n_sal, mu_sal, mu_on, 0.1, eps)
+    _, Sa, run = rank_curves(M, V0)
+    _, Sc, _ = rank_curves(M, V0, attention=False)
+    # the horizon reaches convergence (final stable rank = sr(M))
+    check_close(cid, Sa[-1], stable_rank(M.T), Tolerance(1e-6, "converged: |delta| ~1e-10 "
+                                                         "x condition of sr"),
+                control=stable_rank(M.T) + 10 * RANK_MARGIN, what="converged to sr(M)")
+    score = min(drop_rebound(Sa))
+    control = min(drop_rebound(Sc))
+    check_at_least(cid, score, RANK_MARGIN, "stable rank drop and bounce > margin",
+                   control=control, what="drop-then-bounce")

@@ -1,4 +1,7 @@
-"""JoMA (Tian et al., ICLR 2024): the training dynamics of Eqn. 2 and the reduced Eqn. 3.
+"""JoMA (Tian et al., ICLR 2024): the simulations its claims are about (torch, float64; scipy
+solve_ivp for the reduced ODEs). Sections follow the paper.
+
+JoMA (Tian et al., ICLR 2024): the training dynamics of Eqn. 2 and the reduced Eqn. 3.
 
 Model (Section 2, Eqn. 1), for one query token m and a batch of N samples i:
 
@@ -28,12 +31,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
 from scipy.integrate import solve_ivp
 
 from sim import default_device, make_generator
+
+#==================================================================================================
+# Sections 2-3: Theorems 1-2 (Eqns. 1-4, Appendix A.2)
+#==================================================================================================
 
 ATTENTIONS = ("linear", "exp", "softmax")
 ACTIVATIONS = ("linear", "relu")
@@ -279,3 +287,605 @@ def eqn3_blowup_time(delta, *, c=None, v0=None, A: float = 1.0) -> float:
         tail = math.sqrt(math.pi / 2) * erfc(np.sign(delta) * v0 / math.sqrt(2))
         t = np.where(delta != 0, A * np.exp(-c) * tail / np.abs(delta), np.inf)
     return float(np.min(t))
+
+
+#==================================================================================================
+# Section 5 / Appendix A.5: HBLT(rho), Lemmas 7-8, Theorem 5, Eq. 9
+#==================================================================================================
+# HBLT(rho): the hierarchical binary latent tree of JoMA (Tian et al., ICLR 2024), Section 5 and
+# Appendix A.5 (Definition 2), in torch float64 with a local torch.Generator.
+#
+# Structure.  The root y_0 is a class label over D classes with prior p0.  It has B binary
+# children (depth 1) with P(y=0 | y_0=k) = q0[b, k].  Every binary latent above the leaves has N_ch
+# children, each a noisy copy of its parent through M(rho) (P[child=1|parent=1] =
+# P[child=0|parent=0] = (1+rho)/2), optionally with one rho per edge.  The nodes at depth L (L edges
+# below the root, layer s = 0 in the paper's numbering) are the tokens: y_leaf = 1 means the
+# token appears.  Binary nodes are numbered breadth first (depth 1 first), children of a node are
+# contiguous, so `parent` and `depth` describe the tree and `cla_height` gives, for a pair of
+# leaves, the number of edges H from their common latent ancestor down to them (H = L when the
+# only common ancestor is the root y_0).
+#
+# Two independent ways to get co-occurrences:
+#   * hblt_exact_joint / hblt_exact_leaf_cooccurrence: brute-force sum over all 2^N binary
+#     configurations x D classes (small trees, N <= 18), no use of any closed form;
+#   * hblt_sample / empirical_leaf_cooccurrence: batched ancestral sampling (Monte Carlo).
+
+_DT = torch.float64
+
+
+@dataclass(frozen=True)
+class HBLTTree:
+    """An HBLT instance. Binary nodes 0..N-1 (breadth first); the root y_0 is not a node.
+
+    p0     -- (D,) class prior P(y_0 = k)
+    q0     -- (B, D) P(y_b = 0 | y_0 = k) for the B root children b = 0..B-1 (nodes 0..B-1)
+    rho    -- (N,) uncertainty parameter of the edge parent -> node (NaN for depth-1 nodes)
+    parent -- (N,) parent node index, -1 for depth-1 nodes (their parent is y_0)
+    depth  -- (N,) edges from the root (1..L); the paper's layer index is s = L - depth
+    """
+
+    p0: torch.Tensor
+    q0: torch.Tensor
+    rho: torch.Tensor
+    parent: torch.Tensor
+    depth: torch.Tensor
+    L: int
+    B: int
+    N_ch: int
+
+    @property
+    def D(self) -> int:
+        return int(self.p0.numel())
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.parent.numel())
+
+    @property
+    def device(self) -> torch.device:
+        return self.p0.device
+
+    @property
+    def leaves(self) -> torch.Tensor:
+        """Node indices of the tokens (depth L), in order: leaf index j <-> node leaves[j]."""
+        return torch.nonzero(self.depth == self.L).flatten()
+
+    @property
+    def n_leaves(self) -> int:
+        return int((self.depth == self.L).sum())
+
+    def level(self, d: int) -> torch.Tensor:
+        """Node indices at depth d (1..L)."""
+        return torch.nonzero(self.depth == d).flatten()
+
+    def ancestors(self, node: int) -> list[int]:
+        """[node, parent, grandparent, ..., depth-1 ancestor]."""
+        self._check_node(node)
+        out, par = [int(node)], self.parent.tolist()
+        while par[out[-1]] >= 0:
+            out.append(par[out[-1]])
+        return out
+
+    def root_child_of(self, node: int) -> int:
+        """The depth-1 ancestor (the paper's y_1) of `node`."""
+        return self.ancestors(node)[-1]
+
+    def cla(self, a: int, b: int) -> int:
+        """Common latent ancestor of nodes a and b (a node index), or -1 if it is the root y_0."""
+        anc_a = self.ancestors(a)
+        set_b = set(self.ancestors(b))
+        for x in anc_a:
+            if x in set_b:
+                return x
+        return -1
+
+    def cla_height(self, a: int, b: int) -> int:
+        """H: edges from the CLA of leaves a, b down to them (L if the CLA is the root y_0)."""
+        for x in (a, b):
+            if int(self.depth[x]) != self.L:
+                raise ValueError(f"node {x} is not a leaf (depth {int(self.depth[x])} != L={self.L})")
+        c = self.cla(a, b)
+        return self.L if c < 0 else self.L - int(self.depth[c])
+
+    def cla_height_matrix(self) -> torch.Tensor:
+        """(n_leaves, n_leaves) int64 matrix of H for every pair of leaves (0 on the diagonal)."""
+        lv = self.leaves.tolist()
+        Hm = torch.zeros(len(lv), len(lv), dtype=torch.int64)
+        for i, a in enumerate(lv):
+            for j in range(i + 1, len(lv)):
+                Hm[i, j] = Hm[j, i] = self.cla_height(a, lv[j])
+        return Hm
+
+    def _check_node(self, node):
+        if not (isinstance(node, int) and 0 <= node < self.num_nodes):
+            raise ValueError(f"node must be an int in [0, {self.num_nodes - 1}], got {node!r}")
+
+
+@dataclass(frozen=True)
+class HBLTSample:
+    """n samples: labels (n,) int64 class of y_0; nodes (n, N) bool values of all binary nodes
+    (column i = node i); leaves (n, n_leaves) bool token indicators (column j = tree.leaves[j])."""
+
+    labels: torch.Tensor
+    nodes: torch.Tensor
+    leaves: torch.Tensor
+
+
+def _as_tensor(x, name, device):
+    try:
+        return torch.as_tensor(x, dtype=_DT, device=device)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"{name} must be numeric, got {x!r}") from exc
+
+
+def _check_int(x, name, lo):
+    if isinstance(x, bool) or not isinstance(x, int) or x < lo:
+        raise ValueError(f"{name} must be an int >= {lo}, got {x!r}")
+
+
+def _check_prob(t, name):
+    if not bool(torch.all(torch.isfinite(t))) or bool(torch.any(t < 0)) or bool(torch.any(t > 1)):
+        raise ValueError(f"{name} entries must be probabilities in [0, 1]")
+
+
+def make_hblt(p0, q0, rho, n_children: int, depth: int, n_root_children: int = 1,
+              device: torch.device | str | None = None) -> HBLTTree:
+    """Build an HBLT tree.
+
+    p0              -- (D,) class prior, entries in [0, 1] summing to 1 (D >= 1)
+    q0              -- P(y_b=0 | y_0=k): (D,) shared by all root children, or (B, D)
+    rho             -- scalar in [-1, 1] (HBLT(rho)) or (N,) per edge parent -> node, entries of
+                       depth-1 nodes ignored (those edges are given by q0)
+    n_children      -- N_ch >= 1 children per binary latent above the leaves
+    depth           -- L >= 1 edges from the root to the leaves
+    n_root_children -- B >= 1 binary children of the root
+    """
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    _check_int(n_children, "n_children (N_ch)", 1)
+    _check_int(depth, "depth (L)", 1)
+    _check_int(n_root_children, "n_root_children (B)", 1)
+    p0 = _as_tensor(p0, "p0", device)
+    if p0.ndim != 1 or p0.numel() < 1:
+        raise ValueError(f"p0 must be a 1-d class prior with D >= 1 entries, got shape "
+                         f"{tuple(p0.shape)}")
+    _check_prob(p0, "p0")
+    if abs(float(p0.sum()) - 1.0) > 1e-9:
+        raise ValueError(f"p0 must sum to 1 (within 1e-9), sums to {float(p0.sum())!r}")
+    D, B, Nch, Ld = p0.numel(), n_root_children, n_children, depth
+    q0 = _as_tensor(q0, "q0", device)
+    if q0.ndim == 1:
+        q0 = q0.unsqueeze(0).expand(B, -1).clone()
+    if q0.shape != (B, D):
+        raise ValueError(f"q0 must have shape (D,)=({D},) or (B, D)=({B}, {D}), got "
+                         f"{tuple(q0.shape)}")
+    _check_prob(q0, "q0")
+    sizes = [B * Nch ** (d - 1) for d in range(1, Ld + 1)]
+    N = sum(sizes)
+    starts = [0]
+    for s in sizes[:-1]:
+        starts.append(starts[-1] + s)
+    parent = torch.full((N,), -1, dtype=torch.int64)
+    dep = torch.empty(N, dtype=torch.int64)
+    for d in range(1, Ld + 1):
+        a, n = starts[d - 1], sizes[d - 1]
+        dep[a:a + n] = d
+        if d > 1:
+            parent[a:a + n] = starts[d - 2] + torch.arange(n) // Nch
+    r = _as_tensor(rho, "rho", device)
+    if r.ndim == 0:
+        r = r.expand(N).clone()
+    if r.shape != (N,):
+        raise ValueError(f"rho must be a scalar or have shape (N,)=({N},), got {tuple(r.shape)}")
+    r = r.clone()
+    r[:B] = float("nan")
+    used = r[B:]
+    if not bool(torch.all(torch.isfinite(used))) or bool(torch.any(used.abs() > 1)):
+        raise ValueError("rho must lie in [-1, 1]")
+    return HBLTTree(p0=p0, q0=q0, rho=r, parent=parent.to(device), depth=dep.to(device), L=Ld,
+                    B=B, N_ch=Nch)
+
+
+# ------------------------------------------------------------------------------------------
+# Exact enumeration
+# ------------------------------------------------------------------------------------------
+def hblt_exact_joint(tree: HBLTTree, max_nodes: int = 18):
+    """Brute-force joint law: returns (probs, configs) with probs (D, 2^N) float64,
+    probs[k, c] = P(y_0 = k, binary nodes = configs[c]) and configs (2^N, N) bool, node i of
+    configuration c = bit i of c.  A plain product of the edge conditionals over all
+    configurations (Definition 2); no closed form is used."""
+    N = tree.num_nodes
+    if N > max_nodes:
+        raise ValueError(f"exact enumeration needs num_nodes <= max_nodes={max_nodes}, got {N}")
+    dev = tree.device
+    codes = torch.arange(2 ** N, device=dev)
+    configs = ((codes.unsqueeze(1) >> torch.arange(N, device=dev)) & 1).bool()  # (C, N)
+    probs = tree.p0.unsqueeze(1).expand(-1, 2 ** N).clone()  # (D, C)
+    for b in range(tree.B):  # root children: P(y_b | y_0 = k)
+        yb = configs[:, b]
+        probs *= torch.where(yb.unsqueeze(0), 1 - tree.q0[b].unsqueeze(1), tree.q0[b].unsqueeze(1))
+    if N > tree.B:
+        child = torch.arange(tree.B, N, device=dev)
+        same = configs[:, child] == configs[:, tree.parent[child]]  # (C, N-B)
+        r = tree.rho[child]
+        fac = torch.where(same, (1 + r) / 2, (1 - r) / 2).prod(dim=1)
+        probs *= fac.unsqueeze(0)
+    return probs, configs
+
+
+def hblt_exact_pair_table(tree: HBLTTree, a: int, b: int, joint=None) -> torch.Tensor:
+    """(2, 2) exact joint table T[i, j] = P(y_a = i, y_b = j)."""
+    tree._check_node(a)
+    tree._check_node(b)
+    probs, configs = hblt_exact_joint(tree) if joint is None else joint
+    w = probs.sum(0)
+    T = torch.empty(2, 2, dtype=_DT, device=tree.device)
+    for i in range(2):
+        for j in range(2):
+            T[i, j] = w[(configs[:, a] == bool(i)) & (configs[:, b] == bool(j))].sum()
+    return T
+
+
+def hblt_exact_conditional_table(tree: HBLTTree, child: int, ancestor: int, joint=None):
+    """P_{child|ancestor} in the layout of Eqn 88: T[i, j] = P(y_child = i | y_ancestor = j)
+    (columns sum to 1), by exact enumeration."""
+    T = hblt_exact_pair_table(tree, child, ancestor, joint)
+    col = T.sum(0, keepdim=True)
+    if bool(torch.any(col <= 0)):
+        raise ValueError("the conditioning node has a value of probability 0")
+    return T / col
+
+
+def hblt_exact_leaf_cooccurrence(tree: HBLTTree, joint=None):
+    """Exact (C, marg): C[l, m] = P[y_l = 1 | y_m = 1] for leaves l, m (leaf indices), and
+    marg[m] = P[y_m = 1]; by brute-force summation over all configurations."""
+    probs, configs = hblt_exact_joint(tree) if joint is None else joint
+    w = probs.sum(0)
+    X = configs[:, tree.leaves].to(_DT)  # (C, n_leaves)
+    P11 = X.T @ (w.unsqueeze(1) * X)
+    marg = torch.diagonal(P11).clone()
+    return P11 / marg.unsqueeze(0), marg
+
+
+# ------------------------------------------------------------------------------------------
+# Monte Carlo
+# ------------------------------------------------------------------------------------------
+def hblt_sample(tree: HBLTTree, n: int, generator: torch.Generator) -> HBLTSample:
+    """n independent ancestral samples (class label, every binary latent, the tokens), batched
+    level by level; randomness only from the local `generator` (on the tree's device)."""
+    _check_int(n, "n (number of samples)", 1)
+    if not isinstance(generator, torch.Generator):
+        raise ValueError("generator must be a torch.Generator (see sim.make_generator)")
+    dev = tree.device
+    labels = torch.multinomial(tree.p0, n, replacement=True, generator=generator)
+    nodes = torch.empty(n, tree.num_nodes, dtype=torch.bool, device=dev)
+    u = torch.rand(n, tree.B, generator=generator, dtype=_DT, device=dev)
+    nodes[:, :tree.B] = u >= tree.q0[:, labels].T  # y_b = 0 with probability q0[b, k]
+    for d in range(2, tree.L + 1):
+        idx = tree.level(d)
+        flip_p = (1 - tree.rho[idx]) / 2
+        flip = torch.rand(n, idx.numel(), generator=generator, dtype=_DT, device=dev) < flip_p
+        nodes[:, idx] = nodes[:, tree.parent[idx]] ^ flip
+    return HBLTSample(labels=labels, nodes=nodes, leaves=nodes[:, tree.leaves])
+
+
+def empirical_leaf_cooccurrence(sample: HBLTSample):
+    """(F, count): F[l, m] = #(y_l = 1 and y_m = 1) / #(y_m = 1) (NaN where #(y_m=1) = 0) and
+    count[m] = #(y_m = 1).  Given the samples with y_m = 1, #(y_l=1) among them is
+    Binomial(count[m], P[y_l=1|y_m=1]), so SE = sqrt(p (1-p) / count[m])."""
+    X = sample.leaves.to(_DT)
+    both = X.T @ X
+    count = torch.diagonal(both).clone()
+    F = both / count.unsqueeze(0)
+    F = torch.where(count.unsqueeze(0) > 0, F, torch.full_like(F, math.nan))
+    return F, count
+
+
+#==================================================================================================
+# Section 4 / Appendix A.3: nonlinear activations, Lemmas 1-4, Theorem 3
+#==================================================================================================
+# JoMA (Tian et al., ICLR 2024) Sec. 4: the literal Eqn 2 gradient of one MLP node with uniform
+# attention, estimated by Monte Carlo on mixtures of isotropic distributions (torch, float64).
+#
+# Setting (Eqns 1-2, uniform attention b = x):  f = U_C x + u_q, h = phi(w^T f),
+# w_dot = E[g phi'(w^T f) f]; v := U_C^T w, xi := u_q^T w, so v_dot = U_C^T w_dot, xi_dot = u_q^T w_dot.
+# Every estimator returns the mean and its Monte Carlo standard error (sample std / sqrt(N)).
+
+FAMILIES = ("gaussian", "student_t", "ball")
+
+
+def _finite_pos(name, x):
+    if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
+
+
+def random_embeddings(d: int, m_c: int, gen: torch.Generator, dtype=torch.float64,
+                      device=None):
+    """U_C (d x M_C) with orthonormal columns and a unit u_q orthogonal to them (QR of a Gaussian)."""
+    if not (isinstance(d, int) and isinstance(m_c, int) and m_c >= 1 and d >= m_c + 1):
+        raise ValueError(f"need ints M_C >= 1 and d >= M_C + 1, got d={d!r}, M_C={m_c!r}")
+    a = torch.randn(d, m_c + 1, generator=gen, dtype=dtype, device=device)
+    q, _ = torch.linalg.qr(a)
+    return q[:, :m_c], q[:, m_c]
+
+
+def sample_isotropic_noise(n_samples: int, n: int, family: str, gen: torch.Generator,
+                           sigma: float = 1.0, nu: int = 5, dtype=torch.float64, device=None):
+    """z in R^n, isotropic: gaussian N(0, sigma^2 I); student_t (integer nu >= 1, scale sigma):
+    sigma g / sqrt(chi2_nu / nu); ball: uniform in the ball of radius sigma."""
+    if not (isinstance(n_samples, int) and n_samples >= 2):
+        raise ValueError(f"n_samples must be an int >= 2, got {n_samples!r}")
+    if not (isinstance(n, int) and n >= 1):
+        raise ValueError(f"dimension n must be an int >= 1, got {n!r}")
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    _finite_pos("sigma", sigma)
+    g = torch.randn(n_samples, n, generator=gen, dtype=dtype, device=device)
+    if family == "gaussian":
+        return sigma * g
+    if family == "student_t":
+        if not (isinstance(nu, int) and nu >= 1):
+            raise ValueError(f"nu must be an int >= 1 (chi^2 by squared normals), got {nu!r}")
+        w = torch.zeros(n_samples, dtype=dtype, device=device)
+        for _ in range(nu):
+            w += torch.randn(n_samples, generator=gen, dtype=dtype, device=device) ** 2
+        return sigma * g / torch.sqrt(w / nu)[:, None]
+    u = torch.rand(n_samples, generator=gen, dtype=dtype, device=device)
+    direction = g / torch.linalg.norm(g, dim=1, keepdim=True)
+    return sigma * u[:, None] ** (1.0 / n) * direction
+
+
+def sample_mixture(n_samples: int, centers: torch.Tensor, weights, family: str,
+                   gen: torch.Generator, sigma: float = 1.0, nu: int = 5, R: torch.Tensor | None = None):
+    """x = xbar_c + R z with c ~ Categorical(weights), z isotropic in R^n (n = R.shape[1]; R = I by
+    default).  The same p(x - xbar_c) for all components (Eqn 45).  Returns (x, labels)."""
+    centers = torch.as_tensor(centers, dtype=torch.float64)
+    if centers.ndim != 2 or centers.shape[0] < 1 or centers.shape[1] < 1:
+        raise ValueError(f"centers must be a (C, M) tensor with C, M >= 1, got {tuple(centers.shape)}")
+    if not torch.all(torch.isfinite(centers)):
+        raise ValueError("centers must be finite")
+    w = torch.as_tensor(weights, dtype=torch.float64)
+    if w.shape != (centers.shape[0],) or torch.any(w < 0) or abs(float(w.sum()) - 1) > 1e-9:
+        raise ValueError("mixture weights must be a probability vector (>= 0, sum 1) of length C")
+    m = centers.shape[1]
+    if R is None:
+        R = torch.eye(m, dtype=torch.float64, device=centers.device)
+    R = torch.as_tensor(R, dtype=torch.float64)
+    if R.ndim != 2 or R.shape[0] != m or R.shape[1] < 1 or R.shape[1] > m:
+        raise ValueError(f"R must be (M, n) with 1 <= n <= M = {m}, got {tuple(R.shape)}")
+    if not torch.allclose(R.T @ R, torch.eye(R.shape[1], dtype=torch.float64), atol=1e-10):
+        raise ValueError("R must have orthonormal columns")
+    labels = torch.multinomial(w, n_samples, replacement=True, generator=gen)
+    z = sample_isotropic_noise(n_samples, R.shape[1], family, gen, sigma=sigma, nu=nu,
+                               device=centers.device)
+    return centers[labels] + z @ R.T, labels
+
+
+def phi(u: torch.Tensor, c_minus: float = 0.0, c_plus: float = 1.0) -> torch.Tensor:
+    """Homogeneous (leaky) ReLU phi(u) = c_+ max(u, 0) + c_- min(u, 0) (c_- = 0: ReLU)."""
+    return c_plus * torch.clamp(u, min=0) + c_minus * torch.clamp(u, max=0)
+
+
+def phi_prime(u: torch.Tensor, c_minus: float = 0.0, c_plus: float = 1.0) -> torch.Tensor:
+    """phi'(u) = c_- 1[u<0] + c_+ 1[u>0] (0 at the kink, a null set)."""
+    one = torch.ones_like(u)
+    return torch.where(u > 0, c_plus * one, torch.where(u < 0, c_minus * one, 0.0 * one))
+
+
+def _mean_se(values: torch.Tensor, dim=0):
+    n = values.shape[dim]
+    return values.mean(dim), values.std(dim, unbiased=True) / math.sqrt(n)
+
+
+def eqn2_gradient(w: torch.Tensor, U_C: torch.Tensor, u_q: torch.Tensor, x: torch.Tensor,
+                  g: torch.Tensor, c_minus: float = 0.0, c_plus: float = 1.0):
+    """Eqn 2 literally: w_dot = E[g phi'(w^T f) f], f = U_C x + u_q (uniform attention b = x).
+    w: (K, d) parameter sets (batched).  Returns a dict with w_dot (K, d) and, projected per sample,
+    v_dot = U_C^T w_dot (K, M), xi_dot = u_q^T w_dot (K,), each with its MC standard error."""
+    w = torch.atleast_2d(torch.as_tensor(w, dtype=torch.float64))
+    d, m = U_C.shape
+    if w.shape[1] != d or x.ndim != 2 or x.shape[1] != m or g.shape != (x.shape[0],):
+        raise ValueError(f"shape mismatch: w {tuple(w.shape)}, U_C {tuple(U_C.shape)}, "
+                         f"x {tuple(x.shape)}, g {tuple(g.shape)}")
+    f = x @ U_C.T + u_q  # (N, d)
+    n = x.shape[0]
+    coef = g[None, :] * phi_prime(w @ f.T, c_minus, c_plus)  # (K, N): g h'
+    wdot = coef @ f / n
+    pf = f @ U_C  # per-sample U_C^T f
+    pq = f @ u_q  # per-sample u_q^T f
+    vdot = coef @ pf / n
+    xdot = coef @ pq / n
+
+    def se(feat, mean):
+        second = (coef ** 2) @ (feat ** 2) / n
+        return torch.sqrt(torch.clamp(second - mean ** 2, min=0) * n / (n - 1) / n)
+
+    return {"w_dot": wdot, "w_dot_se": se(f, wdot), "v_dot": vdot, "v_dot_se": se(pf, vdot),
+            "xi_dot": xdot, "xi_dot_se": se(pq[:, None], xdot[..., None])[..., 0]}
+
+
+def per_node_objective(w: torch.Tensor, U_C, u_q, x, g, c_minus: float = 0.0, c_plus: float = 1.0):
+    """The per-hidden-node objective of App. A.1, J(w) = E[g phi(w^T f)] (MC average)."""
+    f = x @ U_C.T + u_q
+    return (g[None, :] * phi(torch.atleast_2d(w) @ f.T, c_minus, c_plus)).mean(1)
+
+
+def lemma1_expectations(v: torch.Tensor, xi: torch.Tensor, x: torch.Tensor, psi):
+    """MC estimates of (E[x psi(v^T x + xi)], E[psi(v^T x + xi)]) for K parameter sets.
+    v: (K, M), xi: (K,), psi: callable on tensors.  Returns means (K, M), (K,) and their SEs."""
+    v = torch.atleast_2d(torch.as_tensor(v, dtype=torch.float64))
+    xi = torch.atleast_1d(torch.as_tensor(xi, dtype=torch.float64))
+    if v.shape[1] != x.shape[1] or xi.shape != (v.shape[0],):
+        raise ValueError(f"shape mismatch: v {tuple(v.shape)}, xi {tuple(xi.shape)}, x {tuple(x.shape)}")
+    if torch.any(torch.linalg.norm(v, dim=1) == 0):
+        raise ValueError("v must be nonzero (Lemma 1 assumes v != 0)")
+    n = x.shape[0]
+    p = psi(v @ x.T + xi[:, None])  # (K, N)
+    ex = p @ x / n
+    ep = p.mean(1)
+    ex_se = torch.sqrt(torch.clamp((p ** 2) @ (x ** 2) / n - ex ** 2, min=0) / (n - 1))
+    ep_se = p.std(1, unbiased=True) / math.sqrt(n)
+    return ex, ep, ex_se, ep_se
+
+
+#==================================================================================================
+# Section 4 / Appendix A.4.1: Eqn. 7, Theorem 4, Lemmas 5-6, entropy and rank dynamics
+#==================================================================================================
+# JoMA Eqn. 7: the reduced dynamics of one (or K) MLP node(s) with exp self-attention.
+#
+#     v_dot  ∝  (mu - v) ∘ exp(v^2 / 2)                                  (Eqn. 7, K = 1)
+#
+# and, for K hidden nodes sharing one exp attention (Theorem 1: z = 1/2 sum_k v_k^2 + c, the
+# constant c absorbed into the common factor),
+#
+#     v_k_dot  ∝  (mu_k - v_k) ∘ exp(z),   z = 1/2 sum_k v_k^2            (k = 1..K).
+#
+# The "∝" is a positive common scalar factor; `factor(t, V)` supplies any positive one (default 1).
+# `attention=False` drops the attention term exp(.) (the no-attention control v_dot = mu - v).
+#
+# This is a reduced ODE, so it is integrated with scipy's `solve_ivp` in float64 numpy (no torch).
+# `state="v"` integrates v itself (Eqn. 7 literally); `state="deviation"` integrates e = v - mu,
+# the same ODE after a translation of the origin, which keeps the relative precision of
+# delta = 1 - v/mu = -e/mu down to tiny delta (the fixed point v = mu is approached geometrically,
+# so `1 - v/mu` computed from v loses digits once delta < ~1e-7).
+
+@dataclass(frozen=True)
+class SpeedRun:
+    """Output of `simulate_eqn7`.
+
+    t     -- (T,) output times (t[0] = 0).
+    v     -- (T, d) for one node, (T, K, d) for K nodes: v(t).
+    delta -- same shape: delta(t) = 1 - v(t)/mu, computed from the integrated state (precise
+             to relative solver tolerance with state="deviation").
+    mu    -- the targets, shape (d,) or (K, d).
+    nfev  -- right-hand-side evaluations used.
+    """
+
+    t: np.ndarray
+    v: np.ndarray
+    delta: np.ndarray
+    mu: np.ndarray
+    nfev: int
+
+
+def _as_finite(name, x, ndim_ok=(1, 2)):
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim not in ndim_ok:
+        raise ValueError(f"{name} must be a 1-d (d,) or 2-d (K, d) array, got shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name} must be non-empty")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite, got {a}")
+    return a
+
+
+def simulate_eqn7(mu, v0, t_end: float, *, n_points: int = 200, t_eval=None,
+                  attention: bool = True, factor: Callable[[float, np.ndarray], float] | None = None,
+                  state: str = "v", rtol: float = 1e-11, atol: float = 1e-13,
+                  method: str = "DOP853") -> SpeedRun:
+    """Integrate Eqn. 7 from v(0) = v0 to t_end.
+
+    mu      -- targets, (d,) (one node) or (K, d) (K nodes sharing one exp attention); every
+               component must be > 0 (Theorem 4's case "mu > 0").
+    v0      -- initial v, same shape as mu; r0 = v0/mu must differ from 1 in every component
+               (delta(0) = 0 would be a component already converged: ln delta(0) undefined).
+    t_end   -- horizon, finite and > 0.
+    n_points-- number of output times, uniformly spaced on [0, t_end] (ignored if t_eval given).
+    t_eval  -- explicit increasing output times in [0, t_end] starting at 0.
+    attention -- False drops exp(.): the control dynamics v_dot = factor * (mu - v).
+    factor  -- callable (t, V) -> positive finite scalar: the common factor hidden in "∝"
+               (V has the shape of mu). Default: 1.
+    state   -- "v" (integrate v) or "deviation" (integrate e = v - mu; same ODE).
+    rtol, atol -- solver tolerances (atol is scaled by mu's size for state="v"; for
+               state="deviation" it is applied to e, use a tiny value such as 1e-300).
+    """
+    mu = _as_finite("mu", mu)
+    v0 = _as_finite("v0", v0)
+    if v0.shape != mu.shape:
+        raise ValueError(f"v0 must have the shape of mu {mu.shape}, got {v0.shape}")
+    if np.any(mu <= 0):
+        raise ValueError(f"mu must be > 0 componentwise (Theorem 4 treats mu > 0), got {mu}")
+    r0 = v0 / mu
+    if np.any(r0 == 1.0):
+        raise ValueError("v0/mu must differ from 1 in every component (delta(0) != 0), got "
+                         f"r0 = {r0}")
+    t_end = float(t_end)
+    if not (np.isfinite(t_end) and t_end > 0):
+        raise ValueError(f"t_end must be finite and > 0, got {t_end}")
+    if state not in ("v", "deviation"):
+        raise ValueError(f"state must be 'v' or 'deviation', got {state!r}")
+    if not (0 < rtol < 1) or not (atol >= 0):
+        raise ValueError(f"need 0 < rtol < 1 and atol >= 0, got rtol={rtol}, atol={atol}")
+    if t_eval is None:
+        if not (isinstance(n_points, (int, np.integer)) and n_points >= 2):
+            raise ValueError(f"n_points must be an int >= 2, got {n_points!r}")
+        t_eval = np.linspace(0.0, t_end, int(n_points))
+    else:
+        t_eval = np.asarray(t_eval, dtype=np.float64)
+        if (t_eval.ndim != 1 or t_eval.size < 2 or t_eval[0] != 0.0 or np.any(np.diff(t_eval) <= 0)
+                or t_eval[-1] > t_end or not np.all(np.isfinite(t_eval))):
+            raise ValueError("t_eval must be finite, strictly increasing, start at 0 and end "
+                             f"<= t_end = {t_end}")
+
+    shape = mu.shape
+    mu_f = mu.ravel()
+
+    def common(t, v):
+        if factor is None:
+            return 1.0
+        c = float(factor(t, v.reshape(shape)))
+        if not (np.isfinite(c) and c > 0):
+            raise ValueError(f"factor(t, V) must be a positive finite scalar, got {c} at t={t}")
+        return c
+
+    def attn(v):
+        if not attention:
+            return 1.0
+        if mu.ndim == 1:
+            return np.exp(0.5 * v * v)
+        z = 0.5 * np.sum(v.reshape(shape) ** 2, axis=0)  # shared attention logits, (d,)
+        return np.broadcast_to(np.exp(z), shape).ravel()
+
+    if state == "v":
+        y0 = v0.ravel().copy()
+
+        def rhs(t, y):
+            return common(t, y) * (mu_f - y) * attn(y)
+        atol_eff = atol * max(1.0, float(np.max(np.abs(mu))))
+    else:
+        y0 = (v0 - mu).ravel()
+
+        def rhs(t, y):
+            v = mu_f + y
+            return -common(t, v) * y * attn(v)
+        atol_eff = atol
+
+    sol = solve_ivp(rhs, (0.0, t_end), y0, method=method, t_eval=t_eval, rtol=rtol,
+                    atol=atol_eff, dense_output=False)
+    if not sol.success:
+        raise RuntimeError(f"solve_ivp failed: {sol.message}")
+    y = sol.y.T  # (T, K*d)
+    if state == "v":
+        v = y
+        delta = 1.0 - v / mu_f
+    else:
+        v = mu_f + y
+        delta = -y / mu_f
+    T = y.shape[0]
+    return SpeedRun(t=sol.t, v=v.reshape((T,) + shape), delta=delta.reshape((T,) + shape),
+                    mu=mu, nfev=int(sol.nfev))
+
+
+def entropy_softmax_sq(v) -> np.ndarray:
+    """entropy(softmax(v^2)) along the last axis (nats): Fig. 4 (right)'s attention entropy."""
+    a = np.asarray(v, dtype=np.float64) ** 2
+    a = a - a.max(axis=-1, keepdims=True)
+    p = np.exp(a)
+    p /= p.sum(axis=-1, keepdims=True)
+    return -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=-1)
+
+
+def stable_rank(V) -> np.ndarray:
+    """||V||_F^2 / ||V||_2^2 of the last two axes (batched)."""
+    V = np.asarray(V, dtype=np.float64)
+    s = np.linalg.svd(V, compute_uv=False)
+    return np.sum(s ** 2, axis=-1) / np.max(s, axis=-1) ** 2

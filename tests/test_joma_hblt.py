@@ -1,4 +1,4 @@
-"""Unit tests of theory/joma_hblt.py (sympy closed forms) and sim/joma_hblt.py (HBLT sampler and
+"""Unit tests of theory/joma.py (sympy closed forms) and sim/joma.py (HBLT sampler and
 exact enumeration)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import sympy as sp
 import torch
 from scipy import stats
 
+from sim import joma as simh
 from sim import make_generator
-from sim import joma_hblt as simh
-from theory import joma_hblt as th
+from theory import joma as th
 
 
 # --------------------------------------------------------------------------------------------
