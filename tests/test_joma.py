@@ -7,8 +7,17 @@ import pytest
 import sympy as sp
 import torch
 
-from sim.joma import (BlowUpError, Eqn2Problem, attention_scores, eqn2_velocity, eqn3_blowup_time,
-                      make_problem, objective, simulate_eqn2, solve_eqn3)
+from sim.joma import (
+    BlowUpError,
+    Eqn2Problem,
+    attention_scores,
+    eqn2_velocity,
+    eqn3_blowup_time,
+    make_problem,
+    objective,
+    simulate_eqn2,
+    solve_eqn3,
+)
 from theory import joma as th
 
 KINDS = [(a, p) for a in ("linear", "exp", "softmax") for p in ("linear", "relu")]

@@ -2,7 +2,14 @@
 
 import pytest
 
-from properties.check import ClaimMismatch, NoPower, Tolerance, check_at_least, check_close, check_order
+from properties.check import (
+    ClaimMismatch,
+    NoPower,
+    Tolerance,
+    check_at_least,
+    check_close,
+    check_order,
+)
 from properties.registry import Claim, register
 from properties.report import build, table, verdict_for
 
