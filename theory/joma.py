@@ -723,9 +723,14 @@ def theorem3_corrected(v, xi, centers, a, dist: Isotropic, psi: Psi):
 # --------------------------------------------------------------------------------------------
 # Lemma 2 (Eqns 47-49) and Lemma 3 (Eqns 50-59)
 # --------------------------------------------------------------------------------------------
-def F_lemma2(r: float, theta1: Callable, theta2: Callable, include_constant: bool = True) -> float:
-    """Eqn 49: F(r) = theta2(0) + int_0^r theta1 (by quadrature)."""
-    val, _ = integrate.quad(theta1, 0.0, r, epsabs=1e-13, epsrel=1e-12, limit=400)
+def F_lemma2(r: float, theta1: Callable, theta2: Callable, include_constant: bool = True,
+             breaks=()) -> float:
+    """Eqn 49: F(r) = theta2(0) + int_0^r theta1 (by quadrature).  `breaks`: points where
+    theta1 has a kink (for the ball, r = +-sigma, where -r crosses the edge of the support);
+    adaptive quadrature loses its accuracy across an unflagged kink."""
+    pts = sorted(b for b in breaks if min(0.0, r) < b < max(0.0, r))
+    val, _ = integrate.quad(theta1, 0.0, r, epsabs=1e-13, epsrel=1e-12, limit=400,
+                            points=pts or None)
     return val + (theta2(0.0) if include_constant else 0.0)
 
 
