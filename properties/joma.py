@@ -13,7 +13,10 @@ Simulations: `sim.joma.simulate_eqn2` (literal Eqn. 2, gradient steps of size et
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+import os
 from fractions import Fraction
 
 import numpy as np
@@ -21,7 +24,7 @@ import sympy as sp
 import torch
 from hypothesis import assume, example, given, reject
 from hypothesis import strategies as st
-from scipy import integrate, optimize
+from scipy import integrate, optimize, special, stats
 from scipy.special import erfinv
 
 from properties import (
@@ -35,17 +38,28 @@ from properties import (
     examples,
     register,
 )
+from sim import default_device, make_generator, measure
 from sim import joma as sj
-from sim import make_generator
 from sim.joma import (
     BlowUpError,
     entropy_softmax_sq,
     make_problem,
+    make_table1_generator,
+    sample_hierarchy,
+    sibling_height,
     simulate_eqn2,
     simulate_eqn7,
     solve_eqn3,
     stable_rank,
 )
+from sim.measure import (
+    attention_entropy,
+    best_match_ncorr,
+    grouped_attention_logits,
+    max_over_sequence,
+    record,
+)
+from sim.transformer import StackedTransformer, train
 from theory import joma as th
 
 #==================================================================================================
@@ -2202,3 +2216,529 @@ def test_joma_sec4_rank_dynamics(K, b, n_sal, mu_sal, mu_on, eps):
     control = min(drop_rebound(Sc))
     check_at_least(cid, score, RANK_MARGIN, "stable rank drop and bounce > margin",
                    control=control, what="drop-then-bounce")
+
+
+#==================================================================================================
+# Sections 4-7 with trained transformers: Table 1 generator, training-dynamics and hierarchy claims
+#==================================================================================================
+# Audit of JoMA (Tian et al., ICLR 2024) claims that need real multilayer transformer training
+# (issue 5): Table 1 (latent / hidden-neuron alignment), Section 5's lowest-latent-first
+# attention, Sections 4/6's entropy and stable-rank dynamics in trained transformers (Figs. 6-8),
+# and Section 7's almost-orthogonal embeddings remark.
+#
+# Simulations: sim.joma (Table 1 generator, reusing sim.joma's HBLT sampler),
+# sim.transformer (stacked-seed decoder-only transformer, Adam, float32: no exact claim rests on
+# training), sim.measure (model-agnostic measurements).  CI size: d = 32, 2 layers, width 4d,
+# batch 32, 200-400 Adam steps; full size (d = 1024, 3 layers, 10k steps) is for `thorough` on a
+# GPU and was not run by the author of this module.
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+SEED = st.integers(0, 2**31 - 1)
+
+# Table 1 as printed: (C, N_ch, (N_0, N_1)) -> (NCorr s=0, NCorr s=1) means
+PAPER_TABLE1 = {
+    (20, 2, (10, 20)): (0.99, 0.81), (20, 2, (20, 30)): (0.97, 0.80),
+    (20, 3, (10, 20)): (1.00, 0.69), (20, 3, (20, 30)): (0.96, 0.68),
+    (30, 2, (10, 20)): (0.99, 0.73), (30, 2, (20, 30)): (0.94, 0.74),
+    (30, 3, (10, 20)): (0.99, 0.72), (30, 3, (20, 30)): (0.95, 0.66),
+    (50, 2, (10, 20)): (0.99, 0.58), (50, 2, (20, 30)): (0.95, 0.55),
+    (50, 3, (10, 20)): (0.99, 0.64), (50, 3, (20, 30)): (0.95, 0.61),
+}
+SIMPLE, COMPLEX = (20, 2, (10, 20)), (50, 3, (20, 30))  # the two extremes of Table 1
+
+# CI-sized training (full size under thorough: d 1024, 3 layers, more steps; GPU if present)
+CI = dict(d=32, depth=2, N=32, n_eval=256, steps_t1=200, lr_t1=3e-3, steps_dyn=400)
+FULL = dict(d=1024, depth=3, N=64, n_eval=512, steps_t1=10000, lr_t1=1e-4, steps_dyn=10000)
+SIZE = FULL if THOROUGH and torch.cuda.is_available() else CI
+DYN_LRS = (3e-4, 1e-3, 1e-2)
+
+_READ_GEN = ("Generator (sim.joma, structure='dag'): Table 1's N_s has MORE latents "
+             "above than below ((10, 20)), impossible for a tree, so the literal reading is a "
+             "layered DAG: each latent / class picks a distinct random N_ch-combination of "
+             "children in the layer below; child = OR(parents) through M(rho), rho = 1 "
+             "(deterministic given the class, as in the authors' released generator); tokens "
+             "sorted and pre-padded to T = 30 with token M - 1 = 99. Alternative: "
+             "structure='tree' (HBLT via sim.joma.make_hblt/hblt_sample), order='random', rho < 1. "
+             "Model: decoder-only, no positional embedding, post-LN, ReLU MLP width 4d, "
+             "1 head, class read out from the last position, Adam.")
+
+# --------------------------------------------------------------------------------------------
+# Shared runs (cached by seed: the ci profile is derandomized, so claims share one run)
+# --------------------------------------------------------------------------------------------
+
+
+def _batcher(gens, data_gens, N):
+    def batch(_step):
+        ss = [sample_hierarchy(g, N, dg) for g, dg in zip(gens, data_gens)]
+        dev = default_device()
+        return (torch.stack([s.tokens for s in ss]).to(dev), torch.stack([s.labels for s in ss]).to(dev),
+                torch.stack([s.mask for s in ss]).to(dev))
+    return batch
+
+
+@functools.lru_cache(maxsize=4)
+def table1_run(seed: int, config=SIMPLE, n_seeds: int = 3):
+    """NCorr (s = 0, 1) per seed at initialisation and after training on one Table 1 config.
+    Returns dict(init=(n_seeds, 2), trained=(n_seeds, 2), shuffled=(n_seeds, 2) (control:
+    latents of permuted samples), acc)."""
+    C, N_ch, Ns = config
+    seeds = [seed + i for i in range(n_seeds)]
+    gens = [make_table1_generator(C, N_ch, Ns, generator=make_generator(s)) for s in seeds]
+    dgs = [make_generator(s + 7919) for s in seeds]
+    model = StackedTransformer(seeds, vocab=100, n_out=C, d=SIZE["d"], depth=SIZE["depth"])
+    ev = [sample_hierarchy(g, SIZE["n_eval"], make_generator(s + 104729)) for g, s in zip(gens, seeds)]
+    etok = torch.stack([e.tokens for e in ev]).to(default_device())
+    perm = torch.randperm(SIZE["n_eval"], generator=make_generator(seed + 1))
+
+    def ncorr(m):
+        with record({f"h{l}": m.blocks[l].mlp_act for l in range(2)}) as out:
+            m(etok)
+        res, ctl = np.zeros((n_seeds, 2)), np.zeros((n_seeds, 2))
+        for i in range(n_seeds):
+            for s in range(2):
+                mx = max_over_sequence(out[f"h{s}"][i].cpu(), ev[i].mask)
+                res[i, s] = float(torch.nanmean(best_match_ncorr(mx, ev[i].latents[s])))
+                ctl[i, s] = float(torch.nanmean(best_match_ncorr(mx, ev[i].latents[s][perm])))
+        return res, ctl
+
+    with torch.no_grad():
+        init, _ = ncorr(model)
+    train(model, _batcher(gens, dgs, SIZE["N"]), steps=SIZE["steps_t1"], lr=SIZE["lr_t1"],
+          log_every=SIZE["steps_t1"])
+    with torch.no_grad():
+        trained, shuffled = ncorr(model)
+    return dict(init=init, trained=trained, shuffled=shuffled)
+
+
+@functools.lru_cache(maxsize=2)
+def dynamics_run(seed: int, n_seeds: int = 2, lrs=DYN_LRS, task: str = "next"):
+    """Next-token training on the SIMPLE Table 1 generator, one model per (seed, lr), stacked.
+    Returns steps, entropy (t, layer, run), stable rank (t, layer, run), grouped layer-0 logits
+    (t, run, H) and the lr of each run."""
+    runs = [(seed + i, lr) for i in range(n_seeds) for lr in lrs]
+    seeds = [s * len(lrs) + j for j, (s, _lr) in enumerate(runs)]
+    C, N_ch, Ns = SIMPLE
+    gens = [make_table1_generator(C, N_ch, Ns, generator=make_generator(s)) for s, _ in runs]
+    dgs = [make_generator(s + 7919 + 31 * j) for j, (s, _) in enumerate(runs)]
+    depth = SIZE["depth"]
+    model = StackedTransformer(seeds, vocab=100, n_out=100 if task == "next" else C, d=SIZE["d"],
+                               depth=depth)
+    ev = [sample_hierarchy(g, 128, make_generator(s + 104729)) for g, (s, _) in zip(gens, runs)]
+    dev = default_device()
+    etok = torch.stack([e.tokens for e in ev]).to(dev)
+    emask = torch.stack([e.mask for e in ev]).to(dev)
+    T = etok.shape[-1]
+    grp = torch.stack([sibling_height(g)[e.tokens[:, :, None], e.tokens[:, None, :]]
+                       for g, e in zip(gens, ev)]).to(dev)
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=dev), -1)
+    km = emask[:, :, None, :] & emask[:, :, :, None] & causal
+
+    def probe(m, step):
+        with record({f"a{l}": m.blocks[l].attn_softmax for l in range(depth)}) as out:
+            m(etok)
+        ent = torch.stack([attention_entropy(out[f"a{l}"], emask[:, :, None, :], keep_dims=1)
+                           for l in range(depth)]).cpu()
+        sr = torch.stack([measure.stable_rank(b.W1) for b in m.blocks]).cpu()
+        gl = grouped_attention_logits(out["a0"], grp, 4, km).cpu()
+        return step, ent, sr, gl
+
+    steps = SIZE["steps_dyn"]
+    log = train(model, _batcher(gens, dgs, SIZE["N"]), steps=steps, lr=[lr for _, lr in runs],
+                task=task, log_every=max(steps // 20, 1), probe=probe)
+    st_, ent, sr, gl = zip(*log.records)
+    return dict(steps=np.array(st_), ent=torch.stack(ent).double().numpy(),
+                sr=torch.stack(sr).double().numpy(), logits=torch.stack(gl).numpy(),
+                lr=np.array([lr for _, lr in runs]))
+
+
+# --------------------------------------------------------------------------------------------
+# joma.table1
+# --------------------------------------------------------------------------------------------
+_T1_MARGIN = 0.15
+register(Claim(
+    id="joma.table1", where="Section 6, 'Validation of Alignment between latents and hidden "
+                           "nodes in MLP', Table 1",
+    statement="In the learned models, for each latent there exists at least one hidden node in "
+              "the MLP of the same layer with high normalized correlation with it, in particular "
+              "in the lowest layer (Table 1: NCorr(s=0) 0.94-1.00, NCorr(s=1) 0.55-0.81); when "
+              "the generative model becomes more complicated (N_ch and N_s larger) the "
+              "correlation goes down a bit.",
+    assumptions="3-layer generative model (classes -> N_1 -> N_0 -> tokens), M = 100, T = 30; "
+                "transformer trained by Adam on the class label. CI: d = 32, 2 layers (s = 0, 1 "
+                "need 2), 200 steps, lr 3e-3, 3 seeds per config, configs (C, N_ch, N_s) = "
+                "(20, 2, (10, 20)) and (50, 3, (20, 30)) (Table 1's extremes).",
+    prediction="ordinal: NCorr(s=0) high (>= 0.9 at the simplest config), NCorr(s=0) > NCorr(s=1), "
+               "NCorr(simple) > NCorr(complex) at both layers",
+    simulation="properties.joma.table1_run (sim.joma + sim.transformer + "
+               "sim.measure.best_match_ncorr)",
+    metric="per seed: mean over latents (those varying in the eval sample) of the best-matching "
+           "neuron's NCorr; each neuron's max activation over real positions, centred over 256 "
+           "eval samples",
+    tolerance=f"margins: 'high' = 0.9; layer gap >= {_T1_MARGIN} in every seed; complexity gap "
+              "of the seed means >= 0.05 at both layers. False-fail budget: margins are >= 3x the "
+              "seed-to-seed spread seen in dev runs (s.d. ~0.02-0.04), ~1e-3 per check under a "
+              "normal model.",
+    reading=_READ_GEN + " NCorr = Pearson correlation. Absolute values at CI size are reported "
+            "(plot), not asserted; the CI run also reports NCorr at initialisation: at s = 0 an "
+            "UNTRAINED network already reaches ~0.98 (with rho = 1 a lowest latent is on iff its "
+            "tokens are present, and random ReLU neurons maxed over the sequence detect single "
+            "tokens), so the s = 0 column of Table 1 is not evidence of learning; training "
+            "raises s = 1 slightly (~0.62 -> ~0.65).",
+))
+
+
+@audits("joma.table1")
+@examples(1)
+@given(seed=SEED)
+def test_joma_table1(seed):
+    a, b = table1_run(seed, SIMPLE), table1_run(seed, COMPLEX)
+    check_at_least("joma.table1", float(a["trained"][:, 0].min()), 0.9,
+                   "'high' NCorr at s=0 (simplest config), min over seeds",
+                   control=float(a["shuffled"][:, 0].max()), what="high at s=0")
+    gaps = np.concatenate([a["trained"][:, 0] - a["trained"][:, 1],
+                           b["trained"][:, 0] - b["trained"][:, 1]])
+    check_at_least("joma.table1", float(gaps.min()), _T1_MARGIN, "layer gap, every seed",
+                   control=float(-gaps.max()), what="NCorr(s=0) > NCorr(s=1)")
+    for s in range(2):
+        d = float(a["trained"][:, s].mean() - b["trained"][:, s].mean())
+        check_at_least("joma.table1", d, 0.05, "complexity gap of seed means",
+                       control=-d, what=f"simple > complex at s={s}")
+
+
+# --------------------------------------------------------------------------------------------
+# joma.sec4.entropy_dynamics_trained / joma.sec4.rank_dynamics_trained
+# --------------------------------------------------------------------------------------------
+_DYN_ASSUME = ("Decoder-only transformer trained from scratch by Adam (next-token loss) on the "
+               "Table 1 generator (C = 20, N_ch = 2, N_s = (10, 20)). CI: d = 32, 2 layers, 400 "
+               "steps, batch 32, 2 seeds x lr in {3e-4, 1e-3, 1e-2}, stacked in one program. "
+               "Wikitext (the paper's Figs. 6, 8 data) is not available offline.")
+_REBOUND_NOTE = ("The rebound is NOT asserted at CI size: in 400 steps the curves drop and then "
+                 "mostly plateau (rebounds of 0.0-0.1 nats / 0-5% of stable rank, not "
+                 "consistent over seeds); the rebound property runs only under "
+                 "HYPOTHESIS_PROFILE=thorough (full size) and was not run by this module's author.")
+register(Claim(
+    id="joma.sec4.entropy_dynamics_trained",
+    where="Section 4 ('Relationship with rank ...'), Section 6 'Dynamics of Attention Sparsity', "
+          "Figs. 6 and 8",
+    statement="In trained transformers the attention entropy first drops, then rebounds (top "
+              "layers; bottom layers may be suppressed); different learning rates lead to "
+              "different dynamics: with large learning rate attention becomes extremely sparse.",
+    assumptions=_DYN_ASSUME,
+    prediction="drop: H(0) - min_t H(t) >= 0.3 nats in every layer and run with lr >= 1e-3; "
+               "Fig. 8: final entropy at lr 1e-2 below lr 1e-3 by >= 0.2 nats (every layer, seed); "
+               "rebound (thorough): H(T) - min_t H(t) >= 0.05 nats in the top layer",
+    simulation="properties.joma.dynamics_run (sim.measure.attention_entropy over "
+               "real query tokens)",
+    metric="mean attention entropy (nats) over heads, eval samples and real query positions",
+    tolerance="ordinal margins (0.3 / 0.2 nats); dev runs show drops 0.9-2.4 nats and lr gaps "
+              ">= 0.36 nats, so the budget is far from the margin (false-fail << 1e-3)",
+    reading="'Attention sparsity' = attention entropy (Fig. 6's y-axis). " + _REBOUND_NOTE,
+    audit_gap=None if THOROUGH else (
+        "the drop and the learning-rate ordering hold at CI size; the rebound is not "
+        "reproduced in 400 steps and is asserted only by the thorough profile's full-size run"),
+))
+register(Claim(
+    id="joma.sec4.rank_dynamics_trained",
+    where="Section 4 ('Relationship with rank of MLP lower layer'), Section 6, Fig. 7",
+    statement="The stable rank of the MLP lower layer W (projection into hidden nodes) first "
+              "drops (salient components learned first) and then bounces back when the "
+              "non-salient components catch up (salient for top layers; bottom layers may only "
+              "drop).",
+    assumptions=_DYN_ASSUME,
+    prediction="drop: min_t sr(t) <= 0.95 sr(0) in every layer and run with lr = 1e-2 (lr 1e-3: drops of 1-15%, reported); rebound "
+               "(thorough): sr(T) >= 1.02 min_t sr(t) in the top layer",
+    simulation="properties.joma.dynamics_run (sim.measure.stable_rank of blocks[l].W1)",
+    metric="stable rank ||W1||_F^2 / ||W1||_2^2",
+    tolerance="ordinal margin 5% (dev runs: drops 8-40%)",
+    reading=_REBOUND_NOTE,
+    audit_gap=None if THOROUGH else (
+        "the drop holds at CI size; the bounce-back is not reproduced in 400 steps and is "
+        "asserted only by the thorough profile's full-size run"),
+))
+
+
+def _dyn_select(r):
+    return r["lr"] >= 1e-3
+
+
+@audits("joma.sec4.entropy_dynamics_trained")
+@examples(1)
+@given(seed=SEED)
+def test_joma_sec4_entropy_dynamics_trained_drop(seed):
+    r = dynamics_run(seed)
+    ent = r["ent"][:, :, _dyn_select(r)]  # (t, layer, run)
+    drop = ent[0] - ent.min(0)
+    check_at_least("joma.sec4.entropy_dynamics_trained", float(drop.min()), 0.3,
+                   "entropy drop (nats), min over layers and runs",
+                   control=float(np.abs(ent[0] - ent[0]).max()), what="first drops")
+    lr = r["lr"]
+    fin = r["ent"][-1]
+    gap = fin[:, lr == 1e-3] - fin[:, lr == 1e-2]
+    check_at_least("joma.sec4.entropy_dynamics_trained", float(gap.min()), 0.2,
+                   "Fig. 8: larger lr -> sparser attention", control=float(-gap.max()),
+                   what="lr ordering")
+
+
+@audits("joma.sec4.rank_dynamics_trained")
+@examples(1)
+@given(seed=SEED)
+def test_joma_sec4_rank_dynamics_trained_drop(seed):
+    r = dynamics_run(seed)
+    sr = r["sr"][:, :, r["lr"] == 1e-2]  # lr 1e-3 runs drop only 1-15% in 400 steps
+    rel = 1 - sr.min(0) / sr[0]
+    check_at_least("joma.sec4.rank_dynamics_trained", float(rel.min()), 0.05,
+                   "relative stable-rank drop, min over layers and runs",
+                   control=float(np.abs(1 - sr[0] / sr[0]).max()), what="first drops")
+
+
+if THOROUGH:  # full-size rebound: only meaningful with long training (see the claims' reading)
+    @audits("joma.sec4.entropy_dynamics_trained")
+    @examples(1)
+    @given(seed=SEED)
+    def test_joma_sec4_entropy_dynamics_trained_rebound(seed):
+        r = dynamics_run(seed)
+        top = r["ent"][:, -1, _dyn_select(r)]
+        reb = top[-1] - top.min(0)
+        check_at_least("joma.sec4.entropy_dynamics_trained", float(np.median(reb)), 0.05,
+                       "rebound of the top layer (nats), median over runs",
+                       control=-float(np.median(reb)) - 1e-9, what="then rebounds")
+
+    @audits("joma.sec4.rank_dynamics_trained")
+    @examples(1)
+    @given(seed=SEED)
+    def test_joma_sec4_rank_dynamics_trained_rebound(seed):
+        r = dynamics_run(seed)
+        top = r["sr"][:, -1, _dyn_select(r)]
+        reb = top[-1] / top.min(0) - 1
+        check_at_least("joma.sec4.rank_dynamics_trained", float(np.median(reb)), 0.02,
+                       "relative rebound of the top layer, median over runs",
+                       control=-float(np.median(reb)) - 1e-9, what="then rebounds")
+
+
+# --------------------------------------------------------------------------------------------
+# joma.sec5.lowest_first
+# --------------------------------------------------------------------------------------------
+register(Claim(
+    id="joma.sec5.lowest_first", where="Section 5 (after Theorem 5, Fig. 5(b, c))",
+    statement="The learning dynamics first focuses on associating the tokens in the same lowest "
+              "hierarchy as the query m (they co-occur a lot with m), then gradually reaches out "
+              "to tokens l' whose common latent ancestor is higher.",
+    assumptions=_DYN_ASSUME + " Measured in the bottom attention layer.",
+    prediction="the centred attention logit of keys under the same s = 0 latent as the query "
+               "(H = 1) rises first and above those of keys with a higher common ancestor "
+               "(H = 2: same s = 1 latent; H = 3: only the class)",
+    simulation="properties.joma.dynamics_run (sim.measure.grouped_attention_logits "
+               "with sim.joma.sibling_height)",
+    metric="per run: mean over eval samples, queries and heads of log p(key) minus the row "
+           "mean of log p over real earlier keys, by H group, over training",
+    tolerance="CI asserts only that bottom-layer attention becomes structured by the hierarchy "
+              "(the group spread grows by >= 0.3 over its init value in every run with lr >= 1e-3); the H = 1-first ordering "
+              "is reported, not asserted (see reading)",
+    reading="UNDECIDED at CI size. In the CI runs (label and next-token tasks, rho = 1 DAG "
+            "generator) the H = 1 group did NOT consistently lead: in several seeds the "
+            "attention moved towards H = 3 keys (the class-discriminative, weakly co-occurring "
+            "tokens) and away from siblings. Whether this is the size or the claim (the "
+            "deterministic generator makes siblings redundant for prediction) was not "
+            "resolved in the time available; see the plot. No printed-form property is "
+            "registered as passing or failing.",
+    audit_gap="the ordering the claim is about (same-lowest-latent keys first) is not "
+              "established at CI size; the property only checks that bottom-layer attention "
+              "becomes structured by the hierarchy",
+))
+
+
+@audits("joma.sec5.lowest_first")
+@examples(1)
+@given(seed=SEED)
+def test_joma_sec5_lowest_first_structure(seed):
+    r = dynamics_run(seed)
+    lg = r["logits"][:, _dyn_select(r)][:, :, 1:4]  # (t, run, H=1..3)
+    spread = np.nanmax(lg, -1) - np.nanmin(lg, -1)  # (t, run)
+    grow = spread.max(0) - spread[0]  # growth of the spread over the random init's
+    check_at_least("joma.sec5.lowest_first", float(grow.min()), 0.3,
+                   "hierarchy-structured bottom attention (growth of the group spread of "
+                   "centred logits)", control=float(np.abs(spread[0] - spread[0]).max()),
+                   what="attention structured by H")
+
+
+# --------------------------------------------------------------------------------------------
+# joma.sec7.near_orthogonal
+# --------------------------------------------------------------------------------------------
+register(Claim(
+    id="joma.sec7.near_orthogonal", where="Section 7, 'Deal with almost orthogonal embeddings'",
+    statement="For M embedding vectors to achieve almost orthogonality |u_l^T u_l'| <= eps, only "
+              "d >= 8 eps^-2 log M is needed (Johnson-Lindenstrauss); Theorem 1 then has "
+              "additional eps-related terms.",
+    assumptions="JL part: u_l i.i.d. uniform on the unit sphere of R^d, d = ceil(8 eps^-2 ln M), "
+                "eps in [0.2, 0.5], M in [10, 200]. Theorem 1 part: Eqn. 2, exp attention, "
+                "linear phi, U_C's columns unit-norm with coherence eps (U = normalise(Q + t R), "
+                "Q orthonormal, R Gaussian).",
+    prediction="JL: all pairs within eps with probability >= 1 - C(M,2) I_{1-eps^2}((d-1)/2, 1/2) "
+               "(exact sphere tail + union bound); Theorem 1: the exact discrete invariant "
+               "z - 1/2 sum_k v_k^2 + Q_v/2 (theory.joma.theorem1_exp_discrete) drifts by O(eps)",
+    simulation="numpy random sphere embeddings; sim.joma.simulate_eqn2 with p.U_C replaced",
+    metric="JL: number of the 20 draws with max_{l != l'} |u_l^T u_l'| > eps; Theorem 1: max "
+           "drift of the invariant vs coherence eps (log-log slope)",
+    tolerance="JL: binomial quantile of the union-bound failure probability at false-fail 1e-6; "
+              "control d = ceil(eps^-2 ln M) (constant 1 instead of 8) must fail most draws. "
+              "Theorem 1: slope 1 +- 0.25 over eps doubled 3 times; orthonormal U_C: float64 "
+              "round-off.",
+    reading="log = natural log (the JL literature's). With log10 the bound gives d 2.3x smaller "
+            "and a union bound above 1 for M >= 100 (reported in the plot, not asserted). "
+            "Measured degradation: the invariant's drift grows linearly in the coherence, "
+            "~0.4 eps relative to |z| in the CI setting (plot), i.e. the 'additional "
+            "eps-related terms' are first order in eps.",
+))
+
+
+def _jl_fail_count(M, eps, d, draws, seed):
+    rng = np.random.default_rng(seed)
+    n = 0
+    for _ in range(draws):
+        U = rng.standard_normal((M, d))
+        U /= np.linalg.norm(U, axis=1, keepdims=True)
+        G = np.abs(U @ U.T)
+        np.fill_diagonal(G, 0)
+        n += int(G.max() > eps)
+    return n
+
+
+@audits("joma.sec7.near_orthogonal")
+@examples(3)
+@given(seed=SEED, M=st.integers(10, 200), eps=st.floats(0.2, 0.5))
+def test_joma_sec7_near_orthogonal_jl(seed, M, eps):
+    draws = 20
+    d = math.ceil(8 * math.log(M) / eps ** 2)
+    p = min(1.0, math.comb(M, 2) * float(special.betainc((d - 1) / 2, 0.5, 1 - eps ** 2)))
+    allowed = int(stats.binom.isf(1e-6, draws, p)) if p > 0 else 0
+    n = _jl_fail_count(M, eps, d, draws, seed)
+    nc = _jl_fail_count(M, eps, max(2, math.ceil(math.log(M) / eps ** 2)), draws, seed + 1)
+    check_at_least("joma.sec7.near_orthogonal", -float(n), -float(allowed) - 0.5,
+                   f"failing draws <= binomial quantile {allowed} (union bound p = {p:.2g})",
+                   control=-float(nc), what="JL d >= 8 eps^-2 ln M")
+
+
+def near_orthogonal_curve(seed=0, ts=(0.01, 0.02, 0.04, 0.08)):
+    """(coherence eps, invariant drift, wrong-invariant drift, |z| scale, orthonormal drift)."""
+    p = make_problem([seed, seed + 1], M_C=6, K=2, d=40, N=32, attention="exp",
+                     activation="linear", device="cpu")
+    R = torch.randn(p.U_C.shape, generator=make_generator(seed + 2), dtype=torch.float64)
+
+    def drift(t):
+        U = p.U_C + t * R / math.sqrt(p.U_C.shape[1])
+        U = U / torch.linalg.norm(U, dim=1, keepdim=True)
+        eps = float((U.transpose(1, 2) @ U - torch.eye(U.shape[2], dtype=U.dtype)).abs().max())
+        tr = simulate_eqn2(dataclasses.replace(p, U_C=U), eta=0.01, horizon=1.0, log_every=10)
+        s2 = (tr.V ** 2).sum(-1)
+        inv = th.theorem1_exp_discrete(z=tr.z, s2=s2, Q_v=tr.Qv)
+        wrong = tr.z - s2  # deliberately wrong (drops the 1/2): does not vanish with eps
+        return eps, float(np.abs(inv - inv[0]).max()), float(np.abs(wrong - wrong[0]).max()), \
+            float(np.abs(tr.z).max())
+    rows = [drift(t) for t in ts]
+    return np.array(rows), drift(0.0)
+
+
+@audits("joma.sec7.near_orthogonal")
+@examples(1)
+@given(seed=st.integers(0, 2**20))
+def test_joma_sec7_near_orthogonal_theorem1_degradation(seed):
+    rows, ortho = near_orthogonal_curve(seed)
+    check_close("joma.sec7.near_orthogonal", ortho[1], 0.0,
+                Tolerance.roundoff(max(ortho[3], 1e-3), ops=2000), control=ortho[2],
+                what="orthonormal U_C: exact invariant")
+    check_order("joma.sec7.near_orthogonal", rows[:, 0], rows[:, 1], 1.0,
+                control_errors=rows[:, 2], what="invariant drift vs coherence eps")
+
+
+# --------------------------------------------------------------------------------------------
+# Figures
+# --------------------------------------------------------------------------------------------
+def _plot_table1(path):
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ax.axis("off")
+    rows = []
+    for cfg in (SIMPLE, COMPLEX):
+        r = table1_run(0, cfg)
+        pa = PAPER_TABLE1[cfg]
+        for s in range(2):
+            rows.append([f"C={cfg[0]}, N_ch={cfg[1]}, N_s={cfg[2]}", f"s={s}", f"{pa[s]:.2f}",
+                         f"{r['trained'][:, s].mean():.2f} ± {r['trained'][:, s].std(ddof=1):.2f}",
+                         f"{r['init'][:, s].mean():.2f}", f"{r['shuffled'][:, s].mean():.2f}"])
+    tb = ax.table(cellText=rows, colLabels=["config", "layer", "paper (d=1024)",
+                                            f"CI trained (d={SIZE['d']}, 3 seeds)", "CI init",
+                                            "shuffled control"], loc="center")
+    tb.auto_set_font_size(False)
+    tb.set_fontsize(7)
+    ax.set_title("Table 1: NCorr of the best-matching neuron per latent")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _plot_dyn(key, ylabel):
+    def plot(path):
+        import matplotlib.pyplot as plt
+        r = dynamics_run(0)
+        L = r[key].shape[1]
+        fig, axs = plt.subplots(1, L, figsize=(4 * L, 3.3), squeeze=False)
+        for l in range(L):
+            for j, lr in enumerate(r["lr"]):
+                axs[0, l].plot(r["steps"], r[key][:, l, j], color=f"C{list(DYN_LRS).index(lr)}",
+                               label=f"lr={lr:g}" if j < len(DYN_LRS) else None)
+            axs[0, l].set_title(f"layer {l}")
+            axs[0, l].set_xlabel("Adam step")
+            axs[0, l].set_ylabel(ylabel)
+        axs[0, 0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+    return plot
+
+
+def _plot_lowest_first(path):
+    import matplotlib.pyplot as plt
+    r = dynamics_run(0)
+    n = r["logits"].shape[1]
+    fig, axs = plt.subplots(1, n, figsize=(2.6 * n, 2.8), squeeze=False, sharey=True)
+    for j in range(n):
+        for h in (1, 2, 3):
+            axs[0, j].plot(r["steps"], r["logits"][:, j, h], label=f"H={h}")
+        axs[0, j].set_title(f"lr={r['lr'][j]:g}", fontsize=8)
+    axs[0, 0].set_ylabel("centred logit, layer 0")
+    axs[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plot_near_orthogonal(path):
+    import matplotlib.pyplot as plt
+    rows, _ = near_orthogonal_curve(0)
+    fig, axs = plt.subplots(1, 2, figsize=(8.5, 3.3))
+    axs[0].loglog(rows[:, 0], rows[:, 1] / rows[:, 3], "o-", label="Thm 1 invariant")
+    axs[0].loglog(rows[:, 0], rows[:, 2] / rows[:, 3], "x--", label="wrong invariant (control)")
+    axs[0].set_xlabel("coherence eps = max |u_l^T u_l'|")
+    axs[0].set_ylabel("max drift / max |z|")
+    axs[0].legend(fontsize=7)
+    Ms = np.array([10, 30, 100, 300])
+    for eps, c in ((0.2, "C0"), (0.3, "C1")):
+        for base, ls in ((math.e, "-"), (10, ":")):
+            ds = np.ceil(8 * np.log(Ms) / np.log(base) / eps ** 2)
+            fr = [1 - _jl_fail_count(int(M), eps, int(d), 10, 0) / 10 for M, d in zip(Ms, ds)]
+            axs[1].plot(Ms, fr, ls, color=c, marker="o",
+                        label=f"eps={eps}, log{'' if base == math.e else '10'}")
+    axs[1].set_xscale("log")
+    axs[1].set_xlabel("M")
+    axs[1].set_ylabel("fraction of draws with all |u^T u'| <= eps")
+    axs[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+attach_plot("joma.table1", _plot_table1)
+attach_plot("joma.sec4.entropy_dynamics_trained", _plot_dyn("ent", "attention entropy (nats)"))
+attach_plot("joma.sec4.rank_dynamics_trained", _plot_dyn("sr", "stable rank of W1"))
+attach_plot("joma.sec5.lowest_first", _plot_lowest_first)
+attach_plot("joma.sec7.near_orthogonal", _plot_near_orthogonal)

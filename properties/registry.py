@@ -32,6 +32,9 @@ class Claim:
     corrected   -- for an erratum: the corrected statement (the printed one stays as printed).
     reason      -- for an erratum or a refutation: why the printed form fails.
     reading     -- interpretation choices where the text is ambiguous, and alternatives tested.
+    audit_gap   -- what the properties do NOT establish of the statement (e.g. a second half that
+                   only a full-size run could show).  A claim with a gap is never reported as
+                   `holds`: passing properties make it `not-audited`, with the gap as the reason.
     plot        -- optional callable(path) that draws the claim's standard figure.
     paper       -- display name of the paper (derived from the id prefix if omitted).
     """
@@ -47,6 +50,7 @@ class Claim:
     corrected: str | None = None
     reason: str | None = None
     reading: str | None = None
+    audit_gap: str | None = None
     plot: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
     paper: str = ""
 

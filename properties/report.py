@@ -5,8 +5,9 @@ Verdict of a claim, from the outcomes of the properties that carry its id:
   erratum      every printed-form property failed as expected (strict xfail, ClaimMismatch)
                and every corrected-form property passed;
   refuted      the printed form failed (expected or not) and no corrected form passed;
-  not-audited  no property ran (none collected, deselected, skipped) or one errored,
-               with the reason in `detail`.
+  not-audited  no property ran (none collected, deselected, skipped) or one errored, or the
+               claim declares an `audit_gap` (a part of the statement its properties do not
+               establish), with the reason in `detail`.
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         for r in p_fail + c_fail:
             if r["message"]:
                 detail.append(f"{r['nodeid'].split('::')[-1]}: {r['message'].splitlines()[0]}")
+    if claim is not None and claim.audit_gap and verdict in ("holds", "not-audited"):
+        verdict = "not-audited"
+        done = "its properties pass, but " if rows and ran and not errored else ""
+        detail = [d for d in detail if d != "no property collected for this claim"]
+        detail.insert(0, f"partially audited: {done}{claim.audit_gap}")
     # the headline error is that of the form the verdict rests on: the corrected form for an
     # erratum, the printed form otherwise (an erratum's printed failure is in `printed_error`)
     basis = corrected if verdict == "erratum" else (printed or rows)

@@ -78,3 +78,13 @@ def test_registry_rejects_conflicting_ids():
     with pytest.raises(ValueError, match="paper.item"):
         Claim(id="nodot", where="", statement="", assumptions="", prediction="", simulation="",
               metric="", tolerance="")
+
+
+def test_a_claim_with_an_audit_gap_is_never_holds():
+    gap = Claim(id="demo.gap", where="Sec 4", statement="drops then rebounds", assumptions="a",
+                prediction="p", simulation="q", metric="m", tolerance="t",
+                audit_gap="the rebound is not asserted")
+    rows = [dict(row("printed", "passed"), claim="demo.gap")]
+    r = verdict_for(gap, rows)
+    assert r["verdict"] == "not-audited" and "rebound is not asserted" in r["detail"]
+    assert verdict_for(gap, [])["verdict"] == "not-audited"

@@ -1,0 +1,222 @@
+"""A small decoder-only transformer, batched over seeds by stacking parameters (every parameter
+has a leading dimension S; seed s's slice depends only on seed s), trained with Adam.
+
+Architecture (JoMA Section 6 / the authors' released decoder_only_hier.py, read as such):
+token embedding (no positional embedding: the sequence is a set written in a fixed order under a
+causal mask), `depth` blocks of
+
+    a = h + concat_heads softmax(mask + (h Wq)(h Wk)^T / sqrt(d_head)) (h Wv)      (no out-proj)
+    a = LN(a)   (post-LN; `norm="none"` drops it, `norm="pre"` normalises the inputs instead)
+    h = a + W2 relu(W1 a + b1) + b2,  h = LN(h)
+
+and a linear read-out. `task="label"`: cross-entropy of the class from the last position (the
+authors' Table-1 task); `task="next"`: next-token cross-entropy at every real position.
+
+Adam is elementwise, so one torch.optim.Adam over the stacked tensors with the loss summed over
+seeds is exactly S independent Adam runs (same for Adam's L2 weight decay).  float32 by default
+for speed: no exact claim rests on training (stated in the claims).  Hookable submodules: each
+block's `attn_softmax` (nn.Softmax, output: attention probabilities (S, N, H, T, T)) and
+`mlp_act` (nn.ReLU, output: hidden neurons (S, N, T, F)); `blocks[l].W1` is the MLP's lower
+(in-projection) weight (S, d, F).  Randomness: local torch.Generators only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+from torch import nn
+
+from sim import default_device, make_generator
+
+NORMS = ("post", "pre", "none")
+TASKS = ("label", "next")
+
+
+def _check_int(x, name, lo):
+    if isinstance(x, bool) or not isinstance(x, int) or x < lo:
+        raise ValueError(f"{name} must be an int >= {lo}, got {x!r}")
+
+
+def _uniform(shape, bound, gens, dtype):
+    return torch.stack([(torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) * bound
+                        for g in gens]).to(dtype)
+
+
+class StackedLayerNorm(nn.Module):
+    def __init__(self, S, d, dtype):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(S, 1, 1, d, dtype=dtype))
+        self.bias = nn.Parameter(torch.zeros(S, 1, 1, d, dtype=dtype))
+
+    def forward(self, x):  # x: (S, N, T, d)
+        x = torch.nn.functional.layer_norm(x, x.shape[-1:])
+        return x * self.weight + self.bias
+
+
+class Block(nn.Module):
+    def __init__(self, S, d, heads, width, gens, dtype, norm):
+        super().__init__()
+        b = 1 / math.sqrt(d)
+        self.heads, self.norm = heads, norm
+        self.Wq = nn.Parameter(_uniform((d, d), b, gens, dtype))
+        self.Wk = nn.Parameter(_uniform((d, d), b, gens, dtype))
+        self.Wv = nn.Parameter(_uniform((d, d), b, gens, dtype))
+        self.W1 = nn.Parameter(_uniform((d, width), b, gens, dtype))  # lower / in-projection
+        self.b1 = nn.Parameter(_uniform((width,), b, gens, dtype))
+        bw = 1 / math.sqrt(width)
+        self.W2 = nn.Parameter(_uniform((width, d), bw, gens, dtype))
+        self.b2 = nn.Parameter(_uniform((d,), bw, gens, dtype))
+        self.attn_softmax = nn.Softmax(dim=-1)
+        self.mlp_act = nn.ReLU()
+        self.ln1 = StackedLayerNorm(S, d, dtype) if norm != "none" else nn.Identity()
+        self.ln2 = StackedLayerNorm(S, d, dtype) if norm != "none" else nn.Identity()
+
+    def forward(self, h, mask):  # h: (S, N, T, d), mask: (T, T) additive
+        S, N, T, d = h.shape
+        H = self.heads
+        x = self.ln1(h) if self.norm == "pre" else h
+        q = torch.einsum("sntd,sde->snte", x, self.Wq).reshape(S, N, T, H, d // H)
+        k = torch.einsum("sntd,sde->snte", x, self.Wk).reshape(S, N, T, H, d // H)
+        v = torch.einsum("sntd,sde->snte", x, self.Wv).reshape(S, N, T, H, d // H)
+        logits = torch.einsum("snqhe,snkhe->snhqk", q, k) / math.sqrt(d // H) + mask
+        p = self.attn_softmax(logits)
+        a = torch.einsum("snhqk,snkhe->snqhe", p, v).reshape(S, N, T, d) + h
+        if self.norm == "post":
+            a = self.ln1(a)
+        y = self.ln2(a) if self.norm == "pre" else a
+        hid = self.mlp_act(torch.einsum("sntd,sdf->sntf", y, self.W1) + self.b1[:, None, None])
+        out = torch.einsum("sntf,sfd->sntd", hid, self.W2) + self.b2[:, None, None] + a
+        if self.norm == "post":
+            out = self.ln2(out)
+        return out
+
+
+class StackedTransformer(nn.Module):
+    """S independent decoder-only transformers. forward(tokens (S, N, T)) -> logits."""
+
+    def __init__(self, seeds, *, vocab: int, n_out: int, d: int = 64, depth: int = 3,
+                 heads: int = 1, width: int | None = None, norm: str = "post",
+                 embed_scale: float = 1.0, dtype=torch.float32, device=None):
+        super().__init__()
+        seeds = list(seeds)
+        if not seeds:
+            raise ValueError("seeds must be a non-empty list of non-negative ints")
+        gens = [make_generator(s) for s in seeds]
+        for name, val, lo in (("vocab", vocab, 2), ("n_out", n_out, 2), ("d", d, 1),
+                              ("depth", depth, 1), ("heads", heads, 1)):
+            _check_int(val, name, lo)
+        width = 4 * d if width is None else width
+        _check_int(width, "width", 1)
+        if d % heads:
+            raise ValueError(f"d = {d} must be divisible by heads = {heads}")
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        if not (embed_scale > 0):
+            raise ValueError(f"embed_scale must be > 0, got {embed_scale}")
+        S = len(seeds)
+        self.S, self.d, self.depth_, self.vocab = S, d, depth, vocab
+        self.embed = nn.Parameter(torch.stack([embed_scale * torch.randn(vocab, d, generator=g,
+                                                                         dtype=torch.float64)
+                                               for g in gens]).to(dtype))
+        self.blocks = nn.ModuleList([Block(S, d, heads, width, gens, dtype, norm)
+                                     for _ in range(depth)])
+        b = 1 / math.sqrt(d)
+        self.Wout = nn.Parameter(_uniform((d, n_out), b, gens, dtype))
+        self.bout = nn.Parameter(_uniform((n_out,), b, gens, dtype))
+        self.to(default_device() if device is None else torch.device(device))
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens (S, N, T) int64 -> final hidden states (S, N, T, d)."""
+        if tokens.ndim != 3 or tokens.shape[0] != self.S:
+            raise ValueError(f"tokens must have shape (S={self.S}, N, T), got {tuple(tokens.shape)}")
+        T = tokens.shape[2]
+        h = torch.stack([self.embed[s][tokens[s]] for s in range(self.S)])
+        mask = torch.triu(torch.full((T, T), float("-inf"), device=h.device, dtype=h.dtype), 1)
+        for blk in self.blocks:
+            h = blk(h, mask)
+        return h
+
+    def readout(self, h):
+        return torch.einsum("sntd,sdc->sntc", h, self.Wout) + self.bout[:, None, None]
+
+
+@dataclass
+class TrainLog:
+    steps: list = field(default_factory=list)
+    loss: list = field(default_factory=list)  # per logged step: (S,) training loss
+    records: list = field(default_factory=list)  # whatever `probe(model, step)` returned
+
+
+def train(model: StackedTransformer, batch: Callable[[int], tuple], *, steps: int, lr,
+          task: str = "label", weight_decay: float = 0.0, log_every: int = 10,
+          probe: Callable | None = None, betas=(0.9, 0.999), eps: float = 1e-8) -> TrainLog:
+    """Adam on the stacked parameters: S independent Adam runs (Adam is elementwise; the loss
+    of seed s only reaches seed s's slices).  `lr` is a float or one learning rate per seed
+    (length S: a learning-rate sweep in one batched program).  `weight_decay` is Adam's L2
+    term (added to the gradient, as torch.optim.Adam does).
+
+    batch(step) -> (tokens (S, N, T), labels (S, N), mask (S, N, T) bool real tokens); the
+    caller draws it with its own generators.  probe(model, step) is called (under no_grad) at
+    step 0 and every `log_every` steps; its results are stored in TrainLog.records."""
+    _check_int(steps, "steps", 1)
+    _check_int(log_every, "log_every", 1)
+    lrs = torch.as_tensor(lr, dtype=torch.float64).flatten()
+    if lrs.numel() == 1:
+        lrs = lrs.expand(model.S)
+    if lrs.numel() != model.S or not bool(torch.all(torch.isfinite(lrs) & (lrs > 0))):
+        raise ValueError(f"lr must be finite > 0, a float or one per seed (S={model.S}), got {lr}")
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if not weight_decay >= 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    params = list(model.parameters())
+    lr_t = [lrs.to(p.device, p.dtype).reshape((-1,) + (1,) * (p.ndim - 1)) for p in params]
+    m1 = [torch.zeros_like(p) for p in params]
+    m2 = [torch.zeros_like(p) for p in params]
+    b1, b2 = betas
+    log = TrainLog()
+    for step in range(steps + 1):
+        if probe is not None and step % log_every == 0:
+            with torch.no_grad():
+                log.records.append(probe(model, step))
+        if step == steps:
+            break
+        tokens, labels, mask = batch(step)
+        h = model(tokens)
+        loss_s = loss_per_seed(model, h, tokens, labels, mask, task)
+        for p in params:
+            p.grad = None
+        loss_s.sum().backward()
+        with torch.no_grad():
+            c1, c2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
+            for p, a, v, r in zip(params, m1, m2, lr_t):
+                g = p.grad if weight_decay == 0 else p.grad + weight_decay * p
+                a.mul_(b1).add_(g, alpha=1 - b1)
+                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                p.sub_(r * (a / c1) / ((v / c2).sqrt() + eps))
+        if step % log_every == 0:
+            log.steps.append(step)
+            log.loss.append(loss_s.detach().cpu())
+    return log
+
+
+def loss_per_seed(model, h, tokens, labels, mask, task):
+    if task == "label":
+        logits = model.readout(h[:, :, -1:])[:, :, 0]  # (S, N, C)
+        return torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels,
+                                                 reduction="none").mean(1)
+    logits = model.readout(h[:, :, :-1])  # predict token t+1 from position t
+    tgt = tokens[:, :, 1:]
+    w = (mask[:, :, 1:]).to(logits.dtype)
+    ce = torch.nn.functional.cross_entropy(logits.permute(0, 3, 1, 2), tgt, reduction="none")
+    return (ce * w).sum((1, 2)) / w.sum((1, 2)).clamp_min(1)
+
+
+def accuracy(model, tokens, labels) -> torch.Tensor:
+    """(S,) label accuracy from the last position."""
+    with torch.no_grad():
+        logits = model.readout(model(tokens)[:, :, -1:])[:, :, 0]
+    return (logits.argmax(-1) == labels).float().mean(1)
