@@ -1,0 +1,549 @@
+"""Topic structure (Li, Li & Risteski, ICML 2023): simulators (torch float64).
+
+* Exact Assumption-1 reference: `subset_moments` enumerates all tau-subsets S of the T topics and
+  returns M = E_S[p~_S p~_S^T], C = E_S[P_S p~_S^T], m = E_S[p~_S], mP = E_S[P_S]; under uniform
+  attention the MLM squared loss is the quadratic `infinite_loss` in (W, b), minimised (with ridge
+  lambda ||W||_F^2) at `ridge_minimiser`.
+* Finite documents: `sample_documents` (theory model: tau distinct topics; LDA: Dirichlet(0.1)
+  topic weights, N uniform in 100..150), `mask_tokens` (p_m, p_c, p_r), the one-layer transformer
+  of eqs. 5-7 (`init_params`, `forward`) batched over seeds S and documents D, `mlm_loss`
+  (squared / cross-entropy) with optional ridge, `train`, and `attention_stats` from word ids.
+* Stage 2: `stage2_loss`, the Assumption-1 loss of an explicit three-value attention model
+  (same word beta, same topic other word alpha, otherwise 1) with W^V frozen.
+
+Index 0 is [MASK]; words are 1..Tv; topic(i) = ceil(i / v).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from sim import default_device
+
+F64 = torch.float64
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+def check_params(T=None, v=None, tau=None, p_m=None, p_c=None, p_r=None):
+    """Raise ValueError naming the parameter and its valid range."""
+    for name, val in (("T", T), ("v", v)):
+        if val is not None and (not isinstance(val, (int, np.integer)) or val < 1):
+            raise ValueError(f"{name} must be an integer >= 1, got {val!r}")
+    if tau is not None:
+        if not isinstance(tau, (int, np.integer)) or tau < 1:
+            raise ValueError(f"tau must be an integer >= 1, got {tau!r}")
+        if T is not None and tau > T:
+            raise ValueError(f"tau must be <= T (tau distinct topics of T), got tau={tau}, T={T}")
+    for name, val in (("p_m", p_m), ("p_c", p_c), ("p_r", p_r)):
+        if val is not None and not (0.0 < float(val) < 1.0):
+            raise ValueError(f"{name} must lie in the open interval (0, 1), got {val!r}")
+    if p_c is not None and p_r is not None and not float(p_c) + float(p_r) < 1.0:
+        raise ValueError(f"p_c + p_r must be < 1 (some masked positions must show [MASK]), "
+                         f"got p_c + p_r = {float(p_c) + float(p_r)}")
+
+
+def topic_of(n_words: int, v: int) -> np.ndarray:
+    """topic(i) for i = 0..n_words (0 for [MASK])."""
+    i = np.arange(n_words + 1)
+    return np.where(i == 0, 0, (i - 1) // v + 1)
+
+
+# --------------------------------------------------------------------------------------------
+# Assumption 1: exact moments over all tau-subsets
+# --------------------------------------------------------------------------------------------
+def masked_distribution(P: np.ndarray, p_m, p_c, p_r) -> np.ndarray:
+    """p~ = s e_0 + a P + p_m p_r / (Tv) for rows P (..., Tv+1) with P[..., 0] = 0."""
+    n = P.shape[-1]
+    a = 1 - (1 - p_c) * p_m
+    s = p_m * (1 - p_c - p_r)
+    out = a * P + p_m * p_r / (n - 1)
+    out[..., 0] = s
+    return out
+
+
+def subset_moments(T, v, tau, p_m, p_c, p_r, max_subsets: int = 200_000) -> dict:
+    """Moments of (P_S, p~_S) over the uniform distribution of tau-subsets S, by enumeration."""
+    check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
+    K = math.comb(T, tau)
+    if K > max_subsets:
+        raise ValueError(f"C(T, tau) = {K} subsets exceeds max_subsets = {max_subsets}")
+    n = T * v + 1
+    ind = np.zeros((K, T))
+    for k, S in enumerate(itertools.combinations(range(T), tau)):
+        ind[k, list(S)] = 1.0
+    P = np.zeros((K, n))
+    P[:, 1:] = np.repeat(ind, v, axis=1) / (tau * v)
+    Pt = masked_distribution(P, p_m, p_c, p_r)
+    return dict(M=Pt.T @ Pt / K, C=P.T @ Pt / K, m=Pt.mean(0), mP=P.mean(0),
+                EPP=float((P * P).sum(1).mean()), n=n, T=T, v=v, tau=tau, K=K)
+
+
+def infinite_loss(W, mom: dict, b=None, lam: float = 0.0):
+    """Assumption-1 MLM squared loss under uniform attention, for W (..., n, n), b (..., n):
+    E_S E_{y ~ P_S} ||W p~_S + b - e_y||^2 + lam ||W||_F^2
+      = tr(W M W^T) - 2 tr(W C^T) + 2 b^T W m - 2 b^T mP + ||b||^2 + 1 + lam ||W||_F^2."""
+    W = torch.as_tensor(W, dtype=F64)
+    M = torch.as_tensor(mom["M"], dtype=F64, device=W.device)
+    C = torch.as_tensor(mom["C"], dtype=F64, device=W.device)
+    out = ((W @ M) * W).sum((-2, -1)) - 2 * (W * C).sum((-2, -1)) + 1.0
+    if b is not None:
+        b = torch.as_tensor(b, dtype=F64, device=W.device)
+        m = torch.as_tensor(mom["m"], dtype=F64, device=W.device)
+        mP = torch.as_tensor(mom["mP"], dtype=F64, device=W.device)
+        out = out + 2 * (b * (W @ m)).sum(-1) - 2 * (b * mP).sum(-1) + (b * b).sum(-1)
+    if lam:
+        out = out + lam * (W * W).sum((-2, -1))
+    return out
+
+
+def ridge_minimiser(mom: dict, lam: float) -> np.ndarray:
+    """argmin_W infinite_loss(W) + lam ||W||_F^2 = C (M + lam I)^-1 (b = 0)."""
+    if not lam > 0:
+        raise ValueError(f"lam must be > 0, got {lam}")
+    n = mom["n"]
+    return np.linalg.solve((mom["M"] + lam * np.eye(n)).T, mom["C"].T).T
+
+
+def min_norm_minimiser(mom: dict) -> np.ndarray:
+    """The minimum-Frobenius-norm minimiser C M^+ (the lam -> 0 limit of the ridge path)."""
+    return mom["C"] @ np.linalg.pinv(mom["M"], rcond=1e-12, hermitian=True)
+
+
+def gd_infinite(W0, mom, steps: int, lr: float, lam: float = 0.0):
+    """Full-batch gradient descent on the Assumption-1 loss (closed-form gradient
+    2 (W M - C + lam W)), batched over a leading dim of W0."""
+    W = np.array(W0, dtype=np.float64)
+    M, C = mom["M"], mom["C"]
+    for _ in range(steps):
+        W -= lr * 2 * (W @ M - C + lam * W)
+    return W
+
+
+# --------------------------------------------------------------------------------------------
+# Finite documents
+# --------------------------------------------------------------------------------------------
+def _gamma(alpha: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Gamma(alpha, 1) with an explicit generator (Marsaglia-Tsang, boosted for alpha < 1)."""
+    a = alpha + (alpha < 1).to(alpha.dtype)
+    d = a - 1.0 / 3.0
+    c = 1.0 / torch.sqrt(9.0 * d)
+    out = torch.empty_like(alpha)
+    todo = torch.ones_like(alpha, dtype=torch.bool)
+    while todo.any():
+        x = torch.randn(alpha.shape, generator=gen, dtype=alpha.dtype)
+        uu = torch.rand(alpha.shape, generator=gen, dtype=alpha.dtype)
+        vv = (1 + c * x) ** 3
+        ok = (vv > 0) & (torch.log(uu.clamp_min(1e-300)) < 0.5 * x**2 + d - d * vv
+                         + d * torch.log(vv.clamp_min(1e-300)))
+        take = todo & ok
+        out[take] = (d * vv)[take]
+        todo &= ~ok
+    boost = alpha < 1
+    if boost.any():
+        uu = torch.rand(alpha.shape, generator=gen, dtype=alpha.dtype)
+        out = torch.where(boost, out * uu ** (1.0 / alpha), out)
+    return out
+
+
+def sample_documents(gen: torch.Generator, D: int, T: int, v: int, *, model: str = "theory",
+                     tau: int | None = None, N: int | None = None, N_range=(100, 150),
+                     dirichlet: float = 0.1):
+    """D documents. Returns (words (D, Nmax) long in 1..Tv, 0 at padding; valid (D, Nmax) bool).
+
+    model="theory": tau distinct topics uniformly from [T], each position picks one of them
+    uniformly, then a word uniformly from that topic; N positions (fixed).
+    model="lda": theta ~ Dirichlet(dirichlet 1_T), each position draws a topic from theta then a
+    word uniformly from it; N uniform in N_range (inclusive) unless N is given."""
+    check_params(T=T, v=v, tau=tau)
+    if model == "theory":
+        if tau is None or N is None:
+            raise ValueError("model='theory' needs tau and N")
+        if N < 1:
+            raise ValueError(f"N must be >= 1, got {N}")
+        topics = torch.rand(D, T, generator=gen).argsort(-1)[:, :tau]  # tau distinct topics
+        pick = torch.randint(0, tau, (D, N), generator=gen)
+        t = topics.gather(1, pick)
+        lengths = torch.full((D,), N)
+    elif model == "lda":
+        if not dirichlet > 0:
+            raise ValueError(f"dirichlet must be > 0, got {dirichlet}")
+        lo, hi = (N, N) if N is not None else N_range
+        if not 1 <= lo <= hi:
+            raise ValueError(f"N_range must satisfy 1 <= lo <= hi, got {(lo, hi)}")
+        theta = _gamma(torch.full((D, T), float(dirichlet), dtype=F64), gen)
+        theta = theta / theta.sum(-1, keepdim=True)
+        lengths = torch.randint(lo, hi + 1, (D,), generator=gen)
+        t = torch.multinomial(theta, hi, replacement=True, generator=gen)
+    else:
+        raise ValueError(f"model must be 'theory' or 'lda', got {model!r}")
+    Nmax = t.shape[1]
+    words = t * v + torch.randint(1, v + 1, t.shape, generator=gen)
+    valid = torch.arange(Nmax)[None, :] < lengths[:, None]
+    return torch.where(valid, words, torch.zeros_like(words)), valid
+
+
+def mask_tokens(gen: torch.Generator, words, valid, p_m, p_c, p_r, n_words: int):
+    """BERT masking: each valid position is masked w.p. p_m; a masked position keeps its word
+    w.p. p_c, becomes a uniform word of [n_words] w.p. p_r, else [MASK] = 0.
+    Returns (tokens, masked) with masked a bool tensor."""
+    check_params(p_m=p_m, p_c=p_c, p_r=p_r)
+    masked = (torch.rand(words.shape, generator=gen) < p_m) & valid
+    kind = torch.rand(words.shape, generator=gen)
+    rand_word = torch.randint(1, n_words + 1, words.shape, generator=gen)
+    tok = torch.where(kind < p_c, words, torch.where(kind < p_c + p_r, rand_word,
+                                                     torch.zeros_like(words)))
+    return torch.where(masked, tok, words), masked
+
+
+# --------------------------------------------------------------------------------------------
+# The one-layer transformer of eqs. 5-7
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Switches:
+    onehot: bool = False  # W^E = I frozen (d = Tv + 1), eq. 7
+    uniform: bool = False  # W^K = W^Q = 0 frozen (uniform attention)
+    freeze_v: bool = False  # W^V (and b^V) frozen at their initial values
+    biases: bool = False  # add b^K, b^Q, b^V (Section 6)
+    freeze_bpred: bool = False
+
+
+PARAMS = ("WE", "WK", "WQ", "WV", "bK", "bQ", "bV", "bpred")
+
+
+def init_params(gen: torch.Generator, S: int, n: int, d: int | None = None, *, sw: Switches = None,
+                scale: float = 0.02, positive: bool = False, WV=None, device=None) -> dict:
+    """Parameters with a leading seed dim S.  positive=True: near-zero positive init
+    (|N(0, scale^2)|), else N(0, scale^2).  WE is N(0, 1/d) unless one-hot.  WV overrides W^V."""
+    sw = sw or Switches()
+    device = default_device() if device is None else torch.device(device)
+    if sw.onehot:
+        d = n
+    if d is None or d < 1:
+        raise ValueError(f"d must be >= 1, got {d}")
+
+    def rnd(*shape, s=scale):
+        x = s * torch.randn(S, *shape, generator=gen, dtype=F64)
+        return (x.abs() if positive else x).to(device)
+
+    p = {"WE": torch.eye(n, dtype=F64, device=device).expand(S, n, n).clone() if sw.onehot
+         else rnd(d, n, s=1 / math.sqrt(d)),
+         "WK": torch.zeros(S, d, d, dtype=F64, device=device) if sw.uniform else rnd(d, d),
+         "WQ": torch.zeros(S, d, d, dtype=F64, device=device) if sw.uniform else rnd(d, d),
+         "WV": rnd(d, d) if WV is None else torch.as_tensor(WV, dtype=F64).expand(S, d, d).clone().to(device),
+         "bK": torch.zeros(S, d, dtype=F64, device=device),
+         "bQ": torch.zeros(S, d, dtype=F64, device=device),
+         "bV": torch.zeros(S, d, dtype=F64, device=device),
+         "bpred": torch.zeros(S, n, dtype=F64, device=device)}
+    return p
+
+
+def trainable(sw: Switches) -> tuple:
+    names = ["WV", "bpred"]
+    if not sw.onehot:
+        names.append("WE")
+    if not sw.uniform:
+        names += ["WK", "WQ"]
+    if sw.biases:
+        names += ["bV"] + ([] if sw.uniform else ["bK", "bQ"])
+    if sw.freeze_v:
+        names = [x for x in names if x not in ("WV", "bV")]
+    if sw.freeze_bpred:
+        names.remove("bpred")
+    return tuple(names)
+
+
+def forward(p: dict, tokens, valid, sw: Switches = None, return_attention: bool = False):
+    """f(X) = W^E^T W^V Z softmax_col((W^K Z)^T (W^Q Z) / sqrt d) + b^pred, Z = W^E X (eqs. 5-6),
+    with optional biases.  tokens, valid: (S, D, N) or (D, N) (broadcast over seeds).
+    Returns out (S, D, N, n) (position-major) and optionally A (S, D, N_key, N_query)."""
+    sw = sw or Switches()
+    S = p["WV"].shape[0]
+    if tokens.dim() == 2:
+        tokens = tokens.expand(S, *tokens.shape)
+        valid = valid.expand(S, *valid.shape)
+    WE = p["WE"]
+    Z = WE.transpose(1, 2)[torch.arange(S, device=tokens.device)[:, None, None], tokens]  # (S, D, N, d)
+    Vv = Z @ p["WV"].transpose(1, 2)[:, None] + (p["bV"][:, None, None] if sw.biases else 0)
+    keymask = valid[..., :, None]  # (S, D, N_key, 1)
+    if sw.uniform:
+        cnt = valid.sum(-1)[..., None, None].clamp_min(1).to(F64)
+        mean_v = (Vv * keymask.to(F64)).sum(-2, keepdim=True) / cnt  # (S, D, 1, d)
+        out = (mean_v @ WE[:, None] + p["bpred"][:, None, None]).expand(*tokens.shape, WE.shape[-1])
+        if not return_attention:
+            return out
+        A = (keymask.to(F64) / cnt).expand(*keymask.shape[:-1], tokens.shape[-1])
+        return out, A
+    else:
+        K = Z @ p["WK"].transpose(1, 2)[:, None] + (p["bK"][:, None, None] if sw.biases else 0)
+        Q = Z @ p["WQ"].transpose(1, 2)[:, None] + (p["bQ"][:, None, None] if sw.biases else 0)
+        sc = K @ Q.transpose(-1, -2) / math.sqrt(Z.shape[-1])  # (S, D, key, query)
+        sc = sc.masked_fill(~keymask, float("-inf"))
+        A = torch.softmax(sc, dim=-2)
+    attn = A.transpose(-1, -2) @ Vv  # (S, D, query, d)
+    out = attn @ WE[:, None] + p["bpred"][:, None, None]  # W^E^T attn: (S, D, N, n)
+    return (out, A) if return_attention else out
+
+
+def mlm_loss(out, words, masked, loss: str = "squared"):
+    """Eq. 1: per document (1/|M|) sum_{j in M} loss(f_:j, e_{w_j}), averaged over documents with
+    |M| > 0; returns (S,).  squared: ||f - e_w||^2 over all Tv + 1 coordinates; ce: -log softmax."""
+    S = out.shape[0]
+    if words.dim() == 2:
+        words = words.expand(S, *words.shape)
+        masked = masked.expand(S, *masked.shape)
+    pick = out.gather(-1, words[..., None])[..., 0]
+    if loss == "squared":
+        per = (out * out).sum(-1) - 2 * pick + 1.0
+    elif loss == "ce":
+        per = torch.logsumexp(out, -1) - pick
+    else:
+        raise ValueError(f"loss must be 'squared' or 'ce', got {loss!r}")
+    mf = masked.to(F64)
+    cnt = mf.sum(-1)
+    doc = (per * mf).sum(-1) / cnt.clamp_min(1)
+    has = (cnt > 0).to(F64)
+    return (doc * has).sum(-1) / has.sum(-1).clamp_min(1)
+
+
+def ridge(p: dict, names, lam: float):
+    if not lam:
+        return 0.0
+    return lam * sum((p[k] ** 2).flatten(1).sum(-1) for k in names)
+
+
+@dataclass
+class TrainLog:
+    step: list = field(default_factory=list)
+    loss: list = field(default_factory=list)  # (S,) per logged step
+    norms: dict = field(default_factory=dict)  # name -> list of (S,) Frobenius norms
+
+
+def train(p: dict, gen: torch.Generator, *, T: int, v: int, steps: int, batch: int, sw: Switches,
+          loss: str = "squared", opt: str = "adam", lr: float = 1e-2, lam: float = 0.0,
+          ridge_on=("WV",), model: str = "lda", tau: int | None = None, N: int | None = None,
+          p_m=0.15, p_c=0.1, p_r=0.1, log_every: int = 50, shared_data: bool = False) -> TrainLog:
+    """Train in place with fresh documents each step (online MLM).  Seeds are independent:
+    each seed's loss depends only on its own parameters, so summing over seeds keeps the
+    per-seed gradients (and Adam/SGD are elementwise).  shared_data=False gives every seed its own
+    documents."""
+    check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
+    names = trainable(sw)
+    for k in names:
+        p[k].requires_grad_(True)
+    params = [p[k] for k in names]
+    o = (torch.optim.Adam(params, lr=lr) if opt == "adam" else torch.optim.SGD(params, lr=lr))
+    S, n = p["WV"].shape[0], T * v + 1
+    log = TrainLog(norms={k: [] for k in ("WV", "WK", "WQ", "WE")})
+    dev = p["WV"].device
+    for step in range(steps + 1):
+        Dtot = batch if shared_data else batch * S
+        words, valid = sample_documents(gen, Dtot, T, v, model=model, tau=tau, N=N)
+        tok, masked = mask_tokens(gen, words, valid, p_m, p_c, p_r, n - 1)
+        if not shared_data:
+            words, valid, tok, masked = (x.view(S, batch, -1) for x in (words, valid, tok, masked))
+        words, valid, tok, masked = (x.to(dev) for x in (words, valid, tok, masked))
+        L = mlm_loss(forward(p, tok, valid, sw), words, masked, loss)
+        if step % log_every == 0 or step == steps:
+            log.step.append(step)
+            log.loss.append(L.detach().cpu().numpy())
+            for k in log.norms:
+                log.norms[k].append(p[k].detach().flatten(1).norm(dim=-1).cpu().numpy())
+        if step == steps:
+            break
+        o.zero_grad()
+        (L + ridge(p, [k for k in ridge_on if k in names], lam)).sum().backward()
+        o.step()
+    for k in names:
+        p[k].requires_grad_(False)
+    return log
+
+
+# --------------------------------------------------------------------------------------------
+# Attention statistics from word ids
+# --------------------------------------------------------------------------------------------
+PAIR_KINDS = ("same_position", "same_word", "same_topic", "diff_topic")
+
+
+def attention_stats(A, tokens, valid, v: int, normalise_length: float | None = None) -> dict:
+    """Average attention weight A[key i, query j] over pairs of valid non-[MASK] positions, per
+    seed: same position (i = j), same word at another position, same topic with a different
+    word, different topic.  normalise_length=L multiplies each document's weights by N / L (the
+    paper's length debiasing, Appendix E.3, with L = 100).  Returns {kind: (S,) array}."""
+    S = A.shape[0]
+    if tokens.dim() == 2:
+        tokens = tokens.expand(S, *tokens.shape)
+        valid = valid.expand(S, *valid.shape)
+    ok = valid & (tokens > 0)
+    pair_ok = ok[..., :, None] & ok[..., None, :]
+    if normalise_length:
+        A = A * (valid.sum(-1).to(F64) / normalise_length)[..., None, None]
+    ti = (tokens - 1).div(v, rounding_mode="floor")
+    same_w = tokens[..., :, None] == tokens[..., None, :]
+    same_t = ti[..., :, None] == ti[..., None, :]
+    eye = torch.eye(tokens.shape[-1], dtype=torch.bool, device=A.device)
+    kinds = {"same_position": eye & pair_ok, "same_word": same_w & ~eye & pair_ok,
+             "same_topic": same_t & ~same_w & pair_ok, "diff_topic": ~same_t & pair_ok}
+    return {k: ((A * m).flatten(1).sum(-1) / m.flatten(1).sum(-1).clamp_min(1)).cpu().numpy()
+            for k, m in kinds.items()}
+
+
+def block_scores(W, T: int, v: int) -> dict:
+    """Block structure of a (.., Tv+1, Tv+1) matrix restricted to the word block 1..Tv: mean of
+    same-topic off-diagonal entries, mean of diagonal entries, mean of different-topic entries,
+    and the spread (std) of the different-topic entries. numpy arrays over leading dims."""
+    W = np.asarray(W)[..., 1:, 1:]
+    topic = (np.arange(T * v)) // v
+    same = topic[:, None] == topic[None, :]
+    eye = np.eye(T * v, dtype=bool)
+    st_, diag, diff = W[..., same & ~eye], W[..., eye], W[..., ~same]
+    return dict(same_topic=st_.mean(-1), diag=diag.mean(-1), diff_topic=diff.mean(-1),
+                diff_std=diff.std(-1), same_std=st_.std(-1))
+
+
+# --------------------------------------------------------------------------------------------
+# Stage 2: explicit three-value attention model under Assumption 1
+# --------------------------------------------------------------------------------------------
+def block_apply(w_i0: float, diff: float, same: float, T: int, v: int):
+    """x -> W x for a block-uniform W (row 0 zero; W_i0 = w_i0; W_il = same / diff for l in /
+    not in topic(i)), in O(Tv) per row of x (..., Tv+1)."""
+    def apply(x):
+        words = x[..., 1:]
+        tsum = words.reshape(*x.shape[:-1], T, v).sum(-1)
+        o = np.empty_like(x)
+        o[..., 0] = 0.0
+        o[..., 1:] = (w_i0 * x[..., :1] + diff * words.sum(-1, keepdims=True)
+                      + (same - diff) * np.repeat(tsum, v, axis=-1))
+        return o
+    return apply
+
+
+def diag_apply(d_i0: float, d_ii: float):
+    """x -> D x for D_0j = 0, D_i0 = d_i0, D_ii = d_ii, other entries 0."""
+    def apply(x):
+        o = d_ii * x
+        o[..., 1:] += d_i0 * x[..., :1]
+        o[..., 0] = 0.0
+        return o
+    return apply
+
+
+def stage2_loss(W, T: int, v: int, tau: int, p_m, p_c, p_r, alpha, beta,
+                mask_query: str = "token") -> np.ndarray:
+    """Assumption-1 MLM squared loss of eq. 7 with b^pred = 0, W^V = W frozen, and attention
+    weights (before normalisation) from a query showing token q to a key showing token l:
+      beta  if l = q,   alpha  if l != q are words of the same topic,   1 otherwise.
+    The attention distribution over keys is x_l ∝ p~_S(l) w(q, l) (infinitely many positions).
+    [MASK] (index 0) is, with mask_query="token", a one-word topic of its own (a [MASK] query
+    gives weight beta to [MASK] keys and 1 to words); with mask_query="uniform" a [MASK] query
+    attends uniformly and [MASK] keys get weight 1 from every query.
+    The query of a masked position shows its word (p_c), a uniform random word (p_r; cases: the
+    same word, another word of its topic, a word of another document topic, a word outside the
+    document), or [MASK].  alpha, beta: arrays of one shape G; returns loss of shape G.
+    By symmetry S = topics 1..tau and the original word y = 1.  W: an (n, n) array or a callable
+    x -> W x (see block_apply, diag_apply)."""
+    check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
+    if mask_query not in ("token", "uniform"):
+        raise ValueError(f"mask_query must be 'token' or 'uniform', got {mask_query!r}")
+    alpha = np.asarray(alpha, dtype=np.float64)
+    beta = np.asarray(beta, dtype=np.float64)
+    G = np.broadcast_shapes(alpha.shape, beta.shape)
+    al, be = np.broadcast_to(alpha, G).reshape(-1, 1), np.broadcast_to(beta, G).reshape(-1, 1)
+    n = T * v + 1
+    topic = topic_of(n - 1, v)
+    P = np.zeros(n)
+    P[1:tau * v + 1] = 1.0 / (tau * v)
+    pt = masked_distribution(P[None], p_m, p_c, p_r)[0]
+    y = 1
+    cases = [(p_c + p_r / (n - 1), 1), (p_r * (v - 1) / (n - 1), 2 if v > 1 else None),
+             (p_r * (tau - 1) * v / (n - 1), v + 1 if tau > 1 else None),
+             (p_r * (T - tau) * v / (n - 1), tau * v + 1 if tau < T else None),
+             (1 - p_c - p_r, 0)]
+    e_y = np.zeros(n)
+    e_y[y] = 1.0
+    total = np.zeros(al.shape[0])
+    for prob, q in cases:
+        if q is None or prob == 0:
+            continue
+        if q == 0:
+            if mask_query == "uniform":
+                w = np.ones((1, n))
+            else:
+                w = np.where(np.arange(n) == 0, be, 1.0)
+        else:
+            same_word = np.arange(n) == q
+            same_top = (topic == topic[q]) & ~same_word & (np.arange(n) > 0)
+            w = np.where(same_word, be, np.where(same_top, al, 1.0))
+        x = pt * w
+        x = x / x.sum(-1, keepdims=True)
+        o = W(x) if callable(W) else x @ np.asarray(W).T
+        total = total + prob * ((o - e_y) ** 2).sum(-1)
+    return total.reshape(G)
+
+
+def stage2_loss_fast(kind: str, coef: tuple, T: int, v: int, tau: int, p_m, p_c, p_r, alpha, beta,
+                     mask_query: str = "token") -> np.ndarray:
+    """`stage2_loss` in O(v) per (alpha, beta), by lumping topics that play the same role.
+    kind="block": coef = (w_i0, diff, same) (Theorem 2's W*); kind="diag": coef = (d_i0, d_ii)
+    (Definition 2's D^V).  Blocks of v words: B0 = the target's topic, B1 = another document
+    topic, B2 = the remaining document topics (multiplicity tau - 2), B3 = one topic outside the
+    document, B4 = the other outside topics (multiplicity T - tau - 1).  Agrees with the explicit
+    `stage2_loss` exactly (tests/test_topic.py)."""
+    check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
+    if kind not in ("block", "diag"):
+        raise ValueError(f"kind must be 'block' or 'diag', got {kind!r}")
+    if mask_query not in ("token", "uniform"):
+        raise ValueError(f"mask_query must be 'token' or 'uniform', got {mask_query!r}")
+    alpha = np.asarray(alpha, dtype=np.float64)
+    beta = np.asarray(beta, dtype=np.float64)
+    G = np.broadcast_shapes(alpha.shape, beta.shape)
+    al, be = np.broadcast_to(alpha, G).reshape(-1, 1), np.broadcast_to(beta, G).reshape(-1, 1)
+    a = 1 - (1 - p_c) * p_m
+    s = p_m * (1 - p_c - p_r)
+    r = p_m * p_r / (T * v)
+    bm = np.array([1, 1 if tau >= 2 else 0, max(tau - 2, 0), 1 if T > tau else 0, max(T - tau - 1, 0)],
+                  dtype=np.float64)
+    bp = np.array([a / (tau * v) + r] * 3 + [r] * 2)
+    K = 1 + 5 * v
+    mult = np.r_[1.0, np.repeat(bm, v)]
+    pt = np.r_[s, np.repeat(bp, v)]
+    blk = np.r_[-1, np.repeat(np.arange(5), v)]
+    ev = np.zeros(K)
+    ev[1] = 1.0  # y = first word of B0
+    idx = np.arange(K)
+    nw = T * v
+    cases = [(p_c + p_r / nw, 1), (p_r * (v - 1) / nw, 2 if v > 1 else None),
+             (p_r * (tau - 1) * v / nw, 1 + v if tau > 1 else None),
+             (p_r * (T - tau) * v / nw, 1 + 3 * v if tau < T else None), (1 - p_c - p_r, 0)]
+    total = np.zeros(al.shape[0])
+    for prob, q in cases:
+        if q is None or prob == 0:
+            continue
+        if q == 0:
+            w = np.ones((1, K)) if mask_query == "uniform" else np.where(idx == 0, be, 1.0)
+        else:
+            sw_ = idx == q
+            st_ = (blk == blk[q]) & ~sw_ & (idx > 0)
+            w = np.where(sw_, be, np.where(st_, al, 1.0))
+        x = pt * w
+        x = x / (x * mult).sum(-1, keepdims=True)  # per-coordinate attention mass
+        if kind == "block":
+            w_i0, diff, same = coef
+            tsum = x[:, 1:].reshape(-1, 5, v).sum(-1)
+            o = np.empty_like(x)
+            o[:, 0] = 0.0
+            o[:, 1:] = (w_i0 * x[:, :1] + diff * (x * mult)[:, 1:].sum(-1, keepdims=True)
+                        + (same - diff) * np.repeat(tsum, v, axis=-1))
+        else:
+            d_i0, d_ii = coef
+            o = d_ii * x
+            o[:, 1:] += d_i0 * x[:, :1]
+            o[:, 0] = 0.0
+        total = total + prob * (mult * (o - ev) ** 2).sum(-1)
+    return total.reshape(G)

@@ -1,0 +1,182 @@
+"""Topic structure (Li, Li & Risteski, ICML 2023): closed forms of Lemma 1, Theorems 1-5 and
+Definition 2, in sympy (no torch).
+
+Notation (statement sheet `topic_li2023_statements.md`): words 1..Tv, index 0 is [MASK];
+a := 1 - (1 - p_c) p_m (share of positions that still show their true word),
+s := p_m (1 - p_c - p_r) (share of positions that became [MASK]),
+r := p_m p_r / (Tv) (mass a uniformly random replacement puts on each word).
+
+Uniform attention (W^K = W^Q = 0) under Assumption 1: every output column of eq. 7 is
+W p~_S + b with the masked document's token distribution p~_S = s e_0 + a P_S + r 1_words, P_S
+uniform on the words of the document's tau topics.  The MLM squared loss is then
+E_S ||W p~_S + b - P_S||^2 + 1 - E_S ||P_S||^2, minimised exactly when W p~_S + b = P_S for all S.
+
+Everything symbolic lives here; `sim.topic` does the linear algebra over tau-subsets.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+p_m, p_c, p_r = sp.symbols("p_m p_c p_r", positive=True)
+T, v, tau = sp.symbols("T v tau", positive=True)
+u, x_in = sp.symbols("u x_in", real=True)  # Lemma 1 free constant of a row; indicator [topic(i) in S]
+
+A_ = 1 - (1 - p_c) * p_m
+S_ = p_m * (1 - p_c - p_r)
+R_ = p_m * p_r / (T * v)
+
+# ---- constants as printed (Theorem 2; Appendix D) ------------------------------------------
+C1 = p_r / ((1 - p_c - p_r) * (1 - (1 - p_c) * p_m) * T * v)
+C2 = 1 / ((1 - p_c - p_r) * p_m) - 1
+C3 = 1 / (1 - (1 - p_c) * p_m)
+C4 = 1 / (1 - (1 - p_c) * p_m)
+# Theorem 2 block values of W*
+W_I0 = (C2 * C3 - C1 * T * v) / (C2**2 + T * v)
+W_DIFF = -(C1 * C2 + C3) / (C2**2 + T * v)
+W_SAME = W_DIFF + C3 / v
+# Theorem 3 constants as printed, and the constant its proof (Case 1, App. D.3) uses
+LAMBDA1 = (1 - (1 - p_c) * p_m + p_m * p_r) * (1 + (1 - p_c) * p_m) / (2 * (1 - (1 - p_c) * p_m))
+LAMBDA1_PROOF = (1 + C4 * p_m * p_r) * (2 - C4) / (2 * C4)
+LAMBDA2 = 100 * ((1 - (1 - p_c) * p_m) / (p_m * p_r) + 1)
+# Theorem 5 constants
+C7 = 1 / (C4 * (sp.sqrt(v - 1) - 1 / C4 - 1))
+T5_BETA_LO = (1 + C4 * p_m * p_r) * v * tau / (100 * C4)
+T5_BETA_HI = C7 * (1 / (C4 * p_m * p_r) + 1) * v * T
+
+
+# ---- derived (D): Lemma 1 residuals and the minimum-norm member ----------------------------
+def lemma1_row_residual(with_c1: bool = True, bias: sp.Expr = 0):
+    """Residual (W p~_S + b - P_S)_i for a word row i >= 1 of a Lemma 1 family member, as a
+    polynomial in x_in = [topic(i) in S] (times tau v): the family makes it identically zero iff
+    both coefficients vanish.  Row i: W_i0 = -c1 - c2 u (or -c2 u without c1), own-topic block
+    sum c3 + u v, every other block sum u v.  Since P_S = 1/(tau v) on the words of S,
+    sum_l W_il P_S(l) = (tau u v + c3 x_in)/(tau v) and sum_l W_il = T u v + c3."""
+    w_i0 = -(C1 if with_c1 else 0) - C2 * u
+    out = S_ * w_i0 + A_ * (tau * u * v + C3 * x_in) / (tau * v) + R_ * (T * u * v + C3) + bias
+    target = x_in / (tau * v)
+    poly = sp.Poly(sp.expand(out - target), x_in)
+    return [sp.simplify(c) for c in poly.all_coeffs()]
+
+
+def lemma1_mask_row_residual():
+    """Row 0 of the family: W_00 = -c2 u, every block sum u v; target P_S(0) = 0."""
+    out = S_ * (-C2 * u) + A_ * (tau * u * v) / (tau * v) + R_ * T * u * v
+    return sp.simplify(out)
+
+
+def theorem2_min_norm_u():
+    """Minimise the Frobenius norm of a word row of the Lemma 1 family over its free constant u
+    (blocks uniform: own block c3/v + u, other blocks u, column 0 -c1 - c2 u).  Returns u*
+    (= the printed diff-topic value) and the implied W_i0."""
+    f = (C1 + C2 * u) ** 2 + T * v * u**2 + 2 * C3 * u + C3**2 / v
+    ustar = sp.solve(sp.diff(f, u), u)[0]
+    return sp.simplify(ustar), sp.simplify(-C1 - C2 * ustar)
+
+
+def min_loss():
+    """Minimum of the Assumption-1 MLM squared loss: 1 - E_S ||P_S||^2 = 1 - 1/(tau v)."""
+    return 1 - 1 / (tau * v)
+
+
+# ---- numeric helpers ----------------------------------------------------------------------
+_SYMS = (p_m, p_c, p_r, T, v, tau)
+
+
+def _num(expr):
+    f = sp.lambdify(_SYMS, expr, "numpy")
+    return lambda pm, pc, pr, T_=1, v_=1, tau_=1: float(f(pm, pc, pr, T_, v_, tau_))
+
+
+c1 = _num(C1)
+c2 = _num(C2)
+c3 = _num(C3)
+c4 = _num(C4)
+c7 = _num(C7)
+lambda1 = _num(LAMBDA1)
+lambda1_proof = _num(LAMBDA1_PROOF)
+lambda2 = _num(LAMBDA2)
+t5_beta_lo = _num(T5_BETA_LO)
+t5_beta_hi = _num(T5_BETA_HI)
+_wi0, _wdiff, _wsame = _num(W_I0), _num(W_DIFF), _num(W_SAME)
+
+
+def constants(p_m_, p_c_, p_r_, T_, v_):
+    return dict(c1=c1(p_m_, p_c_, p_r_, T_, v_), c2=c2(p_m_, p_c_, p_r_),
+                c3=c3(p_m_, p_c_, p_r_), c4=c4(p_m_, p_c_, p_r_))
+
+
+def theorem2_wstar(T_: int, v_: int, p_m_: float, p_c_: float, p_r_: float) -> np.ndarray:
+    """W^V* of Theorem 2 as printed, a (Tv+1) x (Tv+1) numpy array."""
+    n = T_ * v_ + 1
+    args = (p_m_, p_c_, p_r_, T_, v_)
+    W = np.full((n, n), _wdiff(*args))
+    topic = np.r_[0, (np.arange(1, n) - 1) // v_ + 1]
+    same = topic[:, None] == topic[None, :]
+    W[same] = _wsame(*args)
+    W[1:, 0] = _wi0(*args)
+    W[0, :] = 0.0
+    return W
+
+
+def definition2_dv(T_: int, v_: int, p_m_: float, p_c_: float, p_r_: float) -> np.ndarray:
+    """D^V of Definition 2: D_0j = 0, D_i0 = -c1, D_ii = c3, every other entry 0."""
+    n = T_ * v_ + 1
+    D = np.zeros((n, n))
+    D[np.arange(1, n), np.arange(1, n)] = c3(p_m_, p_c_, p_r_)
+    D[1:, 0] = -c1(p_m_, p_c_, p_r_, T_, v_)
+    return D
+
+
+def lemma1_member(T_, v_, p_m_, p_c_, p_r_, u_vec, spread, with_c1=True):
+    """A member of the Lemma 1 family: free constants u_vec (length Tv+1) and, for the split of
+    each block sum over its v entries, `spread` (n x n array of weights; rows of each block are
+    normalised to sum to one).  with_c1=False gives Theorem 1's family (the -c1 term removed)."""
+    n = T_ * v_ + 1
+    u_vec = np.asarray(u_vec, dtype=np.float64)
+    cc = constants(p_m_, p_c_, p_r_, T_, v_)
+    topic = np.r_[0, (np.arange(1, n) - 1) // v_ + 1]
+    W = np.zeros((n, n))
+    sp_ = np.asarray(spread, dtype=np.float64)
+    for t in range(1, T_ + 1):
+        cols = np.arange((t - 1) * v_ + 1, t * v_ + 1)
+        wts = sp_[:, cols] / sp_[:, cols].sum(1, keepdims=True)
+        block_sum = u_vec * v_ + cc["c3"] * (topic == t)  # row 0 (topic 0) never matches
+        W[:, cols] = wts * block_sum[:, None]
+    W[0, 0] = -cc["c2"] * u_vec[0]
+    W[1:, 0] = -(cc["c1"] if with_c1 else 0.0) - cc["c2"] * u_vec[1:]
+    return W
+
+
+def lemma1_fit(W: np.ndarray, T_: int, v_: int, p_m_, p_c_, p_r_, with_c1=True):
+    """Distance of W from the Lemma 1 family: fit each row's u by least squares to the T + 1
+    linear conditions (column 0 and the T block sums) and return (u, residuals (n, T+1))."""
+    n = T_ * v_ + 1
+    cc = constants(p_m_, p_c_, p_r_, T_, v_)
+    topic = np.r_[0, (np.arange(1, n) - 1) // v_ + 1]
+    B = W[:, 1:].reshape(n, T_, v_).sum(-1)  # block sums (n, T)
+    own = (topic[:, None] == np.arange(1, T_ + 1)[None, :]).astype(float)
+    # conditions: B_it - c3 own_it = v u_i ; W_i0 + c1' = -c2 u_i
+    c1_ = np.where(topic > 0, cc["c1"] if with_c1 else 0.0, 0.0)
+    lhs = np.concatenate([B - cc["c3"] * own, (W[:, 0] + c1_)[:, None]], 1)  # (n, T+1)
+    coef = np.r_[np.full(T_, float(v_)), -cc["c2"]]
+    uhat = lhs @ coef / (coef @ coef)
+    return uhat, lhs - uhat[:, None] * coef[None, :]
+
+
+def theorem3_bounds(T_, tau_, v_, p_m_, p_c_, p_r_, proof_constant=False):
+    """(lambda1 (tau - 1), lambda2 T) of Theorem 3 (or the proof's Case-1 constant)."""
+    l1 = (lambda1_proof if proof_constant else lambda1)(p_m_, p_c_, p_r_)
+    return l1 * (tau_ - 1), lambda2(p_m_, p_c_, p_r_) * T_
+
+
+def theorem5_bounds(T_, tau_, v_, p_m_, p_c_, p_r_):
+    """(beta_lo, beta_hi, alpha_over_beta_hi) of Theorem 5: beta_lo < beta < beta_hi and
+    alpha < c4 beta / (v - 1)."""
+    args = (p_m_, p_c_, p_r_, T_, v_, tau_)
+    if not math.sqrt(v_ - 1) > 1 / c4(p_m_, p_c_, p_r_) + 1:
+        raise ValueError(f"v must exceed (1/c4 + 1)^2 + 1 for c7 > 0, got v={v_}")
+    return (t5_beta_lo(*args), t5_beta_hi(*args), c4(p_m_, p_c_, p_r_) / (v_ - 1))
