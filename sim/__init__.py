@@ -14,3 +14,27 @@ def make_generator(seed: int, device: torch.device | str | None = None) -> torch
     g = torch.Generator(device=torch.device(device) if device is not None else "cpu")
     g.manual_seed(seed)
     return g
+
+
+def gamma_sample(alpha: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Gamma(alpha, 1) samples with an explicit generator (Marsaglia-Tsang, boosted for
+    alpha < 1); torch's Gamma and Dirichlet take no generator."""
+    a = alpha + (alpha < 1).to(alpha.dtype)
+    d = a - 1.0 / 3.0
+    c = 1.0 / torch.sqrt(9.0 * d)
+    out = torch.empty_like(alpha)
+    todo = torch.ones_like(alpha, dtype=torch.bool)
+    while todo.any():
+        x = torch.randn(alpha.shape, generator=gen, dtype=alpha.dtype)
+        u = torch.rand(alpha.shape, generator=gen, dtype=alpha.dtype)
+        v = (1 + c * x) ** 3
+        ok = (v > 0) & (torch.log(u.clamp_min(1e-300)) < 0.5 * x ** 2 + d - d * v
+                        + d * torch.log(v.clamp_min(1e-300)))
+        take = todo & ok
+        out[take] = (d * v)[take]
+        todo &= ~ok
+    boost = alpha < 1
+    if boost.any():
+        u = torch.rand(alpha.shape, generator=gen, dtype=alpha.dtype)
+        out = torch.where(boost, out * u ** (1.0 / alpha), out)
+    return out

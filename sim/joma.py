@@ -37,7 +37,7 @@ import numpy as np
 import torch
 from scipy.integrate import solve_ivp
 
-from sim import default_device, make_generator, measure
+from sim import default_device, gamma_sample, make_generator, measure
 
 #==================================================================================================
 # Sections 2-3: Theorems 1-2 (Eqns. 1-4, Appendix A.2)
@@ -105,7 +105,7 @@ def make_problem(seeds, *, M_C: int, K: int, d: int, N: int, C: int | None = Non
         Q.append(basis[:, M_C])
         # P(l | y) ~ Dirichlet(concentration): torch's Dirichlet takes no generator, so draw
         # it from normalised Gammas with ours
-        gam = _gamma(torch.full((C, M_C), float(concentration), dtype=torch.float64), gen)
+        gam = gamma_sample(torch.full((C, M_C), float(concentration), dtype=torch.float64), gen)
         p_tok = gam / gam.sum(-1, keepdim=True)
         y = torch.randint(0, C, (N,), generator=gen)
         draws = torch.multinomial(p_tok[y], tokens, replacement=True, generator=gen)  # (N, tokens)
@@ -116,29 +116,6 @@ def make_problem(seeds, *, M_C: int, K: int, d: int, N: int, C: int | None = Non
     to = dict(device=device, dtype=dtype)
     return Eqn2Problem(torch.stack(U).to(**to), torch.stack(Q).to(**to), torch.stack(X).to(**to),
                        torch.stack(G).to(**to), attention, activation, float(A))
-
-
-def _gamma(alpha: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Gamma(alpha, 1) samples with an explicit generator (Marsaglia-Tsang, boosted for a < 1)."""
-    a = alpha + (alpha < 1).to(alpha.dtype)
-    d = a - 1.0 / 3.0
-    c = 1.0 / torch.sqrt(9.0 * d)
-    out = torch.empty_like(alpha)
-    todo = torch.ones_like(alpha, dtype=torch.bool)
-    while todo.any():
-        x = torch.randn(alpha.shape, generator=gen, dtype=alpha.dtype)
-        u = torch.rand(alpha.shape, generator=gen, dtype=alpha.dtype)
-        v = (1 + c * x) ** 3
-        ok = (v > 0) & (torch.log(u.clamp_min(1e-300)) < 0.5 * x ** 2 + d - d * v
-                        + d * torch.log(v.clamp_min(1e-300)))
-        take = todo & ok
-        out[take] = (d * v)[take]
-        todo &= ~ok
-    boost = alpha < 1
-    if boost.any():
-        u = torch.rand(alpha.shape, generator=gen, dtype=alpha.dtype)
-        out = torch.where(boost, out * u ** (1.0 / alpha), out)
-    return out
 
 
 def attention_scores(z: torch.Tensor, X: torch.Tensor, attention: str, A: float = 1.0):
