@@ -22,8 +22,9 @@ VERDICTS = ("holds", "erratum", "refuted", "not-audited")
 
 
 def _agg(rows):
-    """Worst error vs tolerance and total examples over the records of `rows`."""
-    worst, examples, ctrl = None, 0, None
+    """Worst record (error vs tolerance, and that record's negative-control error) and the
+    total number of checked examples over the records of `rows`."""
+    worst, examples = None, 0
     for r in rows:
         for rec in r.get("records", {}).values():
             examples += rec["examples"]
@@ -31,19 +32,16 @@ def _agg(rows):
                 continue
             score = rec["kind"] == "score>=tol"
             if score:
-                rel = rec["tolerance"] - rec["max_error"]
+                key = rec["max_error"] - rec["tolerance"]  # smaller margin is worse
+                key = -key
             elif rec["tolerance"] > 0:
-                rel = rec["max_error"] / rec["tolerance"]
+                key = rec["max_error"] / rec["tolerance"]
             else:
-                rel = math.inf if rec["max_error"] > 0 else 0.0
-            # for errors larger rel is worse; for scores a smaller margin is worse
-            key = -rel if score else rel
+                key = math.inf if rec["max_error"] > 0 else 0.0
             if worst is None or key > worst[0]:
-                worst = (key, rec["max_error"], rec["tolerance"], rec["kind"])
-            if rec["min_control_error"] is not None:
-                ctrl = rec["min_control_error"] if ctrl is None else (
-                    max(ctrl, rec["min_control_error"]) if score else min(ctrl, rec["min_control_error"]))
-    return worst, examples, ctrl
+                worst = (key, rec["max_error"], rec["tolerance"], rec["kind"],
+                         rec["min_control_error"])
+    return worst, examples
 
 
 def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
@@ -90,9 +88,10 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     # the headline error is that of the form the verdict rests on: the corrected form for an
     # erratum, the printed form otherwise (an erratum's printed failure is in `printed_error`)
     basis = corrected if verdict == "erratum" else (printed or rows)
-    worst, _, ctrl = _agg(basis)
-    _, examples, _ = _agg(rows)
+    worst, _ = _agg(basis)
+    _, examples = _agg(rows)
     pworst = _agg(printed)[0] if verdict == "erratum" else None
+    ctrl = None if worst is None else worst[4]
     row = {
         "id": claim.id if claim else rows[0]["claim"],
         "paper": claim.paper if claim else "",
@@ -174,7 +173,8 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str]) -> str:
                     f"{_fmt(pe['tolerance'])} (expected failure).", ""]
         out += [f"**Tolerance / error model.** {r['tolerance_model']}", "",
                 f"Worst observed: {_fmt(r['max_error'])} against {_fmt(r['tolerance'])}; "
-                f"negative control: {_fmt(r['control'])}; {r['examples']} checked examples.", ""]
+                f"the same check on the negative control: {_fmt(r['control'])}; "
+                f"{r['examples']} checked examples.", ""]
         if r["detail"]:
             out += [f"Detail: {r['detail']}", ""]
         if r["id"] in plots:

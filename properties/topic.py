@@ -693,3 +693,315 @@ def test_topic_empirical_wv_blockwise_l2(seed):
     control = float(((scp["same_topic"] - scp["diff_topic"]) / c3v).max())
     check_at_least("topic.empirical.wv_blockwise_l2", score, 0.5,
                    "block contrast >= 0.5 c3/v on each of 3 seeds", control=control)
+
+
+# --------------------------------------------------------------------------------------------
+# Section 6 / Appendix E: the other empirical claims (finite LDA documents, trained models)
+# --------------------------------------------------------------------------------------------
+# Common setting: LDA documents (Dirichlet(0.1), N uniform in 100..150 unless said), p_m = 0.15,
+# p_c = p_r = 0.1, biases b^K, b^Q, b^V on (Section 6), several seeds batched in one program
+# (each seed its own documents).  CI: T = v = 5 (n = 26), a few hundred steps; thorough:
+# T = v = 10 as in the paper and longer runs.  Every ordinal check is "min over seeds of a
+# margin >= threshold", so one seed going the wrong way fails the claim; a run is deterministic
+# given its seed, so the false-fail budget is that of the seed draw: the thresholds are set so
+# that in calibration (30+ seed-runs per claim) no seed came within a factor 2 of them, and we
+# state a budget of <= 1e-2 per claim (not a computed probability).
+_TV = (10, 10) if THOROUGH else (5, 5)
+_EMP = ("LDA data (Dirichlet(0.1), N uniform in 100..150), p_m = 0.15, p_c = p_r = 0.1, biases "
+        "b^K, b^Q, b^V (Section 6); CI size T = v = 5, thorough T = v = 10 (the paper's)")
+_BUDGET = ("min over 3 batched seeds; threshold chosen with a factor >= 2 slack over the worst "
+           "seed seen in calibration (stated false-fail budget <= 1e-2 per claim, empirical); "
+           "negative control: the same score with topics relabelled at random must fail")
+
+
+def _relabel(seed, T, v):
+    """A random relabelling of word ids (topics scrambled): index 0 ([MASK]) fixed."""
+    return np.r_[0, 1 + np.random.default_rng(seed).permutation(T * v)]
+
+
+def _block_contrast(W, T, v, perm=None):
+    """(mean same-topic off-diagonal - mean diff-topic) / mean diagonal of the word block."""
+    W = np.asarray(W)
+    if perm is not None:
+        W = W[:, perm][:, :, perm]
+    sc = sm.block_scores(W, T, v)
+    return (sc["same_topic"] - sc["diff_topic"]) / np.abs(sc["diag"])
+
+
+def _heldout(seed, T, v, D=200, N_range=(100, 150)):
+    g = make_generator(seed)
+    w, valid = sm.sample_documents(g, D, T, v, model="lda", N_range=N_range)
+    tok, m = sm.mask_tokens(g, w, valid, 0.15, 0.1, 0.1, T * v)
+    return w, valid, tok, m
+
+
+register(Claim(
+    id="topic.empirical.embedding_block", where="Section 6 (Figure 1), Theorem 1's empirical side",
+    statement="For a model in which all components are trained, W^E^T W^E displays a block-wise "
+              "pattern (topics), with either cross-entropy or squared loss and either SGD or "
+              "Adam.",
+    assumptions=_EMP + "; trainable W^E (d = Tv + 1), W^K, W^Q, W^V, b^pred, all biases, "
+                "N(0, 0.01^2) init; Adam lr 0.01, SGD lr 0.2 (squared) / 0.5 (CE).",
+    prediction="block contrast of E = W^E^T W^E: (mean same-topic off-diagonal - mean "
+               "different-topic) / mean diagonal > threshold, for every seed and every "
+               "(loss, optimiser)",
+    simulation="sim.topic.train(Switches(biases=True)) from N(0, 1/d) W^E",
+    metric="min over seeds of the block contrast; threshold 0.05 (random W^E: |contrast| ~ "
+           "0.05/sqrt(d), the relabelled control ~ 0)",
+    tolerance=_BUDGET,
+    reading="CI documents are shortened to N in 20..30 (the embedding block appears at any "
+            "length; attention cost is N^2); thorough uses N in 100..150. 'Block-wise' read as "
+            "a positive same-topic vs different-topic contrast of at least 5% of the diagonal. "
+            "SGD with squared loss diverges at lr 0.5 (NaN), so it runs at lr 0.2.",
+))
+register(Claim(
+    id="topic.empirical.wv_diagonal_no_l2", where="Appendix E.1 (Figure 9), Theorem 4's empirical side",
+    statement="With one-hot embeddings and uniform attention, without L2 regularisation the "
+              "trained W^V is a Theorem 4 minimiser other than the block-uniform W*: it tends to a "
+              "diagonal pattern (diagonal above the same-topic off-diagonal entries).",
+    assumptions=_EMP + "; one-hot W^E, W^K = W^Q = 0 frozen, squared loss, Adam lr 0.02, "
+                "N(0, 0.01^2) init; with vs without ridge 1e-3 ||W^V||_F^2.",
+    prediction="diagonal excess r = (mean diag - mean same-topic off-diag) / (mean same-topic "
+               "- mean diff-topic) > 0.1 without L2, and r(no L2) > r(L2) + 0.05",
+    simulation="sim.topic.train(Switches(onehot, uniform)) with lam = 0 and lam = 1e-3",
+    metric="min over seeds of r(no L2) and of r(no L2) - r(L2)",
+    tolerance=_BUDGET,
+    reading="'Tends to diagonal' read as a diagonal excess over the same-topic entries (W* has "
+            "none) that L2 shrinks. The sheet's summary of Figure 9; the paper's sentence says "
+            "only 'matching our theory in Theorem 4'.",
+))
+register(Claim(
+    id="topic.empirical.two_stage", where="Section 5.1 (Figure 4)",
+    statement="With certain initialisation and learning-rate settings, from near-zero "
+              "initialisation: in Stage 1 W^K, W^Q stay close to 0 while ||W^V||_F increases "
+              "significantly; in Stage 2 ||W^V||_F plateaus and only after that do W^K and W^Q "
+              "move significantly.",
+    assumptions=_EMP + "; one-hot W^E, near-zero positive init |N(0, 0.005^2)| of W^K, W^Q, "
+                "W^V, squared loss, Adam lr 0.01, joint training.",
+    prediction="at t_V (first logged step with ||W^V||_F >= 0.9 max_t ||W^V||_F) the norms "
+               "||W^K||_F and ||W^Q||_F have done < 30% of their total change, and by the end "
+               "they have grown >= 3x",
+    simulation="sim.topic.train(Switches(onehot, biases), positive init), norms logged every "
+               "5 steps",
+    metric="1 - max(fraction of K, Q norm change done by t_V) >= 0.7; growth ratio >= 3",
+    tolerance=_BUDGET + "; control: the same fraction for W^V itself (>= 0.9 by definition) "
+              "must fail",
+    reading="The paper says the two-stage picture depends on hyperparameters; the audited "
+            "setting (Adam, positive init 0.005, lr 0.01) is our choice. SGD from near-zero "
+            "init (lr 0.3-0.5) leaves W^K, W^Q frozen for > 1000 steps (|grad| ~ ||W^Q|| "
+            "||W^V||/sqrt d), and diverges at lr >= 1, so SGD is not audited. The CI run is "
+            "300 steps; 'plateau' is the 0.9-of-max time.",
+))
+register(Claim(
+    id="topic.empirical.attention_order", where="Section 6 and Appendix E.2 (Tables 3, 4)",
+    statement="(a) When W^K, W^Q, W^V are trained jointly, each word pays on average more "
+              "attention to words of the same topic than to words of different topics. (b) When "
+              "W^V is diagonal (D^V), the order is partially reversed: same word > different "
+              "topic > same topic (different word).",
+    assumptions=_EMP + "; one-hot W^E, squared loss, Adam lr 0.01, N(0, 0.01^2) init; (b) W^V "
+                "frozen to Definition 2's D^V, only W^K, W^Q, biases, b^pred trained.",
+    prediction="length-debiased (Appendix E.3: x N/100) average attention per pair kind from "
+               "word ids on 200 held-out documents: (a) same_topic / diff_topic >= 1.2; (b) "
+               "same_word / diff_topic >= 1.5 and diff_topic / same_topic >= 1.2",
+    simulation="sim.topic.train + forward(return_attention) + attention_stats(normalise_length=100)",
+    metric="min over seeds of log ratios; control: the same ratios with topics relabelled at "
+           "random (ratios ~ 1)",
+    tolerance=_BUDGET,
+    reading="Pairs among non-[MASK] positions of the (masked) input, same word at another "
+            "position excluded from 'same topic'. (a) uses jointly trained W^V, which here is "
+            "block-plus-diagonal. With N in 20..30 (short documents) (a) is NOT seen at 400 "
+            "steps (ratio ~ 1.0), so (a) is audited at the paper's N in 100..150.",
+))
+register(Claim(
+    id="topic.empirical.uniform_loss_gap", where="Section 5.2 (after Theorem 2), Appendix E",
+    statement="The loss achieved by freezing W^K = W^Q = 0 and only training W^V is only "
+              "slightly greater than the loss achieved by training all of them jointly.",
+    assumptions=_EMP + "; one-hot W^E, squared loss, Adam lr 0.01, same steps and data stream "
+                "for both models.",
+    prediction="relative gap (L_uniform - L_joint) / L_uniform in [-0.01, 0.05] on 200 "
+               "held-out documents (common random numbers)",
+    simulation="sim.topic.train with Switches(onehot, uniform, biases) and Switches(onehot, biases)",
+    metric="relative held-out loss gap, per seed; Monte Carlo SE from the per-document paired "
+           "differences",
+    tolerance="gap <= 0.05 + z SE and gap >= -0.01 - z SE (z for false-fail 1e-6 over 2x3 "
+              "comparisons); control: the untrained model's loss in place of L_joint must fail",
+    reading="'Slightly greater' read as: not smaller (beyond MC error and a 1% margin) and at "
+            "most 5% greater. Both models see the same number of steps.",
+))
+
+
+@audits("topic.empirical.embedding_block")
+@examples(1)
+@given(SEED)
+def test_topic_empirical_embedding_block(seed):
+    T, v = _TV
+    n = T * v + 1
+    steps = 1500 if THOROUGH else 250
+    NR = (100, 150) if THOROUGH else (20, 30)
+    sw = sm.Switches(biases=True)
+    g = make_generator(seed)
+    worst, ctrl = {}, -np.inf
+    for loss in ("squared", "ce"):
+        for opt, lr in (("adam", 0.01), ("sgd", 0.2 if loss == "squared" else 0.5)):
+            p = sm.init_params(g, 3, n, d=n, sw=sw, scale=0.01, device="cpu")
+            sm.train(p, g, T=T, v=v, steps=steps, batch=16, sw=sw, loss=loss, opt=opt, lr=lr,
+                     N_range=NR, log_every=steps)
+            WE = p["WE"].numpy()
+            E = np.einsum("sdi,sdj->sij", WE, WE)
+            worst[(loss, opt)] = float(_block_contrast(E, T, v).min())
+            ctrl = max(ctrl, float(_block_contrast(E, T, v, _relabel(seed, T, v)).max()))
+    score = min(worst.values())
+    check_at_least("topic.empirical.embedding_block", score, 0.05,
+                   "block contrast of W^E^T W^E >= 0.05 for every seed, loss and optimiser",
+                   control=ctrl, what=str({k: round(x, 3) for k, x in worst.items()}))
+
+
+@audits("topic.empirical.wv_diagonal_no_l2")
+@examples(1)
+@given(SEED)
+def test_topic_empirical_wv_diagonal_no_l2(seed):
+    T, v = _TV
+    n = T * v + 1
+    steps = 1500 if THOROUGH else 300
+    sw = sm.Switches(onehot=True, uniform=True, biases=True)
+    r = {}
+    for lam in (0.0, 1e-3):
+        g = make_generator(seed)
+        p = sm.init_params(g, 3, n, sw=sw, scale=0.01, device="cpu")
+        sm.train(p, g, T=T, v=v, steps=steps, batch=32, sw=sw, opt="adam", lr=0.02, lam=lam,
+                 log_every=steps)
+        sc = sm.block_scores(p["WV"].numpy(), T, v)
+        r[lam] = (sc["diag"] - sc["same_topic"]) / (sc["same_topic"] - sc["diff_topic"])
+    what = f"r(no L2) = {np.round(r[0.0], 3)}, r(L2) = {np.round(r[1e-3], 3)}"
+    check_at_least("topic.empirical.wv_diagonal_no_l2", float(r[0.0].min()), 0.1,
+                   "diagonal excess without L2 >= 0.1", control=float(r[1e-3].max()) - 0.1,
+                   what=what)
+    check_at_least("topic.empirical.wv_diagonal_no_l2", float((r[0.0] - r[1e-3]).min()), 0.05,
+                   "L2 removes the diagonal excess", control=0.0, what=what)
+
+
+def _norm_fraction(x, t):
+    """Fraction of the total change of a norm curve x (steps,) done by index t."""
+    tot = x[-1] - x[0]
+    return (x[t] - x[0]) / tot if abs(tot) > 0 else 1.0
+
+
+@audits("topic.empirical.two_stage")
+@examples(1)
+@given(SEED)
+def test_topic_empirical_two_stage(seed):
+    T, v = _TV
+    n = T * v + 1
+    steps = 1500 if THOROUGH else 300
+    sw = sm.Switches(onehot=True, biases=True)
+    g = make_generator(seed)
+    p = sm.init_params(g, 3, n, sw=sw, scale=0.005, positive=True, device="cpu")
+    log = sm.train(p, g, T=T, v=v, steps=steps, batch=8, sw=sw, opt="adam", lr=0.01,
+                   log_every=5)
+    nv, nk, nq = (np.array(log.norms[k]) for k in ("WV", "WK", "WQ"))  # (steps, S)
+    fr, fv, growth = [], [], []
+    for s in range(nv.shape[1]):
+        tV = int(np.argmax(nv[:, s] >= 0.9 * nv[:, s].max()))
+        fr.append(max(_norm_fraction(nk[:, s], tV), _norm_fraction(nq[:, s], tV)))
+        fv.append(_norm_fraction(nv[:, s], tV))
+        growth.append(min(nk[-1, s] / nk[0, s], nq[-1, s] / nq[0, s]))
+    what = f"K/Q fraction done at t_V {np.round(fr, 3)}, growth {np.round(growth, 2)}"
+    check_at_least("topic.empirical.two_stage", 1 - max(fr), 0.7,
+                   "W^K, W^Q have done < 30% of their change when ||W^V|| plateaus",
+                   control=1 - min(fv), what=what)
+    check_at_least("topic.empirical.two_stage", min(growth), 3.0,
+                   "W^K, W^Q do move afterwards (>= 3x)", control=1.0, what=what)
+
+
+def _attn(p, sw, seed, T, v):
+    w, valid, tok, _ = _heldout(seed, T, v)
+    _, A = sm.forward(p, tok, valid, sw, return_attention=True)
+    st_ = sm.attention_stats(A, tok, valid, v, normalise_length=100)
+    perm = torch.as_tensor(_relabel(seed, T, v))
+    ctrl = sm.attention_stats(A, perm[tok], valid, v, normalise_length=100)
+    return st_, ctrl
+
+
+@audits("topic.empirical.attention_order")
+@examples(1)
+@given(SEED)
+def test_topic_empirical_attention_order_joint(seed):
+    T, v = _TV
+    n = T * v + 1
+    steps = 1500 if THOROUGH else 300
+    sw = sm.Switches(onehot=True, biases=True)
+    g = make_generator(seed)
+    p = sm.init_params(g, 3, n, sw=sw, scale=0.01, device="cpu")
+    sm.train(p, g, T=T, v=v, steps=steps, batch=8, sw=sw, opt="adam", lr=0.01, log_every=steps)
+    st_, ctrl = _attn(p, sw, seed + 1, T, v)
+    r = np.log(st_["same_topic"] / st_["diff_topic"])
+    rc = np.log(ctrl["same_topic"] / ctrl["diff_topic"])
+    check_at_least("topic.empirical.attention_order", float(r.min()), math.log(1.2),
+                   "joint training: same-topic / different-topic attention >= 1.2 (log)",
+                   control=float(rc.max()), what=f"ratios {np.round(np.exp(r), 3)}")
+
+
+@audits("topic.empirical.attention_order")
+@examples(1)
+@given(SEED)
+def test_topic_empirical_attention_order_diagonal_wv(seed):
+    T, v = _TV
+    n = T * v + 1
+    steps = 1500 if THOROUGH else 200
+    sw = sm.Switches(onehot=True, biases=True, freeze_v=True)
+    g = make_generator(seed)
+    D = th.definition2_dv(T, v, 0.15, 0.1, 0.1)
+    p = sm.init_params(g, 3, n, sw=sw, scale=0.01, WV=D, device="cpu")
+    sm.train(p, g, T=T, v=v, steps=steps, batch=8, sw=sw, opt="adam", lr=0.01, log_every=steps)
+    st_, ctrl = _attn(p, sw, seed + 1, T, v)
+    r1 = np.log(st_["same_word"] / st_["diff_topic"])
+    r2 = np.log(st_["diff_topic"] / st_["same_topic"])
+    c2 = np.log(ctrl["diff_topic"] / ctrl["same_topic"])
+    what = f"same_word/diff {np.round(np.exp(r1), 3)}, diff/same_topic {np.round(np.exp(r2), 3)}"
+    check_at_least("topic.empirical.attention_order", float(r1.min()), math.log(1.5),
+                   "diagonal W^V: same word / different topic >= 1.5", control=0.0, what=what)
+    check_at_least("topic.empirical.attention_order", float(r2.min()), math.log(1.2),
+                   "diagonal W^V: different topic / same topic >= 1.2", control=float(np.abs(c2).max()),
+                   what=what)
+
+
+@audits("topic.empirical.uniform_loss_gap")
+@examples(1)
+@given(SEED)
+def test_topic_empirical_uniform_loss_gap(seed):
+    T, v = _TV
+    n = T * v + 1
+    steps = 1500 if THOROUGH else 300
+    w, valid, tok, m = _heldout(seed + 1, T, v)
+    per_doc = {}
+    for name, sw in (("uniform", sm.Switches(onehot=True, uniform=True, biases=True)),
+                     ("joint", sm.Switches(onehot=True, biases=True))):
+        g = make_generator(seed)
+        p = sm.init_params(g, 3, n, sw=sw, scale=0.01, device="cpu")
+        if name == "joint":
+            p0 = {k: x.clone() for k, x in p.items()}
+        sm.train(p, g, T=T, v=v, steps=steps, batch=8, sw=sw, opt="adam", lr=0.01, log_every=steps)
+        per_doc[name] = _doc_losses(p, sw, w, valid, tok, m)
+    per_doc["untrained"] = _doc_losses(p0, sm.Switches(onehot=True, biases=True), w, valid, tok, m)
+    Lu = per_doc["uniform"].mean(-1)
+    diff = per_doc["uniform"] - per_doc["joint"]
+    gap = diff.mean(-1) / Lu
+    se = diff.std(-1, ddof=1) / math.sqrt(diff.shape[-1]) / Lu
+    cgap = (per_doc["uniform"] - per_doc["untrained"]).mean(-1) / Lu
+    tol = Tolerance.monte_carlo(float(se.max()), 1e-6, comparisons=6)
+    what = f"relative gaps {np.round(gap, 4)} (SE {np.round(se, 4)}), untrained {np.round(cgap, 3)}"
+    check_at_least("topic.empirical.uniform_loss_gap", float(gap.min()), -0.01 - tol.value,
+                   "uniform attention is not better than joint (beyond 1% + MC)",
+                   control=float(cgap.max()), what=what)
+    check_at_least("topic.empirical.uniform_loss_gap", float(-gap.max()), -0.05 - tol.value,
+                   "uniform attention is at most 5% worse than joint (+ MC)",
+                   control=float(-np.abs(cgap).min()), what=what)
+
+
+def _doc_losses(p, sw, w, valid, tok, m):
+    """Per-document held-out MLM squared loss, (S, D)."""
+    out = sm.forward(p, tok, valid, sw)
+    pick = out.gather(-1, w.expand(out.shape[0], *w.shape)[..., None])[..., 0]
+    per = (out * out).sum(-1) - 2 * pick + 1.0
+    mf = m.to(torch.float64)
+    return ((per * mf).sum(-1) / mf.sum(-1).clamp_min(1)).detach().numpy()

@@ -228,12 +228,19 @@ def init_params(gen: torch.Generator, S: int, n: int, d: int | None = None, *, s
     if d is None or d < 1:
         raise ValueError(f"d must be >= 1, got {d}")
 
-    def rnd(*shape, s=scale):
-        x = s * torch.randn(S, *shape, generator=gen, dtype=F64)
-        return (x.abs() if positive else x).to(device)
+    if not scale > 0:
+        raise ValueError(f"scale must be > 0, got {scale!r}")
+    if S < 1 or n < 2:
+        raise ValueError(f"need S >= 1 seeds and n >= 2 tokens, got S={S}, n={n}")
 
+    def rnd(*shape, s=scale, pos=positive):
+        x = s * torch.randn(S, *shape, generator=gen, dtype=F64)
+        return (x.abs() if pos else x).to(device)
+
+    # near-zero positive init is for the attention matrices (W^K, W^Q, W^V) only; a trainable
+    # W^E is always N(0, 1/d) (an all-positive W^E would make every embedding pair correlated)
     p = {"WE": torch.eye(n, dtype=F64, device=device).expand(S, n, n).clone() if sw.onehot
-         else rnd(d, n, s=1 / math.sqrt(d)),
+         else rnd(d, n, s=1 / math.sqrt(d), pos=False),
          "WK": torch.zeros(S, d, d, dtype=F64, device=device) if sw.uniform else rnd(d, d),
          "WQ": torch.zeros(S, d, d, dtype=F64, device=device) if sw.uniform else rnd(d, d),
          "WV": rnd(d, d) if WV is None else torch.as_tensor(WV, dtype=F64).expand(S, d, d).clone().to(device),
@@ -328,12 +335,20 @@ class TrainLog:
 def train(p: dict, gen: torch.Generator, *, T: int, v: int, steps: int, batch: int, sw: Switches,
           loss: str = "squared", opt: str = "adam", lr: float = 1e-2, lam: float = 0.0,
           ridge_on=("WV",), model: str = "lda", tau: int | None = None, N: int | None = None,
-          p_m=0.15, p_c=0.1, p_r=0.1, log_every: int = 50, shared_data: bool = False) -> TrainLog:
+          p_m=0.15, p_c=0.1, p_r=0.1, log_every: int = 50, shared_data: bool = False,
+          N_range=(100, 150)) -> TrainLog:
     """Train in place with fresh documents each step (online MLM).  Seeds are independent:
     each seed's loss depends only on its own parameters, so summing over seeds keeps the
     per-seed gradients (and Adam/SGD are elementwise).  shared_data=False gives every seed its own
     documents."""
     check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
+    if opt not in ("adam", "sgd"):
+        raise ValueError(f"opt must be 'adam' or 'sgd', got {opt!r}")
+    if loss not in ("squared", "ce"):
+        raise ValueError(f"loss must be 'squared' or 'ce', got {loss!r}")
+    if not (lr > 0 and steps >= 0 and batch >= 1 and lam >= 0):
+        raise ValueError(f"need lr > 0, steps >= 0, batch >= 1, lam >= 0; got lr={lr}, "
+                         f"steps={steps}, batch={batch}, lam={lam}")
     names = trainable(sw)
     for k in names:
         p[k].requires_grad_(True)
@@ -344,7 +359,7 @@ def train(p: dict, gen: torch.Generator, *, T: int, v: int, steps: int, batch: i
     dev = p["WV"].device
     for step in range(steps + 1):
         Dtot = batch if shared_data else batch * S
-        words, valid = sample_documents(gen, Dtot, T, v, model=model, tau=tau, N=N)
+        words, valid = sample_documents(gen, Dtot, T, v, model=model, tau=tau, N=N, N_range=N_range)
         tok, masked = mask_tokens(gen, words, valid, p_m, p_c, p_r, n - 1)
         if not shared_data:
             words, valid, tok, masked = (x.view(S, batch, -1) for x in (words, valid, tok, masked))
