@@ -2540,7 +2540,13 @@ register(Claim(
             "tokens) and away from siblings. Whether this is the size or the claim (the "
             "deterministic generator makes siblings redundant for prediction) was not "
             "resolved in the time available; see the plot. No printed-form property is "
-            "registered as passing or failing.",
+            "registered as passing or failing. Note (lead's follow-up): with rho = 1 Theorem 5 "
+            "gives P[y_l=1|y_m=1] = 1 for every H, so the literal generator has no co-occurrence "
+            "hierarchy for the claim to act on. With rho = 0.8 and random token order (4 seeds, "
+            "lr 1e-2, 400 steps, CI size) the H = 1 group led during the first half of training "
+            "in 3 of 4 runs, but the layer-0 logits then diverged to +-50 and the final order "
+            "differed between seeds; at lr 1e-3 the groups barely separate in 400 steps. A "
+            "decision needs longer, larger runs over rho (thorough profile, GPU).",
     audit_gap="the ordering the claim is about (same-lowest-latent keys first) is not "
               "established at CI size; the property only checks that bottom-layer attention "
               "becomes structured by the hierarchy",

@@ -19,6 +19,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from properties.registry import attach_plot
 from properties import Claim, Tolerance, audits, check_at_least, check_close, check_order, examples, register
 from sim import make_generator
 from sim import topic as sm
@@ -746,12 +747,13 @@ register(Claim(
                "different-topic) / mean diagonal > threshold, for every seed and every "
                "(loss, optimiser)",
     simulation="sim.topic.train(Switches(biases=True)) from N(0, 1/d) W^E",
-    metric="min over seeds of the block contrast; threshold 0.05 (random W^E: |contrast| ~ "
-           "0.05/sqrt(d), the relabelled control ~ 0)",
+    metric="min over seeds and settings of the block contrast; threshold 0.1 (calibration: "
+           "worst setting SGD/squared 0.175 at 250 CI steps; the same min statistic after a "
+           "random relabelling of topics ~ 0)",
     tolerance=_BUDGET,
     reading="CI documents are shortened to N in 20..30 (the embedding block appears at any "
             "length; attention cost is N^2); thorough uses N in 100..150. 'Block-wise' read as "
-            "a positive same-topic vs different-topic contrast of at least 5% of the diagonal. "
+            "a positive same-topic vs different-topic contrast of at least 10% of the diagonal. "
             "SGD with squared loss diverges at lr 0.5 (NaN), so it runs at lr 0.2.",
 ))
 register(Claim(
@@ -779,11 +781,11 @@ register(Claim(
     assumptions=_EMP + "; one-hot W^E, near-zero positive init |N(0, 0.005^2)| of W^K, W^Q, "
                 "W^V, squared loss, Adam lr 0.01, joint training.",
     prediction="at t_V (first logged step with ||W^V||_F >= 0.9 max_t ||W^V||_F) the norms "
-               "||W^K||_F and ||W^Q||_F have done < 30% of their total change, and by the end "
+               "||W^K||_F and ||W^Q||_F have done < 50% of their total change (calibration: ~25%), and by the end "
                "they have grown >= 3x",
     simulation="sim.topic.train(Switches(onehot, biases), positive init), norms logged every "
                "5 steps",
-    metric="1 - max(fraction of K, Q norm change done by t_V) >= 0.7; growth ratio >= 3",
+    metric="1 - max(fraction of K, Q norm change done by t_V) >= 0.5; growth ratio >= 3",
     tolerance=_BUDGET + "; control: the same fraction for W^V itself (>= 0.9 by definition) "
               "must fail",
     reading="The paper says the two-stage picture depends on hyperparameters; the audited "
@@ -804,8 +806,10 @@ register(Claim(
                "word ids on 200 held-out documents: (a) same_topic / diff_topic >= 1.2; (b) "
                "same_word / diff_topic >= 1.5 and diff_topic / same_topic >= 1.2",
     simulation="sim.topic.train + forward(return_attention) + attention_stats(normalise_length=100)",
-    metric="min over seeds of log ratios; control: the same ratios with topics relabelled at "
-           "random (ratios ~ 1)",
+    metric="min over seeds of log ratios; control: the same ratios after a topic-scrambling "
+           "relabelling (word j of topic t -> topic t + j mod T, so relabelled same-topic pairs are "
+           "true different-topic pairs; a uniformly random relabelling keeps ~(v-1)/(Tv-1) true "
+           "same-topic mates and gave ratio 1.37 at T = v = 5)",
     tolerance=_BUDGET,
     reading="Pairs among non-[MASK] positions of the (masked) input, same word at another "
             "position excluded from 'same topic'. (a) uses jointly trained W^V, which here is "
@@ -840,7 +844,7 @@ def test_topic_empirical_embedding_block(seed):
     NR = (100, 150) if THOROUGH else (20, 30)
     sw = sm.Switches(biases=True)
     g = make_generator(seed)
-    worst, ctrl = {}, -np.inf
+    worst, ctrl = {}, {}
     for loss in ("squared", "ce"):
         for opt, lr in (("adam", 0.01), ("sgd", 0.2 if loss == "squared" else 0.5)):
             p = sm.init_params(g, 3, n, d=n, sw=sw, scale=0.01, device="cpu")
@@ -849,11 +853,11 @@ def test_topic_empirical_embedding_block(seed):
             WE = p["WE"].numpy()
             E = np.einsum("sdi,sdj->sij", WE, WE)
             worst[(loss, opt)] = float(_block_contrast(E, T, v).min())
-            ctrl = max(ctrl, float(_block_contrast(E, T, v, _relabel(seed, T, v)).max()))
+            ctrl[(loss, opt)] = float(_block_contrast(E, T, v, _relabel(seed, T, v)).min())
     score = min(worst.values())
-    check_at_least("topic.empirical.embedding_block", score, 0.05,
-                   "block contrast of W^E^T W^E >= 0.05 for every seed, loss and optimiser",
-                   control=ctrl, what=str({k: round(x, 3) for k, x in worst.items()}))
+    check_at_least("topic.empirical.embedding_block", score, 0.1,
+                   "block contrast of W^E^T W^E >= 0.1 for every seed, loss and optimiser",
+                   control=min(ctrl.values()), what=str({k: round(x, 3) for k, x in worst.items()}))
 
 
 @audits("topic.empirical.wv_diagonal_no_l2")
@@ -906,18 +910,28 @@ def test_topic_empirical_two_stage(seed):
         fv.append(_norm_fraction(nv[:, s], tV))
         growth.append(min(nk[-1, s] / nk[0, s], nq[-1, s] / nq[0, s]))
     what = f"K/Q fraction done at t_V {np.round(fr, 3)}, growth {np.round(growth, 2)}"
-    check_at_least("topic.empirical.two_stage", 1 - max(fr), 0.7,
-                   "W^K, W^Q have done < 30% of their change when ||W^V|| plateaus",
+    check_at_least("topic.empirical.two_stage", 1 - max(fr), 0.5,
+                   "W^K, W^Q have done < 50% of their change when ||W^V|| plateaus",
                    control=1 - min(fv), what=what)
     check_at_least("topic.empirical.two_stage", min(growth), 3.0,
                    "W^K, W^Q do move afterwards (>= 3x)", control=1.0, what=what)
+
+
+def _scramble(T, v):
+    """Topic-scrambling relabelling for v <= T: word j of topic t -> word j of topic (t + j) mod T.
+    Two different words share a relabelled topic only if their true topics differ, so the
+    relabelled 'same topic' pairs are true different-topic pairs (same word stays same word)."""
+    if v > T:
+        raise ValueError(f"the scrambling relabelling needs v <= T, got v={v}, T={T}")
+    t, j = np.divmod(np.arange(T * v), v)
+    return np.r_[0, 1 + ((t + j) % T) * v + j]
 
 
 def _attn(p, sw, seed, T, v):
     w, valid, tok, _ = _heldout(seed, T, v)
     _, A = sm.forward(p, tok, valid, sw, return_attention=True)
     st_ = sm.attention_stats(A, tok, valid, v, normalise_length=100)
-    perm = torch.as_tensor(_relabel(seed, T, v))
+    perm = torch.as_tensor(_scramble(T, v))
     ctrl = sm.attention_stats(A, perm[tok], valid, v, normalise_length=100)
     return st_, ctrl
 
@@ -1005,3 +1019,31 @@ def _doc_losses(p, sw, w, valid, tok, m):
     per = (out * out).sum(-1) - 2 * pick + 1.0
     mf = m.to(torch.float64)
     return ((per * mf).sum(-1) / mf.sum(-1).clamp_min(1)).detach().numpy()
+
+
+def _plot_two_stage(path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    T, v = _TV
+    n = T * v + 1
+    sw = sm.Switches(onehot=True, biases=True)
+    g = make_generator(0)
+    p = sm.init_params(g, 2, n, sw=sw, scale=0.005, positive=True, device="cpu")
+    log = sm.train(p, g, T=T, v=v, steps=300, batch=8, sw=sw, opt="adam", lr=0.01, log_every=5)
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
+    for k, c in (("WV", "C0"), ("WK", "C1"), ("WQ", "C2")):
+        x = np.array(log.norms[k])
+        ax[0].plot(log.step, x, color=c, label=f"||{k}||_F")
+    ax[0].set_xlabel("Adam step")
+    ax[0].set_title("two-stage dynamics (positive init 0.005)")
+    ax[0].legend()
+    ax[1].plot(log.step, np.array(log.loss))
+    ax[1].set_xlabel("Adam step")
+    ax[1].set_title("training MLM loss (2 seeds)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+attach_plot("topic.empirical.two_stage", _plot_two_stage)
