@@ -704,15 +704,28 @@ def test_topic_empirical_wv_blockwise_l2(seed):
 # (each seed its own documents).  CI: T = v = 5 (n = 26), a few hundred steps; thorough:
 # T = v = 10 as in the paper and longer runs.  Every ordinal check is "min over seeds of a
 # margin >= threshold", so one seed going the wrong way fails the claim; a run is deterministic
-# given its seed, so the false-fail budget is that of the seed draw: the thresholds are set so
-# that in calibration (30+ seed-runs per claim) no seed came within a factor 2 of them, and we
-# state a budget of <= 1e-2 per claim (not a computed probability).
+# given its seed, so the false-fail budget is that of the seed draw.  The thresholds were set
+# from only 2-3 calibration seed draws per claim, with a slack of about 1.5-2x over the worst
+# seed seen: the stated budget of <= 1e-2 per claim is a judgement, not a computed probability
+# (a proper calibration over many seeds is future work).
 _TV = (10, 10) if THOROUGH else (5, 5)
 _EMP = ("LDA data (Dirichlet(0.1), N uniform in 100..150), p_m = 0.15, p_c = p_r = 0.1, biases "
         "b^K, b^Q, b^V (Section 6); CI size T = v = 5, thorough T = v = 10 (the paper's)")
-_BUDGET = ("min over 3 batched seeds; threshold chosen with a factor >= 2 slack over the worst "
-           "seed seen in calibration (stated false-fail budget <= 1e-2 per claim, empirical); "
+_BUDGET = ("min over 3 batched seeds; threshold chosen with ~1.5-2x slack over the worst of "
+           "2-3 calibration seeds (stated false-fail budget <= 1e-2 per claim, a judgement); "
            "negative control: the same score with topics relabelled at random must fail")
+
+
+class _one_thread:
+    """Run tiny-tensor training single-threaded (intra-op threads only burn CPU here);
+    restores the previous setting."""
+
+    def __enter__(self):
+        self.n = torch.get_num_threads()
+        torch.set_num_threads(1)
+
+    def __exit__(self, *exc):
+        torch.set_num_threads(self.n)
 
 
 def _relabel(seed, T, v):
@@ -754,7 +767,9 @@ register(Claim(
     reading="CI documents are shortened to N in 20..30 (the embedding block appears at any "
             "length; attention cost is N^2); thorough uses N in 100..150. 'Block-wise' read as "
             "a positive same-topic vs different-topic contrast of at least 10% of the diagonal. "
-            "SGD with squared loss diverges at lr 0.5 (NaN), so it runs at lr 0.2.",
+            "SGD with squared loss diverges at lr 0.5 (NaN), so it runs at lr 0.2; it is the "
+            "weakest setting (contrast 0.14-0.23 at lr 0.1-0.2 against 0.65-0.92 for Adam and "
+            "for cross-entropy), and passes the 0.1 threshold only with 250 CI steps.",
 ))
 register(Claim(
     id="topic.empirical.wv_diagonal_no_l2", where="Appendix E.1 (Figure 9), Theorem 4's empirical side",
@@ -793,6 +808,10 @@ register(Claim(
             "init (lr 0.3-0.5) leaves W^K, W^Q frozen for > 1000 steps (|grad| ~ ||W^Q|| "
             "||W^V||/sqrt d), and diverges at lr >= 1, so SGD is not audited. The CI run is "
             "300 steps; 'plateau' is the 0.9-of-max time.",
+    audit_gap="Stage 1's 'W^K, W^Q stay close to 0' is NOT established: under Adam they rise "
+              "together with W^V to about ||W^V||_F in the first ~30 steps (see the plot); only "
+              "'most of their movement (>= 50%) comes after ||W^V||_F plateaus, and they grow "
+              ">= 3x' is asserted. SGD, which would keep them near 0, never lets them move.",
 ))
 register(Claim(
     id="topic.empirical.attention_order", where="Section 6 and Appendix E.2 (Tables 3, 4)",
@@ -838,6 +857,11 @@ register(Claim(
 @examples(1)
 @given(SEED)
 def test_topic_empirical_embedding_block(seed):
+    with _one_thread():
+        _test_topic_empirical_embedding_block(seed)
+
+
+def _test_topic_empirical_embedding_block(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 250
@@ -864,6 +888,11 @@ def test_topic_empirical_embedding_block(seed):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_wv_diagonal_no_l2(seed):
+    with _one_thread():
+        _test_topic_empirical_wv_diagonal_no_l2(seed)
+
+
+def _test_topic_empirical_wv_diagonal_no_l2(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 300
@@ -894,6 +923,11 @@ def _norm_fraction(x, t):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_two_stage(seed):
+    with _one_thread():
+        _test_topic_empirical_two_stage(seed)
+
+
+def _test_topic_empirical_two_stage(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 300
@@ -940,6 +974,11 @@ def _attn(p, sw, seed, T, v):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_attention_order_joint(seed):
+    with _one_thread():
+        _test_topic_empirical_attention_order_joint(seed)
+
+
+def _test_topic_empirical_attention_order_joint(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 300
@@ -959,6 +998,11 @@ def test_topic_empirical_attention_order_joint(seed):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_attention_order_diagonal_wv(seed):
+    with _one_thread():
+        _test_topic_empirical_attention_order_diagonal_wv(seed)
+
+
+def _test_topic_empirical_attention_order_diagonal_wv(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 200
@@ -975,7 +1019,7 @@ def test_topic_empirical_attention_order_diagonal_wv(seed):
     check_at_least("topic.empirical.attention_order", float(r1.min()), math.log(1.5),
                    "diagonal W^V: same word / different topic >= 1.5", control=0.0, what=what)
     check_at_least("topic.empirical.attention_order", float(r2.min()), math.log(1.2),
-                   "diagonal W^V: different topic / same topic >= 1.2", control=float(np.abs(c2).max()),
+                   "diagonal W^V: different topic / same topic >= 1.2", control=float(c2.max()),
                    what=what)
 
 
@@ -983,6 +1027,11 @@ def test_topic_empirical_attention_order_diagonal_wv(seed):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_uniform_loss_gap(seed):
+    with _one_thread():
+        _test_topic_empirical_uniform_loss_gap(seed)
+
+
+def _test_topic_empirical_uniform_loss_gap(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 300
