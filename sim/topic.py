@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from sim import default_device
+from sim import default_device, gamma_sample
 
 F64 = torch.float64
 
@@ -129,29 +129,6 @@ def gd_infinite(W0, mom, steps: int, lr: float, lam: float = 0.0):
 # --------------------------------------------------------------------------------------------
 # Finite documents
 # --------------------------------------------------------------------------------------------
-def _gamma(alpha: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Gamma(alpha, 1) with an explicit generator (Marsaglia-Tsang, boosted for alpha < 1)."""
-    a = alpha + (alpha < 1).to(alpha.dtype)
-    d = a - 1.0 / 3.0
-    c = 1.0 / torch.sqrt(9.0 * d)
-    out = torch.empty_like(alpha)
-    todo = torch.ones_like(alpha, dtype=torch.bool)
-    while todo.any():
-        x = torch.randn(alpha.shape, generator=gen, dtype=alpha.dtype)
-        uu = torch.rand(alpha.shape, generator=gen, dtype=alpha.dtype)
-        vv = (1 + c * x) ** 3
-        ok = (vv > 0) & (torch.log(uu.clamp_min(1e-300)) < 0.5 * x**2 + d - d * vv
-                         + d * torch.log(vv.clamp_min(1e-300)))
-        take = todo & ok
-        out[take] = (d * vv)[take]
-        todo &= ~ok
-    boost = alpha < 1
-    if boost.any():
-        uu = torch.rand(alpha.shape, generator=gen, dtype=alpha.dtype)
-        out = torch.where(boost, out * uu ** (1.0 / alpha), out)
-    return out
-
-
 def sample_documents(gen: torch.Generator, D: int, T: int, v: int, *, model: str = "theory",
                      tau: int | None = None, N: int | None = None, N_range=(100, 150),
                      dirichlet: float = 0.1):
@@ -177,7 +154,7 @@ def sample_documents(gen: torch.Generator, D: int, T: int, v: int, *, model: str
         lo, hi = (N, N) if N is not None else N_range
         if not 1 <= lo <= hi:
             raise ValueError(f"N_range must satisfy 1 <= lo <= hi, got {(lo, hi)}")
-        theta = _gamma(torch.full((D, T), float(dirichlet), dtype=F64), gen)
+        theta = gamma_sample(torch.full((D, T), float(dirichlet), dtype=F64), gen)
         theta = theta / theta.sum(-1, keepdim=True)
         lengths = torch.randint(lo, hi + 1, (D,), generator=gen)
         t = torch.multinomial(theta, hi, replacement=True, generator=gen)
