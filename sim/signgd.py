@@ -1,0 +1,476 @@
+"""SignGD on a two-layer transformer (Li et al., ICLR 2025): data model, model, optimizers, and the
+exact reduced scalar dynamics of the statement sheet.
+
+Data (Definition 2.1): signal mu = e_1 (coordinate 0 here), label y Rademacher, L patches per
+sample: one patch, at a random position, is y mu; the other L - 1 are noise patches xi with s
+nonzero coordinates, i.i.d. N(0, sigma_p^2).  Supports are drawn from [d] minus {coordinate 0}
+(orthogonal data) or from all of [d] (non-orthogonal variant).  With `disjoint=True` the n(L-1)
+training supports are pairwise disjoint and every test support is drawn from the coordinates no
+training support uses ("test supports apart").
+
+Model (Eq. 1): W_Q, W_K (m_k x d), W_{V,j} (m_v x d), j in {+1, -1}; head h_j (m_v), fixed at
+1/m_v (or learnable, Appendix F.3); F_j = sum_l h_j^T W_{V,j} X softmax(X^T W_K^T W_Q x^(l));
+f = F_{+1} - F_{-1}.  No 1/sqrt(m_k) temperature.  Logistic loss, full batch.
+
+Everything is batched over a leading seed dimension S; instance s depends only on seeds[s]
+(data from make_generator(seed), init from make_generator(seed + 2**31)).  float64 throughout.
+Gradients are analytic (tested against autograd in tests/test_signgd.py).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from sim import default_device, make_generator
+
+OPTIMIZERS = ("signgd", "adam", "gd")
+DT = torch.float64
+
+
+def _check_int(name, val, lo, hi=None):
+    if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < lo or (hi is not None and val > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise ValueError(f"{name} must be an integer {rng}, got {val!r}")
+
+
+def _check_pos(name, val):
+    if not (isinstance(val, (int, float, np.floating)) and math.isfinite(val) and val > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {val!r}")
+
+
+def _seeds(seeds):
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must be a non-empty list of non-negative ints")
+    return seeds
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Data:
+    """S batched datasets.  P: (S, N, L, d) patches in their (random) positions; y: (S, N);
+    sig: (S, N) position of the signal patch; noise_pos: (S, N, L-1) positions of the noise
+    patches; xi: (S, N, L-1, d) the noise vectors (without the label)."""
+
+    P: torch.Tensor
+    y: torch.Tensor
+    sig: torch.Tensor
+    noise_pos: torch.Tensor
+    xi: torch.Tensor
+
+    @property
+    def order(self):  # (S, N, L): [signal position, noise positions...]
+        return torch.cat([self.sig[..., None], self.noise_pos], -1)
+
+
+@dataclass
+class Problem:
+    train: Data
+    test: Data
+    n: int
+    s: int
+    d: int
+    L: int
+    sigma_p: float
+    orthogonal: bool
+    disjoint: bool
+    seeds: list
+
+
+def _draw(gen, N, L, s, d, sigma_p, pool, disjoint_block=None):
+    """One dataset of N samples.  pool: candidate coordinates (LongTensor); disjoint_block: if
+    given, a (N, L-1, s) LongTensor of fixed supports."""
+    y = (torch.randint(0, 2, (N,), generator=gen) * 2 - 1).to(DT)
+    sig = torch.randint(0, L, (N,), generator=gen)
+    if disjoint_block is None:
+        keys = torch.rand(N, L - 1, pool.numel(), generator=gen)
+        supp = pool[keys.argsort(-1)[..., :s]]
+    else:
+        supp = disjoint_block
+    vals = sigma_p * torch.randn(N, L - 1, s, generator=gen, dtype=DT)
+    xi = torch.zeros(N, L - 1, d, dtype=DT).scatter_(-1, supp, vals)
+    # positions: signal at sig, noise patches fill the others in increasing order
+    allpos = torch.arange(L).expand(N, L)
+    noise_pos = allpos[allpos != sig[:, None]].view(N, L - 1)
+    P = torch.zeros(N, L, d, dtype=DT)
+    P[torch.arange(N), sig, 0] = y
+    P.scatter_(1, noise_pos[..., None].expand(N, L - 1, d), xi)
+    return y, sig, noise_pos, xi, P
+
+
+def make_problem(seeds, *, n: int, s: int, d: int, sigma_p: float, n_test: int = 500, L: int = 2,
+                 orthogonal: bool = True, disjoint: bool = False, device=None) -> Problem:
+    """Definition 2.1 (and its variants) for every seed.  Raises ValueError on bad input, naming
+    the parameter: n >= 1, L >= 2, d >= 2, 1 <= s <= d - 1, sigma_p > 0, n_test >= 1; with
+    disjoint=True, n (L-1) s + s <= |pool| (room for disjoint training supports plus one spare
+    test support)."""
+    seeds = _seeds(seeds)
+    _check_int("n", n, 1)
+    _check_int("L", L, 2)
+    _check_int("d", d, 2)
+    _check_int("s", s, 1, d - 1)
+    _check_int("n_test", n_test, 1)
+    _check_pos("sigma_p", sigma_p)
+    pool_size = d - 1 if orthogonal else d
+    if disjoint and n * (L - 1) * s + s > pool_size:
+        raise ValueError(f"disjoint=True needs n (L-1) s + s = {n * (L - 1) * s + s} <= {pool_size} "
+                         f"coordinates (d = {d}): increase d or lower n, s")
+    device = default_device() if device is None else torch.device(device)
+    tr, te = [], []
+    for seed in seeds:
+        gen = make_generator(seed)
+        pool = torch.arange(1 if orthogonal else 0, d)
+        if disjoint:
+            perm = pool[torch.randperm(pool.numel(), generator=gen)]
+            block = perm[: n * (L - 1) * s].view(n, L - 1, s)
+            spare = perm[n * (L - 1) * s:]
+            tr.append(_draw(gen, n, L, s, d, sigma_p, pool, block))
+            te.append(_draw(gen, n_test, L, s, d, sigma_p, spare))
+        else:
+            tr.append(_draw(gen, n, L, s, d, sigma_p, pool))
+            te.append(_draw(gen, n_test, L, s, d, sigma_p, pool))
+
+    def stack(parts):
+        y, sig, npos, xi, P = (torch.stack(z).to(device) for z in zip(*parts))
+        return Data(P=P, y=y, sig=sig, noise_pos=npos, xi=xi)
+
+    return Problem(stack(tr), stack(te), n, s, d, L, float(sigma_p), orthogonal, disjoint, seeds)
+
+
+# --------------------------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Params:
+    WQ: torch.Tensor  # (S, m_k, d)
+    WK: torch.Tensor  # (S, m_k, d)
+    WV: torch.Tensor  # (S, 2, m_v, d); index 0 is j = +1, index 1 is j = -1
+    H: torch.Tensor  # (S, 2, m_v) head; fixed 1/m_v unless learnable
+
+    def tensors(self):
+        return [self.WQ, self.WK, self.WV, self.H]
+
+    def clone(self):
+        return Params(*(t.clone() for t in self.tensors()))
+
+
+def init_params(seeds, *, d: int, m_k: int, m_v: int, sigma_0: float, head_init: float | None = None,
+                device=None) -> Params:
+    """Every entry of W_Q, W_K, W_V i.i.d. N(0, sigma_0^2); head 1/m_v (or head_init)."""
+    seeds = _seeds(seeds)
+    _check_int("d", d, 2)
+    _check_int("m_k", m_k, 1)
+    _check_int("m_v", m_v, 1)
+    _check_pos("sigma_0", sigma_0)
+    device = default_device() if device is None else torch.device(device)
+    Q, K, V = [], [], []
+    for seed in seeds:
+        g = make_generator(seed + 2**31)
+        Q.append(sigma_0 * torch.randn(m_k, d, generator=g, dtype=DT))
+        K.append(sigma_0 * torch.randn(m_k, d, generator=g, dtype=DT))
+        V.append(sigma_0 * torch.randn(2, m_v, d, generator=g, dtype=DT))
+    h = 1.0 / m_v if head_init is None else float(head_init)
+    H = torch.full((len(seeds), 2, m_v), h, dtype=DT)
+    return Params(torch.stack(Q).to(device), torch.stack(K).to(device), torch.stack(V).to(device),
+                  H.to(device))
+
+
+def _mean_value(p: Params):
+    """v = h_{+1}^T W_{V,+1} - h_{-1}^T W_{V,-1}, (S, d)."""
+    return (p.H[:, 0, None, :] @ p.WV[:, 0] - p.H[:, 1, None, :] @ p.WV[:, 1])[:, 0]
+
+
+def forward(P: torch.Tensor, p: Params):
+    """f (S, N) and the pieces the gradient needs.  P: (S, N, L, d).  Batched matmuls (einsum's
+    per-call overhead dominated these small programs)."""
+    S, N, L, d = P.shape
+    X = P.reshape(S, N * L, d)
+    q = (X @ p.WQ.transpose(1, 2)).view(S, N, L, -1)
+    k = (X @ p.WK.transpose(1, 2)).view(S, N, L, -1)
+    Z = q @ k.transpose(-1, -2)  # query l, key m
+    A = torch.softmax(Z, -1)
+    v = _mean_value(p)
+    u = (X @ v[:, :, None]).view(S, N, L)  # value of each patch
+    f = (A @ u[..., None])[..., 0].sum(-1)
+    return f, dict(q=q, k=k, A=A, u=u, v=v)
+
+
+def loss_of(f, y):
+    """Mean logistic loss per seed, (S,)."""
+    return torch.nn.functional.softplus(-y * f).mean(-1)
+
+
+def gradients(P, y, p: Params):
+    """Analytic gradients of the per-seed mean logistic loss (each seed's loss depends only on its
+    own parameters, so these are the gradients of the sum over seeds)."""
+    f, c = forward(P, p)
+    S, N, L, d = P.shape
+    X = P.reshape(S, N * L, d)
+    G = -y * torch.sigmoid(-y * f) / N  # dL/df_i
+    A, u, q, k = c["A"], c["u"], c["q"], c["k"]
+    colA = A.sum(-2)  # (S, N, L): sum over queries, per key
+    gv = ((G[..., None] * colA).reshape(S, 1, N * L) @ X)[:, 0]  # (S, d)
+    E = A * (u[:, :, None, :] - (A * u[:, :, None, :]).sum(-1, keepdim=True))
+    GE = G[:, :, None, None] * E  # (S, N, L query, L key)
+    gQ = (GE @ k).reshape(S, N * L, -1).transpose(1, 2) @ X  # sum_{n,l,m} GE k_m P_l
+    gK = (GE.transpose(-1, -2) @ q).reshape(S, N * L, -1).transpose(1, 2) @ X
+    gV = torch.stack([p.H[:, 0, :, None] * gv[:, None, :], -p.H[:, 1, :, None] * gv[:, None, :]], 1)
+    gH = torch.stack([(p.WV[:, 0] @ gv[:, :, None])[..., 0], -(p.WV[:, 1] @ gv[:, :, None])[..., 0]], 1)
+    return Params(gQ, gK, gV, gH), f, A
+
+
+# --------------------------------------------------------------------------------------------
+# Tracked quantities
+# --------------------------------------------------------------------------------------------
+TRACKED = ("alpha", "beta", "a", "b", "vsig_rows", "vnoise_rows", "V_mu", "V", "s11", "s12", "s21",
+           "s22", "margin", "train_loss", "train_err")
+
+
+def tracked(prob: Problem, p: Params, f=None, A=None, keep=TRACKED):
+    """The analysis' inner products on the training set (numpy, float64).
+    alpha/beta (S, m_k): <w_{Q,s}, mu>, <w_{K,s}, mu>;  a/b (S, m_k, n, L-1): <w, y_i xi_i> for
+    each noise patch;  vsig_rows (S, 2, m_v), vnoise_rows (S, 2, m_v, n, L-1);  V_mu (S,),
+    V (S, n, L-1): mean value v = h_{+1}^T W_{V,+1} - h_{-1}^T W_{V,-1} (= mean row difference for
+    the fixed head) against mu and y_i xi_i;  s11 (S, n) signal query -> signal key,
+    s12 (S, n, L-1) signal -> each noise key, s21 (S, n, L-1) each noise query -> signal key,
+    s22 (S, n, L-1, L-1) noise query -> noise key (for L = 2 the trailing singleton axes are
+    kept; use `squeeze_L2`)."""
+    D = prob.train
+    if f is None or A is None:
+        f, c = forward(D.P, p)
+        A = c["A"]
+    for k_ in keep:
+        if k_ not in TRACKED:
+            raise ValueError(f"log entries must be among {TRACKED}, got {k_!r}")
+    yx = D.y[:, :, None, None] * D.xi  # (S, n, L-1, d)
+    v = _mean_value(p)
+    S_, n_, Lm1 = yx.shape[:3]
+    yxT = yx.reshape(S_, n_ * Lm1, -1).transpose(1, 2)  # (S, d, n (L-1))
+    o = D.order  # (S, n, L)
+    As = A.gather(2, o[..., :, None].expand(*o.shape, o.shape[-1]))  # reorder queries
+    As = As.gather(3, o[..., None, :].expand(*o.shape, o.shape[-1]))  # reorder keys
+    m = D.y * f
+    out = dict(
+        alpha=lambda: p.WQ[..., 0], beta=lambda: p.WK[..., 0],
+        a=lambda: (p.WQ @ yxT).view(S_, -1, n_, Lm1), b=lambda: (p.WK @ yxT).view(S_, -1, n_, Lm1),
+        vsig_rows=lambda: p.WV[..., 0],
+        vnoise_rows=lambda: (p.WV.reshape(S_, -1, p.WV.shape[-1]) @ yxT).view(S_, 2, -1, n_, Lm1),
+        V_mu=lambda: v[:, 0], V=lambda: (v[:, None, :] @ yxT).view(S_, n_, Lm1),
+        s11=lambda: As[:, :, 0, 0], s12=lambda: As[:, :, 0, 1:], s21=lambda: As[:, :, 1:, 0],
+        s22=lambda: As[:, :, 1:, 1:], margin=lambda: m,
+        train_loss=lambda: torch.nn.functional.softplus(-m).mean(-1),
+        train_err=lambda: (m <= 0).to(DT).mean(-1),
+    )
+    return {k_: out[k_]().detach().cpu().numpy().copy() for k_ in keep}
+
+
+def squeeze_L2(tr: dict) -> dict:
+    """For L = 2: drop the noise-patch axes (a, b: (..., m_k, n); s12, s21, s22: (..., n))."""
+    out = dict(tr)
+    for k_ in ("a", "b", "V", "vnoise_rows", "s12", "s21"):
+        if k_ in out:
+            out[k_] = out[k_][..., 0]
+    if "s22" in out:
+        out["s22"] = out["s22"][..., 0, 0]
+    return out
+
+
+def test_metrics(prob: Problem, p: Params):
+    f, _ = forward(prob.test.P, p)
+    m = prob.test.y * f
+    return (torch.nn.functional.softplus(-m).mean(-1).cpu().numpy(),
+            (m <= 0).to(DT).mean(-1).cpu().numpy())
+
+
+# --------------------------------------------------------------------------------------------
+# Training
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Trace:
+    t: np.ndarray  # logged steps
+    q: dict  # tracked quantities, each (T, ...) stacked over logged steps
+    t_test: np.ndarray
+    test_loss: np.ndarray  # (T_test, S)
+    test_err: np.ndarray
+    xi_l1: np.ndarray  # (S, n, L-1) ||xi_i||_1
+    final: Params
+    settings: dict = field(default_factory=dict)
+
+    def __getitem__(self, k):
+        return self.q[k]
+
+
+def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: str = "signgd",
+          log_every: int = 1, test_every: int | None = None, learnable_head: bool = False,
+          betas=(0.9, 0.999), adam_eps: float = 1e-15, log=None, stop=None, tail: float = 0.0) -> Trace:
+    """Full-batch training of every seed at once.  SignGD: W <- W - eta sgn(grad), sgn(0) = 0;
+    GD: W <- W - eta grad; Adam: bias-corrected, betas, eps.  The head is trained only with
+    learnable_head=True.  `log`: names of tracked quantities to keep (default all).
+    `stop`: optional callable(tracked quantities of this step, a dict of (S, ...) arrays) -> bool,
+    evaluated at every logged step; at the first step t* where it is True the horizon becomes
+    min(steps, ceil((1 + tail) t*)) (`steps` is then a cap; the trace's settings record t*)."""
+    _check_pos("eta", eta)
+    _check_int("steps", steps, 0)
+    _check_int("log_every", log_every, 1)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+    if test_every is not None:
+        _check_int("test_every", test_every, 1)
+    b1, b2 = betas
+    if not (0 <= b1 < 1 and 0 <= b2 < 1):
+        raise ValueError(f"betas must lie in [0, 1), got {betas}")
+    keep = TRACKED if log is None else tuple(log)
+    for k_ in keep:
+        if k_ not in TRACKED:
+            raise ValueError(f"log entries must be among {TRACKED}, got {k_!r}")
+    p = params.clone()
+    n_tr = 4 if learnable_head else 3
+    mom = [torch.zeros_like(t) for t in p.tensors()]
+    sq = [torch.zeros_like(t) for t in p.tensors()]
+    D = prob.train
+    ts, logs, tts, tl, te = [], [], [], [], []
+    if tail < 0:
+        raise ValueError(f"tail must be >= 0, got {tail}")
+    t_stop = None
+    for step in range(steps + 1):
+        g, f, A = gradients(D.P, D.y, p)
+        if step % log_every == 0 or step == steps:
+            tq = tracked(prob, p, f=f, A=A, keep=keep)
+            ts.append(step)
+            logs.append({k_: tq[k_] for k_ in keep})
+            if stop is not None and t_stop is None and stop(logs[-1]):
+                t_stop = step
+                steps = min(steps, int(math.ceil((1 + tail) * step)))
+        if (test_every is not None and step % test_every == 0) or step == steps:
+            a_, b_ = test_metrics(prob, p)
+            tts.append(step), tl.append(a_), te.append(b_)
+        if step == steps:
+            break
+        new = []
+        for i, (w, gw) in enumerate(zip(p.tensors(), g.tensors())):
+            if i >= n_tr:
+                new.append(w)
+                continue
+            if optimizer == "signgd":
+                w = w - eta * torch.sign(gw)
+            elif optimizer == "gd":
+                w = w - eta * gw
+            else:
+                mom[i] = b1 * mom[i] + (1 - b1) * gw
+                sq[i] = b2 * sq[i] + (1 - b2) * gw * gw
+                mh = mom[i] / (1 - b1 ** (step + 1))
+                vh = sq[i] / (1 - b2 ** (step + 1))
+                w = w - eta * mh / (vh.sqrt() + adam_eps)
+            new.append(w)
+        p = Params(*new)
+    q = {k_: np.stack([lg[k_] for lg in logs]) for k_ in keep}
+    return Trace(np.array(ts), q, np.array(tts), np.stack(tl), np.stack(te),
+                 D.xi.abs().sum(-1).cpu().numpy(), p,
+                 dict(eta=eta, steps=steps, optimizer=optimizer, learnable_head=learnable_head,
+                      t_stop=t_stop))
+
+
+# --------------------------------------------------------------------------------------------
+# Exact reduced scalar dynamics (statement sheet), an independent numpy implementation
+# --------------------------------------------------------------------------------------------
+def _sig(x):
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free logistic
+
+
+def reduced_dynamics(alpha, beta, a, b, V_mu, V, c, eta, steps):
+    """The scalar system of the statement sheet for orthogonal data with pairwise-disjoint
+    training supports, L = 2.  alpha, beta: (S, m_k); a, b: (S, m_k, n); V_mu: (S,); V: (S, n);
+    c: (S, n) = eta ||xi_i||_1.  Returns a dict of arrays stacked over steps 0..steps."""
+    alpha, beta, a, b = (np.array(x, dtype=np.float64) for x in (alpha, beta, a, b))
+    V_mu, V, c = (np.array(x, dtype=np.float64) for x in (V_mu, V, c))
+    hist = {k_: [] for k_ in ("alpha", "beta", "a", "b", "V_mu", "V", "s11", "s21", "margin")}
+    for t in range(steps + 1):
+        s11 = _sig((alpha[:, :, None] * (beta[:, :, None] - b)).sum(1))  # (S, n)
+        s21 = _sig((a * (beta[:, :, None] - b)).sum(1))
+        s12, s22 = 1 - s11, 1 - s21
+        m = (s11 + s21) * V_mu[:, None] + (s12 + s22) * V
+        for k_, x in (("alpha", alpha), ("beta", beta), ("a", a), ("b", b), ("V_mu", V_mu), ("V", V),
+                      ("s11", s11), ("s21", s21), ("margin", m)):
+            hist[k_].append(x.copy())
+        if t == steps:
+            break
+        g = _sig(-m)
+        Dl = V - V_mu[:, None]
+        kq = (s11 * s12)[:, None, :] * alpha[:, :, None] + (s21 * s22)[:, None, :] * a  # (S, m_k, n)
+        da = c[:, None, :] * np.sign(Dl[:, None, :] * (b - beta[:, :, None]))
+        db = c[:, None, :] * np.sign(Dl[:, None, :] * kq)
+        dal = eta * np.sign(((g * Dl * s11 * s12)[:, None, :] * (b - beta[:, :, None])).sum(-1))
+        dbe = -eta * np.sign(((g * Dl)[:, None, :] * kq).sum(-1))
+        a, b, alpha, beta = a + da, b + db, alpha + dal, beta + dbe
+        V_mu, V = V_mu + 2 * eta, V + 2 * c
+    return {k_: np.stack(v_) for k_, v_ in hist.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Stage boundaries, measured from the logged quantities (L = 2, log_every = 1)
+# --------------------------------------------------------------------------------------------
+STAGE_DEFINITIONS = {
+    "T1": "first step with D_i = V_i - V_mu > 0 for every training sample (the mean value noise "
+          "has overtaken the signal; D_i only grows afterwards)",
+    "T2": "first step from which sgn(a_{s,i}) = sgn(b_{s,i}) for every (neuron, sample) pair "
+          "up to T4^- (query/key noise sign alignment complete)",
+    "T3": "first step from which sgn(alpha_s) = sgn(sum_i b_{s,i}) and "
+          "sgn(beta_s) = -sgn(sum_i a_{s,i}) for every neuron s, up to T4^- (majority vote done)",
+    "T4m": "T4^-: first step at which some key noise b_{s,i} with sgn(b_{s,i}) != sgn(alpha_s), "
+           "having moved away from sgn(alpha_s) for the previous TURN_LOOKBACK = 20 steps "
+           "(with alpha_s's sign unchanged over them), moves towards sgn(alpha_s)",
+    "T4p": "T4^+: first step from which every key noise b_{s,i} has the sign of alpha_s",
+    "T4": "first step from which every query and key noise has the sign of alpha_s",
+}
+
+
+TURN_LOOKBACK = 20
+
+
+def _first_from(ok, t):
+    """First logged step from which `ok` (T, S) holds through the end; inf if never."""
+    T, S = ok.shape
+    out = np.full(S, np.inf)
+    for j in range(S):
+        bad = np.nonzero(~ok[:, j])[0]
+        k = 0 if bad.size == 0 else bad[-1] + 1
+        if k < T:
+            out[j] = t[k]
+    return out
+
+
+def stage_times(tr: Trace) -> dict:
+    """Per-seed stage boundaries (S,) by STAGE_DEFINITIONS.  Needs a run logged every step with
+    alpha, beta, a, b, V, V_mu."""
+    if len(tr.t) > 1 and np.any(np.diff(tr.t) != 1):
+        raise ValueError("stage_times needs log_every=1")
+    q = squeeze_L2(tr.q)
+    al, be, a, b = q["alpha"], q["beta"], q["a"], q["b"]
+    t = tr.t
+    D = q["V"] - q["V_mu"][..., None]
+    T1 = np.array([t[np.argmax(x)] if x.any() else np.inf for x in (D > 0).all(-1).T])
+    sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
+    wrong_key = np.sign(b) != sa
+    db = np.sign(np.diff(b, axis=0))  # db[k] = sign of b(t_{k+1}) - b(t_k)
+    K = TURN_LOOKBACK
+    turning = np.zeros(wrong_key.shape, dtype=bool)
+    for k in range(K + 1, len(t)):
+        away = np.ones(wrong_key.shape[1:], dtype=bool)
+        for j in range(1, K + 1):
+            away &= (db[k - 1 - j] == -sa[k]) & (sa[k - j] == sa[k])
+        turning[k] = wrong_key[k] & (db[k - 1] == sa[k]) & away
+    T4m = np.array([t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])
+    before = t[:, None] < T4m[None, :]
+    aligned = (np.sign(a) == np.sign(b)).all((-1, -2))
+    voted = ((np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))).all(-1)
+    T2 = _first_from(aligned | ~before, t)
+    T3 = _first_from(voted | ~before, t)
+    T4p = _first_from((~wrong_key).all((-1, -2)), t)
+    T4 = _first_from(((np.sign(a) == sa) & (np.sign(b) == sa)).all((-1, -2)), t)
+    return dict(T1=T1, T2=T2, T3=T3, T4m=T4m, T4p=T4p, T4=T4)

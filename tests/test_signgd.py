@@ -1,0 +1,136 @@
+"""Unit tests of sim.signgd and theory.signgd (analytic gradients vs autograd, shapes, bad input)."""
+
+import numpy as np
+import pytest
+import torch
+
+from sim import signgd as sim
+from theory import signgd as th
+
+
+def _small(L=2, orthogonal=True, disjoint=True, seeds=(3, 4)):
+    prob = sim.make_problem(list(seeds), n=4, s=5, d=60, sigma_p=1.3, n_test=6, L=L,
+                            orthogonal=orthogonal, disjoint=disjoint, device="cpu")
+    p = sim.init_params(list(seeds), d=60, m_k=3, m_v=5, sigma_0=0.3, device="cpu")
+    return prob, p
+
+
+@pytest.mark.parametrize("L,orthogonal,disjoint", [(2, True, True), (2, False, False), (3, True, True)])
+def test_gradients_match_autograd(L, orthogonal, disjoint):
+    prob, p = _small(L, orthogonal, disjoint)
+    p.H = p.H + 0.01 * torch.arange(p.H.numel(), dtype=p.H.dtype).view_as(p.H)  # a non-constant head
+    g, f, _ = sim.gradients(prob.train.P, prob.train.y, p)
+    ts = [t.clone().requires_grad_(True) for t in p.tensors()]
+    f2, _ = sim.forward(prob.train.P, sim.Params(*ts))
+    sim.loss_of(f2, prob.train.y).sum().backward()
+    for a, t in zip(g.tensors(), ts):
+        assert torch.allclose(a, t.grad, rtol=1e-10, atol=1e-13)
+    assert torch.allclose(f, f2.detach())
+
+
+def test_shapes_and_data_model():
+    prob, p = _small(L=3)
+    D = prob.train
+    assert D.P.shape == (2, 4, 3, 60) and D.xi.shape == (2, 4, 2, 60)
+    assert torch.all((D.xi != 0).sum(-1) == 5)
+    assert torch.all(D.xi[..., 0] == 0)  # orthogonal to mu
+    supp = (D.xi != 0).flatten(1, 2).to(torch.int)  # (S, n(L-1), d)
+    assert torch.all(supp.sum(1) <= 1)  # disjoint training supports
+    test_supp = (prob.test.xi != 0).flatten(1, 2).any(1)
+    assert not torch.any(test_supp & supp.sum(1).bool())  # test supports apart
+    assert torch.all(D.P[torch.arange(2)[:, None], torch.arange(4), D.sig][..., 0] == D.y)
+    tr = sim.train(prob, p, eta=1e-3, steps=3, log_every=1)
+    assert tr["a"].shape == (4, 2, 3, 4, 2) and tr["s22"].shape == (4, 2, 4, 2, 2)
+    assert tr.test_loss.shape == (1, 2)
+
+
+def test_instances_independent_of_batch():
+    a, _ = _small(seeds=(3, 4))
+    b, _ = _small(seeds=(4,))
+    assert torch.equal(a.train.P[1], b.train.P[0])
+
+
+def test_softmax_sums_and_margin_identity():
+    prob, p = _small()
+    q = sim.squeeze_L2(sim.tracked(prob, p))
+    np.testing.assert_allclose(q["s11"] + q["s12"], 1, atol=1e-14)
+    np.testing.assert_allclose(q["s21"] + q["s22"], 1, atol=1e-14)
+    np.testing.assert_allclose(th.margin(q["s11"], q["s21"], q["V_mu"][:, None], q["V"]), q["margin"],
+                               atol=1e-12)
+    assert th.margin_identity_residual() == 0
+
+
+def test_sign_zero_is_zero():
+    prob, p = _small()
+    tr = sim.train(prob, p, eta=1e-2, steps=2)
+    unused = (prob.train.xi != 0).flatten(1, 2).any(1)  # (S, d) training support
+    unused[:, 0] = True
+    W0, W1 = p.WQ, tr.final.WQ
+    assert torch.equal(W0[~unused[:, None, :].expand_as(W0)], W1[~unused[:, None, :].expand_as(W1)])
+
+
+def test_theory_constants():
+    assert np.isclose(th.expected_xi_l1(10, 2.0), 10 * 2 * np.sqrt(2 / np.pi))
+    assert np.isclose(th.lemma41_slope(0.1, 10, 2.0), 2 * 0.1 * 10 * 2 * np.sqrt(2 / np.pi))
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(s=40), "s"), (dict(s=0), "s"), (dict(n=0), "n"), (dict(sigma_p=0.0), "sigma_p"),
+    (dict(sigma_p=-1.0), "sigma_p"), (dict(L=1), "L"), (dict(n=8, s=5, disjoint=True), "disjoint"),
+])
+def test_bad_data_input(kw, name):
+    args = dict(n=4, s=5, d=40, sigma_p=1.0, n_test=4, device="cpu")
+    args.update(kw)
+    with pytest.raises(ValueError, match=name):
+        sim.make_problem([1], **args)
+
+
+def test_bad_model_and_training_input():
+    with pytest.raises(ValueError, match="sigma_0"):
+        sim.init_params([1], d=10, m_k=2, m_v=2, sigma_0=0.0)
+    with pytest.raises(ValueError, match="m_k"):
+        sim.init_params([1], d=10, m_k=0, m_v=2, sigma_0=0.1)
+    prob, p = _small()
+    for kw, name in ((dict(eta=0.0), "eta"), (dict(eta=-1.0), "eta"), (dict(eta=0.1, optimizer="sgd"), "optimizer"),
+                     (dict(eta=0.1, steps=-1), "steps"), (dict(eta=0.1, log=("nope",)), "log")):
+        kw.setdefault("steps", 1)
+        with pytest.raises(ValueError, match=name):
+            sim.train(prob, p, **kw)
+    with pytest.raises(ValueError, match="seeds"):
+        sim.make_problem([], n=2, s=2, d=10, sigma_p=1.0)
+
+
+def test_reduced_matches_full_short():
+    prob, p = _small()
+    eta = 1e-3
+    tr = sim.train(prob, p, eta=eta, steps=40)
+    q = sim.squeeze_L2(tr.q)
+    r = sim.reduced_dynamics(q["alpha"][0], q["beta"][0], q["a"][0], q["b"][0], q["V_mu"][0], q["V"][0],
+                             eta * tr.xi_l1[..., 0], eta, 40)
+    for k in ("alpha", "beta", "a", "b", "V", "s11", "s21", "margin"):
+        np.testing.assert_allclose(q[k], r[k], atol=1e-10)
+
+
+def test_adam_and_gd_run():
+    prob, p = _small()
+    for opt in ("adam", "gd"):
+        tr = sim.train(prob, p, eta=1e-2, steps=20, optimizer=opt, learnable_head=True)
+        assert tr["train_loss"][-1].max() < tr["train_loss"][0].max()
+
+
+def test_train_stop_rule_sets_horizon():
+    prob, p = _small()
+    tr = sim.train(prob, p, eta=1e-3, steps=50, stop=lambda q: True, tail=0.0)
+    assert tr.t[-1] == 0 and tr.settings["t_stop"] == 0
+    calls = []
+
+    def stop(q):
+        calls.append(1)
+        return len(calls) == 5  # step 4
+
+    tr = sim.train(prob, p, eta=1e-3, steps=50, stop=stop, tail=0.5)
+    assert tr.settings["t_stop"] == 4 and tr.t[-1] == 6
+    full = sim.train(prob, p, eta=1e-3, steps=6)
+    assert np.array_equal(full["a"], tr["a"])
+    with pytest.raises(ValueError, match="tail"):
+        sim.train(prob, p, eta=1e-3, steps=5, tail=-1.0)
