@@ -1049,3 +1049,469 @@ def test_signgd_longer_context(seed):
     ts, tn = t_reach(sig_max), t_reach(noi_max)
     check_at_least(cid, float((tn < ts).mean()), 1.0, "t_noise(0.9) < t_signal(0.9) every seed",
                    control=float((ts < tn).mean()), what="(2) noise-query rows converge faster")
+
+
+# --------------------------------------------------------------------------------------------
+# Section 3.2 / Appendix B.3: Adam and GD against SignGD
+# --------------------------------------------------------------------------------------------
+OPT_SEEDS, OPT_LOG_EVERY = 2, 10
+OPT_LOG = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "train_loss")
+_OPT_SETTING = _SETTING.replace("n = 8,", "n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5,")
+
+
+def _first_from_t(ok, t):
+    """First logged step from which `ok` (T, S) holds through the end (inf if never)."""
+    out = np.full(ok.shape[1], np.inf)
+    for j in range(ok.shape[1]):
+        bad = np.nonzero(~ok[:, j])[0]
+        k = 0 if bad.size == 0 else bad[-1] + 1
+        if k < ok.shape[0]:
+            out[j] = t[k]
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def _opt_runs(seed0: int):
+    """SignGD (horizon 1.25 t*), Adam with beta = 0 (eps 1e-100) and Adam with beta = (0.9,
+    0.999) (eps 1e-15) on the same data and init, same horizon, logged every 10 steps."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    s, sigma_p, sigma_0, eta = 30, 1.0, 1e-3, 6e-5
+    d = 1 + N_SAMPLES * s + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=sigma_0, device="cpu")
+    kw = dict(eta=eta, log_every=OPT_LOG_EVERY, log=OPT_LOG)
+    sg = sim.train(prob, p0, steps=CAP, stop=_all_noise_aligned, tail=TAIL, **kw)
+    T = int(sg.t[-1])
+    a0 = sim.train(prob, p0, steps=T, optimizer="adam", betas=(0.0, 0.0), adam_eps=1e-100, **kw)
+    ad = sim.train(prob, p0, steps=T, optimizer="adam", betas=(0.9, 0.999), **kw)
+    return sg, a0, ad
+
+
+register(Claim(
+    id="signgd.adam", where="Section 3.2 ('Adam exhibits similar behaviors to SignGD'), App. B.3",
+    statement="Adam follows a similar four-stage dynamics as SignGD and shares its convergence and "
+              "generalization (fast convergence, high test loss); SignGD is a proxy for Adam.",
+    assumptions=_OPT_SETTING + "; Adam lr 6e-5 (the SignGD rate; the paper's Adam hyperparameters "
+                "were lost), 2 seeds per example, horizon = SignGD's 1.25 t*, logged every 10 steps",
+    prediction="(i) sharp: Adam with beta_1 = beta_2 = 0 and eps -> 0 IS SignGD (m/sqrt(v) = "
+               "g/|g| = sgn g, bias corrections 1): trajectories equal to round-off through T_4^+; "
+               "(ii) with beta = (0.9, 0.999): every key noise ends with sgn alpha (Lemma 4.6), "
+               "L_S(end) <= 1e-2, L_D(end) >= 0.1, V_i / |V_mu| >= 2, s_21(end) <= 0.05",
+    simulation="sim.signgd.train(optimizer='adam') vs optimizer='signgd', same data and init",
+    metric="(i) max_abs of alpha, beta, a, b, V over logged steps <= T_4^+ (SignGD's, logged) "
+           "and seeds; (ii) fractions / extremes over seeds and pairs at the last step",
+    tolerance="(i) float64 round-off, 20 x steps ops on the largest inner product; (ii) the "
+              "SignGD properties' thresholds, L_S loosened to 1e-2 (Adam at lr 6e-5: ~2e-3)",
+    reading="(i) holds with eps = 1e-100 until g^2 underflows (|g| < 1e-154: a query-noise "
+            "gradient late in Stage IV, after T_4^+; then v = 0 and the step is g/eps). With the "
+            "default eps = 1e-15 query noise already differs at step 1 (query-noise gradients "
+            "are ~1e-15 early): eps is not negligible there. (ii) s_11(end) is not required "
+            "small (0.09 under Adam at this horizon).",
+    audit_gap="Only one Adam rate (6e-5) and the beta pairs 0 and (0.9, 0.999); Fig. 2's noisy-MNIST "
+              "comparison is not reproduced; 'similar four stages' is audited through the end-of-"
+              "training items and key-noise alignment, not stage by stage.",
+))
+register(Claim(
+    id="signgd.adam.query_noise", where="Section 3.2 (last sentences), App. B.3",
+    statement="With beta_1, beta_2 close to 1, unlike SignGD, Adam does not exhibit the sign "
+              "alignment of (negative) query noise with the query signal in Stage IV.",
+    assumptions=_OPT_SETTING + "; Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5",
+    prediction="of the query noise with sgn a != sgn alpha at t_ref (SignGD's T_4^+, all key noise "
+               "aligned), the fraction that has the sign of alpha at the end: <= 0.1 under Adam, "
+               "while SignGD (control) turns all of them",
+    simulation="sim.signgd.train, Adam vs SignGD on the same data and init",
+    metric="pooled fraction over seeds of the wrong-sign query noise at t_ref aligned at the end",
+    tolerance="'does not exhibit' read as <= 0.1 (observed 0 of 87 over 4 seeds; SignGD 83 of 83)",
+    reading="'Negative query noise' read as query noise whose sign is opposite to its query "
+            "signal (the pairs Stage IV must turn). The literal alternative (a_{s,i} < 0, i.e. "
+            "only neurons with alpha > 0 fail) is tested too: Adam turns none for either sign "
+            "of alpha, so the failure is not sign-asymmetric.",
+))
+
+
+@audits("signgd.adam")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_adam_beta0_is_signgd(seed):
+    sg, a0, ad = _opt_runs(seed)
+    q, qa = sim.squeeze_L2(sg.q), sim.squeeze_L2(a0.q)
+    sa = np.sign(q["alpha"])[..., None]
+    T4p = _first_from_t((np.sign(q["b"]) == sa).all((-1, -2)), sg.t)
+    k = int(np.searchsorted(sg.t, np.nanmax(np.where(np.isfinite(T4p), T4p, sg.t[-1])))) + 1
+    scale = float(np.abs(q["a"]).max() + np.abs(q["V"]).max())
+    tol = Tolerance.roundoff(scale, ops=20 * int(sg.t[k - 1]))
+    ctl = sim.squeeze_L2(ad.q)  # Adam with momentum: a different optimizer, must be rejected
+    for k_ in ("alpha", "beta", "a", "b", "V"):
+        check_close("signgd.adam", qa[k_][:k], q[k_][:k], tol, control=ctl[k_][:k],
+                    what=f"(i) Adam(beta=0) = SignGD through T_4^+: {k_}")
+
+
+@audits("signgd.adam")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_adam_similar(seed):
+    sg, a0, ad = _opt_runs(seed)
+    q, q0 = sim.squeeze_L2(ad.q), sim.squeeze_L2(sg.q)
+    cid = "signgd.adam"
+    sa = np.sign(q["alpha"][-1])[..., None]
+    check_at_least(cid, float((np.sign(q["b"][-1]) == sa).mean()), 1.0, "all key noise with sgn alpha",
+                   control=float((np.sign(q["b"][0]) == np.sign(q["alpha"][0])[..., None]).mean()),
+                   what="(ii) Lemma 4.6 under Adam")
+    check_at_least(cid, 1e-2 - float(q["train_loss"][-1].max()), 0.0, "L_S(end) <= 1e-2",
+                   control=1e-2 - float(q["train_loss"][0].max()), what="(ii) convergence")
+    check_at_least(cid, float(ad.test_loss[-1].min()), 0.1, "L_D(end) >= 0.1",
+                   control=float(q["train_loss"][-1].max()), what="(ii) high test loss")
+    r = q["V"][-1] / np.abs(q["V_mu"][-1])[:, None]
+    check_at_least(cid, float(r.min()), 2.0, "V_i / |V_mu| >= 2", control=float((1 / r).max()),
+                   what="(ii) noise memorisation")
+    check_at_least(cid, 0.05 - float(q["s21"][-1].max()), 0.0, "s_21(end) <= 0.05",
+                   control=0.05 - float(q["s21"][0].max()), what="(ii) noise query attends to noise")
+
+
+def _query_turned(sg, run):
+    """Pooled over seeds: of the query noise with the wrong sign at t_ref (SignGD's T_4^+), the
+    fraction with sgn alpha at the end; also split by sgn alpha (+1, -1)."""
+    q0, q = sim.squeeze_L2(sg.q), sim.squeeze_L2(run.q)
+    sa0 = np.sign(q0["alpha"])[..., None]
+    T4p = _first_from_t((np.sign(q0["b"]) == sa0).all((-1, -2)), sg.t)
+    out = {1: [0, 0], -1: [0, 0]}
+    for j, t_ref in enumerate(T4p):
+        k = int(np.searchsorted(sg.t, t_ref if np.isfinite(t_ref) else sg.t[-1]))
+        sa = np.sign(q["alpha"][k, j])[:, None] * np.ones_like(q["a"][k, j])
+        wrong = np.sign(q["a"][k, j]) != sa
+        turned = wrong & (np.sign(q["a"][-1, j]) == np.sign(q["alpha"][-1, j])[:, None])
+        for sg_ in (1, -1):
+            out[sg_][0] += int((turned & (sa == sg_)).sum())
+            out[sg_][1] += int((wrong & (sa == sg_)).sum())
+    tot = out[1][1] + out[-1][1]
+    return (out[1][0] + out[-1][0]) / max(tot, 1), tot, out
+
+
+@audits("signgd.adam.query_noise")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_adam_query_noise(seed):
+    sg, a0, ad = _opt_runs(seed)
+    fa, na, by = _query_turned(sg, ad)
+    fs, ns, _ = _query_turned(sg, sg)
+    if na == 0:
+        return
+    check_at_least("signgd.adam.query_noise", 0.1 - fa, 0.0, "turned fraction <= 0.1 under Adam",
+                   control=0.1 - fs, what="wrong-sign query noise does not turn under Adam")
+    for sg_ in (1, -1):  # the literal alternative: only a < 0 (alpha > 0) fails to align
+        if by[sg_][1]:
+            check_at_least("signgd.adam.query_noise", 0.1 - by[sg_][0] / by[sg_][1], 0.0,
+                           "turned fraction <= 0.1 for this sign of alpha", control=0.1 - fs,
+                           what=f"sgn alpha = {sg_:+d}")
+
+
+GD_RATES = (0.1, 1.0)  # 0.1: the paper's GD rate on MNIST (App. B.1); its synthetic rate was lost
+GD_SIGMA_P = (1.0, 2.0)
+
+
+@functools.lru_cache(maxsize=4)
+def _gd_runs(seed0: int, sigma_p: float):
+    """SignGD (6e-5) and GD (GD_RATES), each stopped at the first logged step with L_S <= 0.05
+    for every seed; and SignGD vs GD at the common rate 1e-4 (Fig. 2 (c)) for 1000 steps."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    s = 30
+    d = 1 + N_SAMPLES * s + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    stop = lambda q: bool(q["train_loss"].max() <= 0.05)  # noqa: E731
+    kw = dict(log_every=OPT_LOG_EVERY, log=("s11", "s21", "alpha", "train_loss"), stop=stop)
+    out = {"signgd": sim.train(prob, p0, eta=6e-5, steps=CAP, **kw)}
+    for lr in GD_RATES:
+        out[lr] = sim.train(prob, p0, eta=lr, steps=CAP, optimizer="gd", **kw)
+    for k_ in ("signgd",) + GD_RATES:  # per-test-sample losses (paired across optimizers)
+        f, _ = sim.forward(prob.test.P, out[k_].final)
+        out[k_].settings["test_losses"] = torch.nn.functional.softplus(-prob.test.y * f).numpy()
+    kw = dict(log_every=OPT_LOG_EVERY, log=("train_loss",), steps=1000, eta=1e-4)
+    out["fair"] = (sim.train(prob, p0, **kw), sim.train(prob, p0, optimizer="gd", **kw))
+    return out
+
+
+_GD_SETTING = _SETTING.replace("n = 8,", "n = 8, s = 30, sigma_0 = 1e-3,")
+register(Claim(
+    id="signgd.gd.faster", where="Section 3.2 ('SignGD trains faster than GD', Fig. 2 (c))",
+    statement="SignGD trains faster than GD (linear vs sublinear rate); Fig. 2 (c) uses lr 1e-4 "
+              "for all optimizers.",
+    assumptions=_GD_SETTING + ", sigma_p = 1; both optimizers at lr 1e-4, 1000 steps",
+    prediction="L_S(1000) under SignGD <= 0.05 while under GD >= 0.5; and L_S(SignGD) <= "
+               "L_S(GD) at every logged step after 100",
+    simulation="sim.signgd.train, optimizer 'signgd' vs 'gd', same data and init",
+    metric="max over seeds and logged steps t >= 100 of L_S^SignGD(t) - L_S^GD(t); L_S at 1000",
+    tolerance="exact order (difference <= 0); thresholds 0.05 / 0.5 (observed ~1e-3 vs 0.69)",
+    audit_gap="'Linear vs sublinear' is not fitted for GD (at lr 1e-4 GD barely leaves ln 2 "
+              "in 1000 steps); only the equal-rate ordering of Fig. 2 (c) is audited.",
+))
+register(Claim(
+    id="signgd.gd.generalizes", where="Section 3.2 ('GD generalizes better', Fig. 2 (d)), App. B.3",
+    statement="GD generalizes better than SignGD consistently across different levels of data "
+              "noise (lower test loss).",
+    assumptions=_GD_SETTING + " sigma_p in " + str(GD_SIGMA_P) + "; each optimizer stopped at "
+                "the first logged step with L_S <= 0.05 (the paper's MNIST criterion); SignGD lr "
+                "6e-5, GD lr in " + str(GD_RATES) + " (0.1 = the paper's MNIST GD rate)",
+    prediction="L_D(GD) < L_D(SignGD) at every noise level and GD rate, beyond Monte Carlo",
+    simulation="sim.signgd.train, 500 fresh test samples per seed",
+    metric="min over (sigma_p, lr) of mean_seeds L_D(SignGD) - mean_seeds L_D(GD)",
+    tolerance="Monte Carlo: SE of the mean paired per-test-sample loss difference (same 500 x "
+              "seeds test samples for both optimizers), false-fail 1e-6 over 4 comparisons "
+              "(observed gap ~0.25 at sigma_p = 1, ~0.06 at sigma_p = 2)",
+    reading="Fig. 2 (d) is on noisy MNIST; audited on the synthetic data of Definition 2.1 with "
+            "sigma_p as the noise level.",
+))
+register(Claim(
+    id="signgd.gd.qk_not_learned", where="Appendix B.4 (last sentence), App. B.3",
+    statement="For gradient descent, while the loss converges fast, the query and key parameters "
+              "are basically not learned, even with a large learning rate.",
+    assumptions=_GD_SETTING + ", sigma_p = 1, L = 2; GD lr in " + str(GD_RATES) + ", stopped at "
+                "L_S <= 0.05",
+    prediction="at the GD stop, max over samples |s_21 - 1/2| <= 0.1 (attention still ~uniform)",
+    simulation="sim.signgd.train(optimizer='gd')",
+    metric="max over seeds and samples of |s_21 - 1/2| at the stop step, per GD rate",
+    tolerance="'basically not learned' read as within 0.1 of the uniform attention 1/2",
+    corrected="Under GD the attention is learned by the time the loss has converged: at "
+              "L_S <= 0.05, max |s_21 - 1/2| >= 0.3 at both GD rates, and it does not shrink "
+              "with the rate (lr 1 vs 0.1: ratio >= 0.8); only a GD rate too small to converge "
+              "(1e-4, signgd.gd.faster) leaves W_Q, W_K at init.",
+    reason="At both GD rates (0.1, 1) the training loss reaches 0.05 in 50-410 steps and by then "
+           "the noise query attends to the noise key (s_21 ~ 0.05, |s_21 - 1/2| ~ 0.45; |d alpha| "
+           "~0.15 against an init of 1e-3). The rate trend (0.45 at lr 0.1, 0.46 at lr 1) shows "
+           "this is not a step-size artefact. The paper's rate and setting (B.4: L > 2) were lost; "
+           "audited at L = 2.",
+))
+
+
+@audits("signgd.gd.faster")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_gd_faster(seed):
+    sgn, gd = _gd_runs(seed, 1.0)["fair"]
+    ls, lg = sgn["train_loss"], gd["train_loss"]
+    late = sgn.t >= 100
+    cid = "signgd.gd.faster"
+    check_at_least(cid, float((lg[late] - ls[late]).min()), 0.0, "L_S(SignGD) <= L_S(GD)",
+                   control=float((ls[late] - lg[late]).min()), what="ordering at equal lr 1e-4")
+    check_at_least(cid, 0.05 - float(ls[-1].max()), 0.0, "SignGD L_S(1000) <= 0.05",
+                   control=0.05 - float(lg[-1].max()), what="SignGD converges")
+    check_at_least(cid, float(lg[-1].min()), 0.5, "GD L_S(1000) >= 0.5",
+                   control=float(ls[-1].min()), what="GD has not")
+
+
+@audits("signgd.gd.generalizes")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_gd_generalizes(seed):
+    for sp_ in GD_SIGMA_P:
+        r = _gd_runs(seed, sp_)
+        assert r["signgd"].settings["t_stop"] is not None
+        ls = float(r["signgd"].test_loss[-1].mean())
+        for lr in GD_RATES:
+            assert r[lr].settings["t_stop"] is not None, f"GD lr {lr} did not reach L_S <= 0.05"
+            lg = float(r[lr].test_loss[-1].mean())
+            diff = r["signgd"].settings["test_losses"] - r[lr].settings["test_losses"]
+            se = float(diff.std() / np.sqrt(diff.size))  # paired: same test samples
+            tol = Tolerance.monte_carlo(se, 1e-6, comparisons=len(GD_SIGMA_P) * len(GD_RATES)).value
+            check_at_least("signgd.gd.generalizes", ls - lg, tol, "L_D(SignGD) - L_D(GD) > MC",
+                           control=lg - ls, what=f"sigma_p = {sp_}, GD lr {lr}")
+
+
+def _gd_attention_dev(seed):
+    r = _gd_runs(seed, 1.0)
+    return ({lr: float(np.abs(r[lr]["s21"][-1] - 0.5).max()) for lr in GD_RATES},
+            float(np.abs(r["signgd"]["s21"][0] - 0.5).max()))
+
+
+@audits("signgd.gd.qk_not_learned", fails="under GD the attention moves (|s_21 - 1/2| ~ 0.45) "
+        "before the loss reaches 0.05, at lr 0.1 and 1")
+@examples(1, printed_fails=True)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_gd_qk_not_learned_printed(seed):
+    dev, dev0 = _gd_attention_dev(seed)
+    for lr, v in dev.items():
+        check_at_least("signgd.gd.qk_not_learned", 0.1 - v, 0.0, "|s_21 - 1/2| <= 0.1 at the stop",
+                       control=0.1 - float(np.abs(_gd_runs(seed, 1.0)["signgd"]["s21"][-1] - 0.5).max()),
+                       what=f"GD lr {lr}")
+
+
+@audits("signgd.gd.qk_not_learned", form="corrected")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_gd_qk_not_learned_corrected(seed):
+    dev, dev0 = _gd_attention_dev(seed)
+    for lr, v in dev.items():
+        check_at_least("signgd.gd.qk_not_learned", v, 0.3, "|s_21 - 1/2| >= 0.3 at the stop",
+                       control=dev0, what=f"GD lr {lr}: attention learned")
+    ratio = dev[GD_RATES[1]] / dev[GD_RATES[0]]
+    check_at_least("signgd.gd.qk_not_learned", ratio, 0.8, "no shrinking with the GD rate",
+                   control=dev0 / dev[GD_RATES[0]], what="rate trend")
+
+
+# --------------------------------------------------------------------------------------------
+# Table 3 variants (b)-(d) (Appendix B.2)
+# --------------------------------------------------------------------------------------------
+VARIANTS = {  # name: (orthogonal, s, d)
+    "b": (False, 30, 1 + N_SAMPLES * 30 + 120),  # non-orthogonal, sparse
+    "c": (True, 200, 241),  # orthogonal, non-sparse (s close to d)
+    "d": (False, 200, 241),  # non-orthogonal, non-sparse
+}
+_VAR_ITEMS = ("Thm 3.2 (1) L_S(end) <= 1e-3; (2) L_D(end) >= 0.1; (3) V_i / |V_mu| >= 2; "
+              "(4) s_11, s_21 <= 0.05; Lemma 4.6/4.8 every key and query noise with sgn alpha at "
+              "the end (T_4 reached)")
+
+
+@functools.lru_cache(maxsize=3)
+def _variant_run(name: str, seed0: int):
+    orth, s, d = VARIANTS[name]
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=1.0, orthogonal=orth,
+                            disjoint=False, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    tr = sim.train(prob, p0, eta=6e-5, steps=CAP, log_every=OPT_LOG_EVERY, log=LOG,
+                   stop=_all_noise_aligned, tail=TAIL)
+    return tr, sim.squeeze_L2(tr.q)
+
+
+for _v, _desc in (("b", "non-orthogonal sparse (supports from all of [d], s = 30, d = 361)"),
+                  ("c", "orthogonal non-sparse (s = 200, d = 241)"),
+                  ("d", "non-orthogonal non-sparse (s = 200, d = 241)")):
+    register(Claim(
+        id=f"signgd.variant_{_v}", where=f"Appendix B.2, Table 3 row ({_v}), Fig. {3 + 'bcd'.index(_v)}",
+        statement=f"'Our theoretical results hold empirically' for {_desc} data. Re-checked: "
+                  + _VAR_ITEMS + ".",
+        assumptions=_SETTING.replace("orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
+                                     "pairwise-disjoint training supports (d = 1 + n s + 120), "
+                                     "test supports apart", _desc + ", supports drawn "
+                                     "independently per sample (overlapping)") +
+                    "; sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5; 2 seeds per example; horizon 1.25 t*",
+        prediction="each listed item, with the orthogonal-disjoint properties' thresholds",
+        simulation=f"sim.signgd.make_problem(orthogonal={VARIANTS[_v][0]}, disjoint=False), "
+                   "sim.signgd.train logged every 10 steps",
+        metric="the listed items' extremes over seeds, samples and pairs at the last step",
+        tolerance="the thresholds of signgd.theorem3_2.item1-4 and lemma4_6/4_8 (exact fractions)",
+        reading="Table 3's numbers were lost: the variants keep the CPU setting and change only "
+                "orthogonality / sparsity. Step magnitudes, the reduced dynamics, Lemmas 4.1-4.5 "
+                "and the stage order do not apply as stated (noise increments are sums of signs) "
+                "and are not re-checked.",
+        audit_gap="Only the end-of-training items listed are re-checked per variant; the stage-"
+                  "by-stage lemmas (4.1-4.5, stage order, Table 2) are not.",
+    ))
+
+
+def _variant_checks(name, seed):
+    tr, q = _variant_run(name, seed)
+    cid = f"signgd.variant_{name}"
+    check_at_least(cid, 1e-3 - float(q["train_loss"][-1].max()), 0.0, "L_S(end) <= 1e-3",
+                   control=1e-3 - float(q["train_loss"][0].max()), what="Thm 3.2 (1)")
+    check_at_least(cid, float(tr.test_loss[-1].min()), 0.1, "L_D(end) >= 0.1",
+                   control=float(q["train_loss"][-1].max()), what="Thm 3.2 (2)")
+    r = q["V"][-1] / np.abs(q["V_mu"][-1])[:, None]
+    check_at_least(cid, float(r.min()), 2.0, "V_i / |V_mu| >= 2", control=float((1 / r).max()),
+                   what="Thm 3.2 (3)")
+    m = max(float(q["s11"][-1].max()), float(q["s21"][-1].max()))
+    check_at_least(cid, 0.05 - m, 0.0, "s11, s21 <= 0.05", control=0.05 - float(q["s11"][0].max()),
+                   what="Thm 3.2 (4)")
+    sa = np.sign(q["alpha"])[..., None]
+    al = ((np.sign(q["a"]) == sa) & (np.sign(q["b"]) == sa))
+    check_at_least(cid, float(al[-1].mean()), 1.0, "all noise with sgn alpha at the end",
+                   control=float(al[0].mean()), what="Lemma 4.6 / 4.8")
+
+
+@audits("signgd.variant_b")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_variant_b(seed):
+    _variant_checks("b", seed)
+
+
+@audits("signgd.variant_c")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_variant_c(seed):
+    _variant_checks("c", seed)
+
+
+@audits("signgd.variant_d")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_variant_d(seed):
+    _variant_checks("d", seed)
+
+
+# --------------------------------------------------------------------------------------------
+# Scaling: Lemma 4.1's Theta(t eta s sigma_p) as fitted log-log exponents
+# --------------------------------------------------------------------------------------------
+import os as _os  # noqa: E402
+
+_THOROUGH = _os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+SC_BASE = dict(s=20, sigma_p=1.0, eta=6e-5)
+SC_SWEEP = ({"s": (10, 20, 40, 80, 160), "sigma_p": (0.25, 0.5, 1.0, 2.0, 4.0),
+             "eta": (1.5e-5, 3e-5, 6e-5, 1.2e-4, 2.4e-4), "t": (5, 10, 20, 40, 80)} if _THOROUGH else
+            {"s": (10, 20, 40), "sigma_p": (0.5, 1.0, 2.0), "eta": (3e-5, 6e-5, 1.2e-4),
+             "t": (5, 10, 20)})
+SC_SEEDS = 4
+register(Claim(
+    id="signgd.scaling_lemma4_1", where="Lemma 4.1 (1): V_i(t) = Theta(t eta s sigma_p)",
+    statement="The mean value noise grows as Theta(t eta s sigma_p) in Stage I.",
+    assumptions=_SETTING + f"; one-at-a-time sweep around s = 20, sigma_p = 1, eta = 6e-5, "
+                f"t = 20: {SC_SWEEP} (CI; the thorough profile sweeps 5 points each); "
+                f"{SC_SEEDS} seeds x 8 samples",
+    prediction="fitted log-log exponent of mean_i (V_i(t) - V_i(0)) in each of t, eta, s, sigma_p "
+               "equals 1",
+    simulation="sim.signgd.train logged at the swept t",
+    metric="|fitted exponent - 1| per variable",
+    tolerance="t, eta, sigma_p: exact up to round-off (the same draws scale exactly: V_i moves by "
+              "2 eta ||xi_i||_1 and xi scales with sigma_p), 1e-9; s: Monte Carlo, the log of the "
+              "mean ||xi||_1 over 8 x seeds samples has SE sqrt((pi/2 - 1) / (8 S s)), propagated "
+              "through the least-squares slope, false-fail 1e-6",
+    reading="Exponents, not the constant (the constant 2 sqrt(2/pi) is audited in signgd.lemma4_1).",
+))
+
+
+def _sc_increment(seed0, s, sigma_p, eta, ts):
+    seeds = [seed0 + k for k in range(SC_SEEDS)]
+    d = 1 + N_SAMPLES * s + s + 3
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True, n_test=8,
+                            device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=2, m_v=M_V, sigma_0=1e-3, device="cpu")
+    tr = sim.train(prob, p0, eta=eta, steps=max(ts), log=("V",))
+    V = sim.squeeze_L2(tr.q)["V"]
+    return np.array([float((V[t] - V[0]).mean()) for t in ts])
+
+
+@audits("signgd.scaling_lemma4_1")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_scaling_lemma4_1(seed):
+    from properties.check import loglog_slope
+    cid = "signgd.scaling_lemma4_1"
+    b = SC_BASE
+    inc_t = _sc_increment(seed, b["s"], b["sigma_p"], b["eta"], SC_SWEEP["t"])
+    T = 20
+    for var in ("t", "eta", "s", "sigma_p"):
+        xs = SC_SWEEP[var]
+        if var == "t":
+            ys = inc_t
+        else:
+            ys = np.array([_sc_increment(seed, **{**b, var: x}, ts=(T,))[0] for x in xs])
+        slope = loglog_slope(xs, ys)
+        if var == "s":
+            lx = np.log(np.asarray(xs, float))
+            w = (lx - lx.mean()) / ((lx - lx.mean()) ** 2).sum()
+            se_y = np.sqrt((np.pi / 2 - 1) / (N_SAMPLES * SC_SEEDS * np.asarray(xs, float)))
+            tol = Tolerance.monte_carlo(float(np.sqrt((w ** 2 * se_y ** 2).sum())), 1e-6)
+        else:
+            tol = Tolerance(1e-9, "float64 round-off of a log-log fit of exactly proportional data")
+        check_close(cid, slope, 1.0, tol, control=0.5, what=f"exponent in {var}")
