@@ -2310,15 +2310,17 @@ def table1_run(seed: int, config=SIMPLE, n_seeds: int = 3):
     return dict(init=init, trained=trained, shuffled=shuffled)
 
 
-@functools.lru_cache(maxsize=2)
-def dynamics_run(seed: int, n_seeds: int = 2, lrs=DYN_LRS, task: str = "next"):
-    """Next-token training on the SIMPLE Table 1 generator, one model per (seed, lr), stacked.
-    Returns steps, entropy (t, layer, run), stable rank (t, layer, run), grouped layer-0 logits
-    (t, run, H) and the lr of each run."""
+@functools.lru_cache(maxsize=4)
+def dynamics_run(seed: int, n_seeds: int = 2, lrs=DYN_LRS, task: str = "next",
+                 order: str = "sorted", rho: float = 1.0):
+    """Next-token training on the SIMPLE Table 1 generator (token `order`, uncertainty `rho`),
+    one model per (seed, lr), stacked.  Returns steps, entropy (t, layer, run), stable rank
+    (t, layer, run), grouped layer-0 logits (t, run, H) and the lr of each run."""
     runs = [(seed + i, lr) for i in range(n_seeds) for lr in lrs]
     seeds = [s * len(lrs) + j for j, (s, _lr) in enumerate(runs)]
     C, N_ch, Ns = SIMPLE
-    gens = [make_table1_generator(C, N_ch, Ns, generator=make_generator(s)) for s, _ in runs]
+    gens = [make_table1_generator(C, N_ch, Ns, rho=rho, order=order, generator=make_generator(s))
+            for s, _ in runs]
     dgs = [make_generator(s + 7919 + 31 * j) for j, (s, _) in enumerate(runs)]
     depth = SIZE["depth"]
     model = StackedTransformer(seeds, vocab=100, n_out=100 if task == "next" else C, d=SIZE["d"],
@@ -2412,10 +2414,27 @@ _DYN_ASSUME = ("Decoder-only transformer trained from scratch by Adam (next-toke
                "Table 1 generator (C = 20, N_ch = 2, N_s = (10, 20)). CI: d = 32, 2 layers, 400 "
                "steps, batch 32, 2 seeds x lr in {3e-4, 1e-3, 1e-2}, stacked in one program. "
                "Wikitext (the paper's Figs. 6, 8 data) is not available offline.")
-_REBOUND_NOTE = ("The rebound is NOT asserted at CI size: in 400 steps the curves drop and then "
-                 "mostly plateau (rebounds of 0.0-0.1 nats / 0-5% of stable rank, not "
-                 "consistent over seeds); the rebound property runs only under "
-                 "HYPOTHESIS_PROFILE=thorough (full size) and was not run by this module's author.")
+_REBOUND_NOTE = ("With the literal generator (rho = 1, tokens SORTED) the curves drop and then "
+                 "plateau in 400 steps (top-layer entropy rebounds of 0.02-0.09 nats at lr "
+                 "3e-3, 0-5% of stable rank, not consistent over seeds); the sorted-order "
+                 "rebound properties run only under HYPOTHESIS_PROFILE=thorough (full size) "
+                 "and were not run by this module's author.")
+# Rebound run (issue 5 follow-up): same model and generator, tokens in RANDOM order (sorted
+# order makes each next token nearly determined by its predecessor, so attention never needs to
+# spread again), one lr, REB_SEEDS seeds stacked in one program.
+REB_SEEDS, REB_LR, _REB_MEDIAN = 6, 3e-3, 0.25
+_REB_ENT_NOTE = (
+    "Rebound (asserted at CI size with tokens in RANDOM order, rho = 1, lr 3e-3, 6 seeds "
+    "stacked): the top-layer entropy drops by 1.9-2.7 nats and then rebounds by H(T) - "
+    "min_t H(t) = 0.32-1.59 nats (mean 0.87, s.d. 0.34 over 12 dev seeds; bottom layer "
+    "0.28-0.94). Measured alternatives (dev, 4-6 seeds each, 'rebound' = top layer): "
+    "random order lr 1e-3: 0.37-0.61; lr 1e-2: 0.05-1.61; d = 16, 800 steps: 0.40-1.50 "
+    "(18 seeds); d = 16, 500 steps: 0.13-1.02; rho = 0.8 random lr 3e-3: 0.0-0.96 (one seed "
+    "of 10 without rebound); rho = 0.7 lr 5e-3: 0.09-0.79; rho = 0.8 lr 2e-3, 800 steps, "
+    "d = 16: 0.0-0.34; sorted order rho = 1: 0.02-0.09. So the rebound is robust at rho = 1 "
+    "with random order and moderate lr, and weaker/less consistent at rho < 1 in this budget. "
+    "The Fig. 8 lr ordering is asserted on the sorted-order runs (with random order the "
+    "lr 1e-2 runs rebound too, so final entropies need not be ordered by lr).")
 register(Claim(
     id="joma.sec4.entropy_dynamics_trained",
     where="Section 4 ('Relationship with rank ...'), Section 6 'Dynamics of Attention Sparsity', "
@@ -2426,16 +2445,22 @@ register(Claim(
     assumptions=_DYN_ASSUME,
     prediction="drop: H(0) - min_t H(t) >= 0.3 nats in every layer and run with lr >= 1e-3; "
                "Fig. 8: final entropy at lr 1e-2 below lr 1e-3 by >= 0.2 nats (every layer, seed); "
-               "rebound (thorough): H(T) - min_t H(t) >= 0.05 nats in the top layer",
+               f"rebound (random token order, lr {REB_LR:g}, {REB_SEEDS} seeds): median over "
+               f"seeds of H(T) - min_t H(t) >= {_REB_MEDIAN} nats in the top layer (and the drop "
+               "before it >= 0.3 nats in every seed); (thorough, sorted order, full size): "
+               "median rebound >= 0.05 nats",
     simulation="properties.joma.dynamics_run (sim.measure.attention_entropy over "
                "real query tokens)",
     metric="mean attention entropy (nats) over heads, eval samples and real query positions",
     tolerance="ordinal margins (0.3 / 0.2 nats); dev runs show drops 0.9-2.4 nats and lr gaps "
-              ">= 0.36 nats, so the budget is far from the margin (false-fail << 1e-3)",
-    reading="'Attention sparsity' = attention entropy (Fig. 6's y-axis). " + _REBOUND_NOTE,
-    audit_gap=None if THOROUGH else (
-        "the drop and the learning-rate ordering hold at CI size; the rebound is not "
-        "reproduced in 400 steps and is asserted only by the thorough profile's full-size run"),
+              ">= 0.36 nats, so the budget is far from the margin (false-fail << 1e-3). "
+              f"Rebound: median of {REB_SEEDS} seeds >= {_REB_MEDIAN} nats; with per-seed "
+              "rebounds ~ N(0.87, 0.34^2) (12 dev seeds) a seed falls below 0.25 with p ~ 0.034 "
+              "and the median fails only if >= 3 of 6 do: false-fail ~ 8e-4. Negative control: "
+              "the same statistic on the sorted-order runs (no rebound) must be below the "
+              "threshold.",
+    reading="'Attention sparsity' = attention entropy (Fig. 6's y-axis); 'top layers' = the "
+            "last of the 2 layers. " + _REBOUND_NOTE + " " + _REB_ENT_NOTE,
 ))
 register(Claim(
     id="joma.sec4.rank_dynamics_trained",
@@ -2450,10 +2475,18 @@ register(Claim(
     simulation="properties.joma.dynamics_run (sim.measure.stable_rank of blocks[l].W1)",
     metric="stable rank ||W1||_F^2 / ||W1||_2^2",
     tolerance="ordinal margin 5% (dev runs: drops 8-40%)",
-    reading=_REBOUND_NOTE,
+    reading=_REBOUND_NOTE + " Bounce-back searched for (issue 5 follow-up, relative rebound "
+            "sr(T) / min_t sr(t) - 1 of the top layer's W1, 6 seeds each): rho = 1 random order "
+            "lr 3e-3, d = 32, 400 steps: 0-7.5% (mostly 0, 12 seeds); d = 16, 800 steps: "
+            "0-25% (median ~3%, 18 seeds); d = 16, 500 steps: 0-17%; rho = 0.8 random, d = 16, "
+            "800 steps, lr 2e-3: 0-31% (two seed sets: 0, 15-31% / 0.6-15%); rho = 0.7, lr 3e-3: "
+            "1-32%; rho = 0.9 / 0.7 lr 5e-3, 400 steps: 0-6%. Bounces of 10-30% occur in some "
+            "seeds but not robustly (every setting has seeds with < 1%), so no CI property "
+            "asserts it.",
     audit_gap=None if THOROUGH else (
-        "the drop holds at CI size; the bounce-back is not reproduced in 400 steps and is "
-        "asserted only by the thorough profile's full-size run"),
+        "the drop holds at CI size; the bounce-back is not reproduced robustly over seeds in "
+        "CI-affordable settings (see reading) and is asserted only by the thorough profile's "
+        "full-size run"),
 ))
 
 
@@ -2489,6 +2522,33 @@ def test_joma_sec4_rank_dynamics_trained_drop(seed):
     check_at_least("joma.sec4.rank_dynamics_trained", float(rel.min()), 0.05,
                    "relative stable-rank drop, min over layers and runs",
                    control=float(np.abs(1 - sr[0] / sr[0]).max()), what="first drops")
+
+
+def rebound_run(seed: int):
+    """The random-order dynamics run of the entropy rebound: REB_SEEDS seeds at lr REB_LR."""
+    return dynamics_run(seed, n_seeds=REB_SEEDS, lrs=(REB_LR,), order="random")
+
+
+def _rebound(curves):
+    """curves (t, run) -> (drop H(0) - min_t H, rebound H(T) - min_t H) per run."""
+    lo = curves.min(0)
+    return curves[0] - lo, curves[-1] - lo
+
+
+@audits("joma.sec4.entropy_dynamics_trained")
+@examples(1)
+@given(seed=SEED)
+def test_joma_sec4_entropy_dynamics_trained_rebound_random_order(seed):
+    r = rebound_run(seed)
+    drop, reb = _rebound(r["ent"][:, -1])  # top layer, (run,)
+    c = dynamics_run(seed)  # control: sorted-order runs, where the curves plateau
+    _cdrop, creb = _rebound(c["ent"][:, -1, _dyn_select(c)])
+    check_at_least("joma.sec4.entropy_dynamics_trained", float(drop.min()), 0.3,
+                   "top-layer entropy drop before the rebound (nats), min over seeds",
+                   control=0.0, what="drops (random order)")
+    check_at_least("joma.sec4.entropy_dynamics_trained", float(np.median(reb)), _REB_MEDIAN,
+                   f"top-layer rebound H(T) - min_t H(t) (nats), median over {REB_SEEDS} seeds",
+                   control=float(np.median(creb)), what="then rebounds (random order)")
 
 
 if THOROUGH:  # full-size rebound: only meaningful with long training (see the claims' reading)
@@ -2545,8 +2605,20 @@ register(Claim(
             "hierarchy for the claim to act on. With rho = 0.8 and random token order (4 seeds, "
             "lr 1e-2, 400 steps, CI size) the H = 1 group led during the first half of training "
             "in 3 of 4 runs, but the layer-0 logits then diverged to +-50 and the final order "
-            "differed between seeds; at lr 1e-3 the groups barely separate in 400 steps. A "
-            "decision needs longer, larger runs over rho (thorough profile, GPU).",
+            "differed between seeds; at lr 1e-3 the groups barely separate in 400 steps. "
+            "Follow-up sweep (random order, next-token task unless noted; per run two "
+            "statistics: S1 = H = 1 has the largest centred logit averaged over the first half "
+            "of training, S2 = H = 1 is the first group whose centred logit exceeds +0.2; "
+            "chance for either ~1/3): rho 0.8, lr 3e-3, d 32, 400 steps: S1 2/4 and 4/6, S2 "
+            "3/4 (+1 tie) and 4/6 (two seed sets); rho 0.9, lr 5e-3: S1 3/6, S2 3/6; rho 0.7, "
+            "lr 5e-3: S1 4/6, S2 4/6; rho 0.8, lr 3e-3, batch 96: S1 3/6; rho 0.8, lr 3e-3, "
+            "label task: S1 4/6 (first quarter 5/6); d 16, 800 steps: rho 0.8 lr 2e-3 S1 2/6 "
+            "and 0/6, rho 0.7 lr 3e-3 S1 2/6. Pooled ~24 of 52 runs (46%) against the ~33% "
+            "of chance; rho = 1 random order (no co-occurrence hierarchy): S1 0-2/6. In the "
+            "runs where H = 1 does not lead, its logit typically goes NEGATIVE (down to -0.3 "
+            "to -1.4) while H = 2 or H = 3 rises. The ordering is therefore not robust over "
+            "seeds at any CI-affordable setting tried and is not asserted; a decision needs "
+            "longer, larger runs over rho (thorough profile, GPU).",
     audit_gap="the ordering the claim is about (same-lowest-latent keys first) is not "
               "established at CI size; the property only checks that bottom-layer attention "
               "becomes structured by the hierarchy",
@@ -2686,16 +2758,23 @@ def _plot_dyn(key, ylabel):
     def plot(path):
         import matplotlib.pyplot as plt
         r = dynamics_run(0)
+        rr = rebound_run(0)  # random token order (the setting of the asserted rebound)
         L = r[key].shape[1]
-        fig, axs = plt.subplots(1, L, figsize=(4 * L, 3.3), squeeze=False)
+        fig, axs = plt.subplots(2, L, figsize=(4 * L, 6.4), squeeze=False)
         for l in range(L):
             for j, lr in enumerate(r["lr"]):
                 axs[0, l].plot(r["steps"], r[key][:, l, j], color=f"C{list(DYN_LRS).index(lr)}",
                                label=f"lr={lr:g}" if j < len(DYN_LRS) else None)
-            axs[0, l].set_title(f"layer {l}")
-            axs[0, l].set_xlabel("Adam step")
-            axs[0, l].set_ylabel(ylabel)
+            axs[0, l].set_title(f"layer {l}, sorted tokens")
+            for j in range(rr[key].shape[2]):
+                axs[1, l].plot(rr["steps"], rr[key][:, l, j], color="C3", alpha=0.7,
+                               label=f"lr={REB_LR:g}, {REB_SEEDS} seeds" if j == 0 else None)
+            axs[1, l].set_title(f"layer {l}, random token order")
+            for i in range(2):
+                axs[i, l].set_xlabel("Adam step")
+                axs[i, l].set_ylabel(ylabel)
         axs[0, 0].legend(fontsize=7)
+        axs[1, 0].legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(path, dpi=120)
         plt.close(fig)

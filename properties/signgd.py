@@ -1153,7 +1153,7 @@ def test_signgd_adam_beta0_is_signgd(seed):
 @given(seed=SEED)
 def test_signgd_adam_similar(seed):
     sg, a0, ad = _opt_runs(seed)
-    q, q0 = sim.squeeze_L2(ad.q), sim.squeeze_L2(sg.q)
+    q = sim.squeeze_L2(ad.q)
     cid = "signgd.adam"
     sa = np.sign(q["alpha"][-1])[..., None]
     check_at_least(cid, float((np.sign(q["b"][-1]) == sa).mean()), 1.0, "all key noise with sgn alpha",
