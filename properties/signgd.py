@@ -20,7 +20,7 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import Claim, Tolerance, audits, check_at_least, check_close, examples, register
+from properties import Claim, Tolerance, attach_plot, audits, check_at_least, check_close, examples, register
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -1515,3 +1515,43 @@ def test_signgd_scaling_lemma4_1(seed):
         else:
             tol = Tolerance(1e-9, "float64 round-off of a log-log fit of exactly proportional data")
         check_close(cid, slope, 1.0, tol, control=0.5, what=f"exponent in {var}")
+
+
+# --------------------------------------------------------------------------------------------
+# Figure for signgd.gd.faster: train and test loss per optimizer at the common rate 1e-4
+# --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _fair_runs(seed0: int = 11):
+    """SignGD, Adam (0.9, 0.999) and GD at lr 1e-4 for 1000 steps on the same data and init as
+    _gd_runs(seed0, 1.0)['fair'], with the test loss every 20 steps (plot only)."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    s = 30
+    d = 1 + N_SAMPLES * s + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=1.0, disjoint=True, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    kw = dict(log_every=OPT_LOG_EVERY, log=("train_loss",), steps=1000, eta=1e-4, test_every=20)
+    return {name: sim.train(prob, p0, optimizer=opt, **kw)
+            for name, opt in (("SignGD", "signgd"), ("Adam", "adam"), ("GD", "gd"))}
+
+
+def _plot_gd_faster(path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    runs = _fair_runs(11)
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for (name, tr), c in zip(runs.items(), ("C0", "C1", "C2")):
+        ax[0].plot(tr.t, tr["train_loss"].mean(-1), c, label=name)
+        ax[1].plot(tr.t_test, tr.test_loss.mean(-1), c, label=name)
+    for a_, ttl in zip(ax, ("train loss L_S", "test loss L_D (500 fresh samples)")):
+        a_.set_xlabel("step"), a_.set_title(ttl), a_.legend()
+    ax[0].set_yscale("log")
+    fig.suptitle(f"signgd.gd.faster: lr 1e-4 for all, s = 30, sigma_p = 1, sigma_0 = 1e-3, "
+                 f"seeds 11-{10 + OPT_SEEDS} (mean)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+attach_plot("signgd.gd.faster", _plot_gd_faster)
+
