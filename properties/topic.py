@@ -716,18 +716,6 @@ _BUDGET = ("min over 3 batched seeds; threshold chosen with ~1.5-2x slack over t
            "negative control: the same score with topics relabelled at random must fail")
 
 
-class _one_thread:
-    """Run tiny-tensor training single-threaded (intra-op threads only burn CPU here);
-    restores the previous setting."""
-
-    def __enter__(self):
-        self.n = torch.get_num_threads()
-        torch.set_num_threads(1)
-
-    def __exit__(self, *exc):
-        torch.set_num_threads(self.n)
-
-
 def _relabel(seed, T, v):
     """A random relabelling of word ids (topics scrambled): index 0 ([MASK]) fixed."""
     return np.r_[0, 1 + np.random.default_rng(seed).permutation(T * v)]
@@ -857,11 +845,6 @@ register(Claim(
 @examples(1)
 @given(SEED)
 def test_topic_empirical_embedding_block(seed):
-    with _one_thread():
-        _test_topic_empirical_embedding_block(seed)
-
-
-def _test_topic_empirical_embedding_block(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 250
@@ -888,11 +871,6 @@ def _test_topic_empirical_embedding_block(seed):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_wv_diagonal_no_l2(seed):
-    with _one_thread():
-        _test_topic_empirical_wv_diagonal_no_l2(seed)
-
-
-def _test_topic_empirical_wv_diagonal_no_l2(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 300
@@ -923,11 +901,6 @@ def _norm_fraction(x, t):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_two_stage(seed):
-    with _one_thread():
-        _test_topic_empirical_two_stage(seed)
-
-
-def _test_topic_empirical_two_stage(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 300
@@ -974,11 +947,6 @@ def _attn(p, sw, seed, T, v):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_attention_order_joint(seed):
-    with _one_thread():
-        _test_topic_empirical_attention_order_joint(seed)
-
-
-def _test_topic_empirical_attention_order_joint(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 300
@@ -998,11 +966,6 @@ def _test_topic_empirical_attention_order_joint(seed):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_attention_order_diagonal_wv(seed):
-    with _one_thread():
-        _test_topic_empirical_attention_order_diagonal_wv(seed)
-
-
-def _test_topic_empirical_attention_order_diagonal_wv(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 200
@@ -1027,11 +990,6 @@ def _test_topic_empirical_attention_order_diagonal_wv(seed):
 @examples(1)
 @given(SEED)
 def test_topic_empirical_uniform_loss_gap(seed):
-    with _one_thread():
-        _test_topic_empirical_uniform_loss_gap(seed)
-
-
-def _test_topic_empirical_uniform_loss_gap(seed):
     T, v = _TV
     n = T * v + 1
     steps = 1500 if THOROUGH else 300
