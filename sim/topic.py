@@ -426,6 +426,17 @@ def diag_apply(d_i0: float, d_ii: float):
     return apply
 
 
+def _stage2_grid(alpha, beta, mask_query):
+    """Shared input handling of the Stage-2 losses: validate `mask_query` and flatten the
+    broadcast (alpha, beta) grid into columns; returns (grid shape, alpha column, beta column)."""
+    if mask_query not in ("token", "uniform"):
+        raise ValueError(f"mask_query must be 'token' or 'uniform', got {mask_query!r}")
+    alpha = np.asarray(alpha, dtype=np.float64)
+    beta = np.asarray(beta, dtype=np.float64)
+    G = np.broadcast_shapes(alpha.shape, beta.shape)
+    return G, np.broadcast_to(alpha, G).reshape(-1, 1), np.broadcast_to(beta, G).reshape(-1, 1)
+
+
 def stage2_loss(W, T: int, v: int, tau: int, p_m, p_c, p_r, alpha, beta,
                 mask_query: str = "token") -> np.ndarray:
     """Assumption-1 MLM squared loss of eq. 7 with b^pred = 0, W^V = W frozen, and attention
@@ -441,12 +452,7 @@ def stage2_loss(W, T: int, v: int, tau: int, p_m, p_c, p_r, alpha, beta,
     By symmetry S = topics 1..tau and the original word y = 1.  W: an (n, n) array or a callable
     x -> W x (see block_apply, diag_apply)."""
     check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
-    if mask_query not in ("token", "uniform"):
-        raise ValueError(f"mask_query must be 'token' or 'uniform', got {mask_query!r}")
-    alpha = np.asarray(alpha, dtype=np.float64)
-    beta = np.asarray(beta, dtype=np.float64)
-    G = np.broadcast_shapes(alpha.shape, beta.shape)
-    al, be = np.broadcast_to(alpha, G).reshape(-1, 1), np.broadcast_to(beta, G).reshape(-1, 1)
+    G, al, be = _stage2_grid(alpha, beta, mask_query)
     n = T * v + 1
     topic = topic_of(n - 1, v)
     P = np.zeros(n)
@@ -490,12 +496,7 @@ def stage2_loss_fast(kind: str, coef: tuple, T: int, v: int, tau: int, p_m, p_c,
     check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
     if kind not in ("block", "diag"):
         raise ValueError(f"kind must be 'block' or 'diag', got {kind!r}")
-    if mask_query not in ("token", "uniform"):
-        raise ValueError(f"mask_query must be 'token' or 'uniform', got {mask_query!r}")
-    alpha = np.asarray(alpha, dtype=np.float64)
-    beta = np.asarray(beta, dtype=np.float64)
-    G = np.broadcast_shapes(alpha.shape, beta.shape)
-    al, be = np.broadcast_to(alpha, G).reshape(-1, 1), np.broadcast_to(beta, G).reshape(-1, 1)
+    G, al, be = _stage2_grid(alpha, beta, mask_query)
     a = 1 - (1 - p_c) * p_m
     s = p_m * (1 - p_c - p_r)
     r = p_m * p_r / (T * v)
