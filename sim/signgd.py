@@ -474,3 +474,14 @@ def stage_times(tr: Trace) -> dict:
     T4p = _first_from((~wrong_key).all((-1, -2)), t)
     T4 = _first_from(((np.sign(a) == sa) & (np.sign(b) == sa)).all((-1, -2)), t)
     return dict(T1=T1, T2=T2, T3=T3, T4m=T4m, T4p=T4p, T4=T4)
+
+
+def qk_alignment_time(tr: Trace) -> np.ndarray:
+    """(S,) first logged step from which sgn(a_{s,i}) = sgn(b_{s,i}) for every (neuron, sample)
+    pair through the end of the run: T_2 without stage_times' cut at T_4^-, for runs that stop
+    within Stage III.  (With a long Stage I, eta sqrt(s) / sigma_0 << 1, the reversal of a sample's
+    noise at its D_i = 0 crossing looks like the key-noise turn that defines T_4^-, so stage_times'
+    T_2 would be cut there.)"""
+    q = squeeze_L2(tr.q)
+    return _first_from((np.sign(q["a"]) == np.sign(q["b"])).all((-1, -2)), tr.t)
+

@@ -134,3 +134,37 @@ def test_train_stop_rule_sets_horizon():
     assert np.array_equal(full["a"], tr["a"])
     with pytest.raises(ValueError, match="tail"):
         sim.train(prob, p, eta=1e-3, steps=5, tail=-1.0)
+
+
+def test_value_rows_enter_only_through_mean_value():
+    """Under SignGD with the fixed head every value row gets the same update, so the training
+    trajectory seen through the tracked quantities depends on W_V only through the mean value v:
+    an m_v = 64 init and an m_v = 4 init whose rows are set to give the same v train identically.
+    (This is what lets signgd.t2_vs_t1 sample the m_v grid by rescaling one init's rows.)"""
+    seeds = [3, 4]
+    prob = sim.make_problem(seeds, n=4, s=6, d=1 + 4 * 6 + 9, sigma_p=1.0, disjoint=True, n_test=4)
+    big = sim.init_params(seeds, d=prob.d, m_k=3, m_v=64, sigma_0=1e-2)
+    small = sim.init_params(seeds, d=prob.d, m_k=3, m_v=4, sigma_0=1e-2)
+    v = (big.WV[:, 0].mean(1) - big.WV[:, 1].mean(1))  # (S, d)
+    WV = torch.zeros_like(small.WV)
+    WV[:, 0] = (v / 2)[:, None, :]
+    WV[:, 1] = -(v / 2)[:, None, :]
+    small = sim.Params(big.WQ, big.WK, WV, small.H)
+    keep = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "margin")
+    ta = sim.train(prob, big, eta=2e-4, steps=60, log=keep)
+    tb = sim.train(prob, small, eta=2e-4, steps=60, log=keep)
+    for k in keep:
+        np.testing.assert_allclose(ta[k], tb[k], atol=1e-12, rtol=0)
+    other = sim.train(prob, sim.Params(big.WQ, big.WK, 2 * big.WV, big.H), eta=2e-4, steps=60,
+                      log=("V",))
+    assert np.abs(other["V"] - ta["V"]).max() > 1e-4  # a different v does change the run
+
+
+def test_stage1_end_closed_form_cases():
+    # D(0) > 0: T1 = 0; D(0) < 0 crosses between steps 2 and 3: T1 = 3; ||xi||_1 <= 1: never
+    assert th.stage1_end(np.array([0.0]), np.array([[1e-3]]), 1e-5, np.array([[24.0]]))[0] == 0
+    assert th.stage1_end(np.array([0.0]), np.array([[-1e-3, 2e-3]]), 1e-5,
+                         np.array([[24.0, 24.0]]))[0] == 3
+    assert np.isinf(th.stage1_end(np.array([0.0]), np.array([[-1e-3]]), 1e-5, np.array([[0.9]]))[0])
+    # an exact crossing at an integer: D(2) = 0 is not > 0, so T1 = 3
+    assert th.stage1_end(np.array([0.0]), np.array([[-2 * 2 * 0.5 * 2]]), 0.5, np.array([[3.0]]))[0] == 3

@@ -34,6 +34,37 @@ LEMMA41_SLOPE = sp.simplify(2 * eta * E_XI_L1)
 
 value_mu = sp.lambdify((Vmu0, eta, t), V_MU_T, "numpy")
 value_noise = sp.lambdify((Vi0, eta, t, xi1), V_I_T, "numpy")
+# End of Stage I [D]: D_i(t) = V_i(t) - V_mu(t) = D_i(0) + 2 eta t (||xi_i||_1 - 1) exactly (the two
+# linear laws above), so sample i's mean value noise overtakes the signal after the crossing time
+# t_i* = (V_mu0 - V_i0) / (2 eta (||xi_i||_1 - 1)), and T_1 (first step with D_i > 0 for every i)
+# is max_i (floor(t_i*) + 1 if t_i* >= 0 else 0).  The mean value v = mean row difference starts
+# as N(0, 2 sigma_0^2 / m_v) per coordinate, so D_i(0) sqrt(m_v) / sigma_0 has an m_v-free law and
+# eta T_1 / sigma_0 = Theta((s m_v)^{-1/2}) (||xi||_2 ~ sigma_p sqrt s over ||xi||_1 ~ s sigma_p),
+# with no sigma_p left: T_1 << T_2 can only come from m_v (see t2_pair_delay_bound).
+D_CROSS = (Vmu0 - Vi0) / (2 * eta * (xi1 - 1))
+crossing_time = sp.lambdify((Vmu0, Vi0, eta, xi1), D_CROSS, "numpy")
+
+
+def stage1_end(V_mu0, V0, eta_, xi_l1):
+    """T_1 from the init: V_mu0 (S,), V0 (S, n), xi_l1 (S, n) = ||xi_i||_1; returns (S,) floats
+    (inf where some sample has ||xi_i||_1 <= 1 and D_i(0) <= 0: its D_i never grows)."""
+    import numpy as np
+    V_mu0, V0, xi_l1 = (np.asarray(x, dtype=np.float64) for x in (V_mu0, V0, xi_l1))
+    D0 = V0 - V_mu0[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tc = crossing_time(V_mu0[..., None], V0, eta_, xi_l1)
+    ti = np.where(D0 > 0, 0.0, np.where(xi_l1 > 1, np.floor(tc) + 1.0, np.inf))
+    return ti.max(-1)
+
+
+# Stage II's delay [D, pair model]: with the softmax at 1/2 and alpha, beta neglected next to the
+# noise (|beta| ~ sigma_0 vs |b| ~ sigma_0 sigma_p sqrt s), a disagreeing pair (a, b) of sample i
+# moves apart by c_i = eta ||xi_i||_1 per step while D_i < 0 and towards each other afterwards, so
+# sample i's flip time t_i <= T_1 delays the pair's alignment by at most 2 t_i: T_2(v_0) lies in
+# [T_2(v_0 = 0), T_2(v_0 = 0) + 2 T_1].  T_2(v_0 = 0) does not depend on m_v, hence
+# T_2 / T_1 = Theta(sqrt(m_v)) and is Theta(1) along eta, sigma_0, s and sigma_p.
+T2_DELAY_FACTOR = 2
+
 margin = sp.lambdify((s11, s21, Vmu, Vi), MARGIN, "numpy")
 expected_xi_l1 = sp.lambdify((s, sigma_p), E_XI_L1, "numpy")
 lemma41_slope = sp.lambdify((eta, s, sigma_p), LEMMA41_SLOPE, "numpy")
