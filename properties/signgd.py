@@ -1701,7 +1701,19 @@ VARIANTS = {  # name: (orthogonal, s, d)
 }
 _VAR_ITEMS = ("Thm 3.2 (1) L_S(end) <= 1e-3; (2) L_D(end) >= 0.1; (3) V_i / |V_mu| >= 2; "
               "(4) s_11, s_21 <= 0.05; Lemma 4.6/4.8 every key and query noise with sgn alpha at "
-              "the end (T_4 reached)")
+              "the end (T_4 reached); stage by stage: Lemma 4.1 (1) V_i(t) - V_i(0) = "
+              "Theta(t eta s sigma_p) (the pooled ratio to 2 sqrt(2/pi) t eta s sigma_p in "
+              "[0.3, 2], the bracket signgd.lemma4_3 uses for a Theta constant); the corrected "
+              "stage order of signgd.stage_order; Lemma 4.5 (s_21 decays at least exponentially "
+              "up to T_4^-, |s_11 - 1/2| <= 0.1 there); Lemmas 4.6/4.7 (T_4^- < T_4^+ < T_4)")
+_VAR_MEASURED = {  # reported, not asserted (seeds 11-14, one run each; see the audit_gap)
+    "b": "Lemma 4.1 constant ~0.81-0.86 (shared coordinates cancel part of the value updates); "
+         "Table 2 aligned fraction at T_4^- - 1: 1.00",
+    "c": "Lemma 4.1 constant ~0.38; stages II-III finish together (T_2 ~ T_3 ~ T_4^-, 30-70 "
+         "steps); aligned fraction at T_4^- - 1: 0.98-1.00",
+    "d": "Lemma 4.1 constant ~0.38; T_2 ~ T_3 ~ T_4^-; aligned fraction at T_4^- - 1: 0.97-0.98 "
+         "(Table 2's 98% is borderline)",
+}
 
 
 @functools.lru_cache(maxsize=3)
@@ -1711,9 +1723,9 @@ def _variant_run(name: str, seed0: int):
     prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=1.0, orthogonal=orth,
                             disjoint=False, device="cpu")
     p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
-    tr = sim.train(prob, p0, eta=6e-5, steps=CAP, log_every=OPT_LOG_EVERY, log=LOG,
+    tr = sim.train(prob, p0, eta=6e-5, steps=CAP, log_every=1, log=LOG,
                    stop=_all_noise_aligned, tail=TAIL)
-    return tr, sim.squeeze_L2(tr.q)
+    return tr, sim.squeeze_L2(tr.q), sim.stage_times(tr)
 
 
 for _v, _desc in (("b", "non-orthogonal sparse (supports from all of [d], s = 30, d = 361)"),
@@ -1730,21 +1742,22 @@ for _v, _desc in (("b", "non-orthogonal sparse (supports from all of [d], s = 30
                     "; sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5; 2 seeds per example; horizon 1.25 t*",
         prediction="each listed item, with the orthogonal-disjoint properties' thresholds",
         simulation=f"sim.signgd.make_problem(orthogonal={VARIANTS[_v][0]}, disjoint=False), "
-                   "sim.signgd.train logged every 10 steps",
+                   "sim.signgd.train logged every step; sim.signgd.stage_times",
         metric="the listed items' extremes over seeds, samples and pairs at the last step",
         tolerance="the thresholds of signgd.theorem3_2.item1-4 and lemma4_6/4_8 (exact fractions)",
         reading="Table 3's numbers were lost: the variants keep the CPU setting and change only "
-                "orthogonality / sparsity. Step magnitudes, the reduced dynamics, Lemmas 4.1-4.5 "
-                "and the stage order do not apply as stated (noise increments are sums of signs) "
-                "and are not re-checked.",
-        audit_gap="Only the end-of-training items listed are re-checked per variant; the stage-"
-                  "by-stage lemmas (4.1-4.5, stage order, Table 2) are not.",
+                "orthogonality / sparsity. The exact claims (step magnitudes, the reduced "
+                "dynamics, Lemma 4.1's constant 2 sqrt(2/pi)) do not apply (noise increments are "
+                "sums of signs over shared coordinates). Measured here: " + _VAR_MEASURED[_v] + ".",
+        audit_gap="Lemma 4.2 / Table 2 (measured, see the reading; not asserted per variant), "
+                  "Lemma 4.3 and Lemma 4.4 are not re-checked per variant.",
     ))
 
 
 def _variant_checks(name, seed):
-    tr, q = _variant_run(name, seed)
+    tr, q, st_ = _variant_run(name, seed)
     cid = f"signgd.variant_{name}"
+    _variant_stage_checks(cid, name, tr, q, st_)
     check_at_least(cid, 1e-3 - float(q["train_loss"][-1].max()), 0.0, "L_S(end) <= 1e-3",
                    control=1e-3 - float(q["train_loss"][0].max()), what="Thm 3.2 (1)")
     check_at_least(cid, float(tr.test_loss[-1].min()), 0.1, "L_D(end) >= 0.1",
@@ -1759,6 +1772,31 @@ def _variant_checks(name, seed):
     al = ((np.sign(q["a"]) == sa) & (np.sign(q["b"]) == sa))
     check_at_least(cid, float(al[-1].mean()), 1.0, "all noise with sgn alpha at the end",
                    control=float(al[0].mean()), what="Lemma 4.6 / 4.8")
+
+
+def _variant_stage_checks(cid, name, tr, q, T):
+    s = VARIANTS[name][1]
+    t_end = int(tr.t[-1])
+    r = float(((q["V"][t_end] - q["V"][0]) / th.lemma41_slope(6e-5, s, 1.0) / t_end).mean())
+    check_at_least(cid, r, 0.3, "Lemma 4.1 constant >= 0.3", control=r / 10,  # slope 10x off
+                   what="Lemma 4.1 (1) Theta, lower")
+    check_at_least(cid, 2.0 - r, 0.0, "Lemma 4.1 constant <= 2", control=2.0 - 10 * r,
+                   what="Lemma 4.1 (1) Theta, upper")
+    lo, hi = np.minimum(T["T2"], T["T3"]), np.maximum(T["T2"], T["T3"])
+    ok = (lo >= 2 * T["T1"]) & (hi <= T["T4m"]) & (T["T4m"] < T["T4p"]) & (T["T4p"] < T["T4"])
+    check_at_least(cid, float(ok.mean()), 1.0, "corrected stage order in every seed",
+                   control=float((T["T4p"] < T["T4m"]).mean()), what="stage order (corrected)")
+    ps, pc, dev = [], [], 0.0
+    for j, T4m in enumerate(T["T4m"].astype(int)):
+        t = np.arange(max(T4m // 4, 1), T4m + 1)
+        y = -np.log(2 * q["s21"][t, j].mean(-1))
+        ps.append(np.polyfit(np.log(t), np.log(np.maximum(y, 1e-300)), 1)[0])
+        pc.append(np.polyfit(np.log(t), np.log(np.log1p(t / T4m)), 1)[0])
+        dev = max(dev, float(np.abs(q["s11"][: T4m + 1, j] - 0.5).max()))
+    check_at_least(cid, float(min(ps)) - 1.0, 0.0, "fitted exponent p >= 1",
+                   control=float(max(pc)) - 1.0, what="Lemma 4.5 s21 decay")
+    check_at_least(cid, 0.1 - dev, 0.0, "|s11 - 1/2| <= 0.1 up to T_4^-",
+                   control=0.1 - float(np.abs(q["s11"][-1] - 0.5).max()), what="Lemma 4.5 s11")
 
 
 @audits("signgd.variant_b")
