@@ -900,13 +900,13 @@ def _plot_t2_vs_t1(path):
     import matplotlib.pyplot as plt
     T1, T2, _, eta, _, _, _ = _tt_run(*TT_CANON)
     mv = np.array(MV_GRID, float)
-    r = T2[:-1] / T1[:-1]
+    r = T2[:-1] / np.maximum(T1[:-1], 1)  # T_1 = 0 when every D_i(0) > 0
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     ax[0].plot(mv, np.median(T1[:-1], 1), "o-", label="T_1 (median)")
     ax[0].plot(mv, np.median(T2[:-1], 1), "s-", label="T_2 (median)")
     ax[0].axhline(np.median(T2[-1]), color="C1", ls=":", label="T_2, m_v = inf")
     ax[0].plot(mv, np.median(T1[0]) * (mv / mv[0]) ** -0.5, "k--", lw=0.8, label="m_v^-1/2")
-    ax[1].plot(mv, np.median(r, 1), "o-", label="median T_2 / T_1")
+    ax[1].plot(mv, np.median(r, 1), "o-", label="median T_2 / max(T_1, 1)")
     ax[1].fill_between(mv, np.quantile(r, 0.25, 1), np.quantile(r, 0.75, 1), alpha=0.3)
     ax[1].plot(mv, np.median(r[0]) * (mv / mv[0]) ** 0.5, "k--", lw=0.8, label="m_v^1/2")
     for a_ in ax:
@@ -1031,6 +1031,9 @@ def test_signgd_lemma4_3_item3_corrected(cfg):
                 what=f"count of neurons with |sum_i b| < {L43_DELTA} ||b||_2 ({z.size} neurons)")
 
 
+attach_plot("signgd.lemma4_3.item3", lambda path: _plot_l43(path))
+
+
 register(Claim(
     id="signgd.lemma4_3.item4", where="Lemma 4.3 (4) (end of Stage II), Section 4.1",
     statement="At T_2 the query and key signals alpha_s, beta_s are still at their init.",
@@ -1072,6 +1075,8 @@ def test_signgd_lemma4_3_item4(cfg):
 
 
 def _plot_l43(path):
+    """Lemma 4.3 (4) motion of the signals by T_2 vs s; (3) histogram of the normalised key-noise
+    sums against the random-sign reference."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -1085,13 +1090,19 @@ def _plot_l43(path):
     ax[0].plot(xs, np.median(runs[L43_S[0]]["dalpha"]) * (xs / xs[0]) ** -0.5, "k--", lw=0.8,
                label="s^-1/2")
     ax[0].set_xscale("log"), ax[0].set_yscale("log"), ax[0].set_xlabel("s"), ax[0].legend()
-    ax[0].set_title("Lemma 4.3 (4): signal motion by T_2 (median)")
+    ax[0].set_title("Lemma 4.3 (4): signal motion by T_2 (median)", fontsize=9)
     z = np.concatenate([runs[s]["z_b"].ravel() for s in L43_S])
     p = np.concatenate([runs[s]["p_b"].ravel() for s in L43_S])
     ax[1].hist(z, bins=30, range=(0, 3), alpha=0.7, label="measured |sum_i b| / ||b||_2")
+    pats = _sign_patterns(N_SAMPLES)
+    ref = np.concatenate([(np.abs(np.abs(runs[s_]["b"]) @ pats.T)
+                           / np.sqrt((runs[s_]["b"] ** 2).sum(-1))[..., None]).ravel()
+                          for s_ in L43_S])
+    ax[1].hist(ref, bins=30, range=(0, 3), weights=np.full(ref.size, 1 / len(pats)),
+               histtype="step", color="k", label="same magnitudes, random signs")
     ax[1].axvline(L43_DELTA, color="k", ls=":")
-    ax[1].set_title(f"Lemma 4.3 (3): {int((z < L43_DELTA).sum())} below {L43_DELTA} vs "
-                    f"{p.sum():.1f} expected (random signs)")
+    ax[1].set_title(f"Lemma 4.3 (3): {int((z < L43_DELTA).sum())} neurons below {L43_DELTA}\n"
+                    f"vs {p.sum():.1f} expected for random signs", fontsize=9)
     ax[1].legend()
     fig.suptitle(f"signgd.lemma4_3: sigma_p = {L43_CANON[1]}, sigma_0 = {L43_CANON[2]}, eps = "
                  f"{L43_CANON[3]}, {L43_SEEDS} seeds per s")
