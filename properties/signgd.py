@@ -1039,14 +1039,21 @@ register(Claim(
     statement="At T_2 the query and key signals alpha_s, beta_s are still at their init.",
     assumptions=_L43_SETTING,
     prediction="[R] read as o(1) relative motion, audited as a trend: [D] |alpha(T_2) - alpha(0)| "
-               "<= eta T_2 and eta T_2 / sigma_0 = Theta(s^{-1/2}) (signgd.t2_vs_t1), so the median "
-               "motion in units of sigma_0 (the init scale of alpha) has log-log exponent -1/2 in s",
+               "<= eta T_2 and eta T_2 / sigma_0 = Theta(s^{-1/2}) to leading order "
+               "(signgd.t2_vs_t1), so the median motion in units of sigma_0 (the init scale of "
+               "alpha) decays in s with a log-log exponent of at most -1/2",
     simulation="sim.signgd.train (full model), every step",
     metric="fitted log-log slope over s of median_{seeds, neurons} |alpha(T_2) - alpha(0)| / sigma_0 "
            "(and the same for beta)",
-    tolerance="Monte Carlo: the slope's standard error by a bootstrap over seeds (2000 resamples, "
-              "fixed generator), false-fail 1e-3; control: exponent 0 ('a fixed fraction of the "
-              "init', the reading that fails at CPU size) must be rejected",
+    tolerance="Monte Carlo, one-sided: fitted exponent <= -1/2 + 3.29 x its standard error "
+              "(bootstrap over seeds, 2000 resamples, fixed generator; false-fail 1e-3); control: "
+              "exponent 0 ('a fixed fraction of the init', the reading that fails at CPU size) "
+              "must be rejected. One-sided because the finite-s correction is one-sided: a "
+              "two-sided check around -1/2 failed under the thorough profile at s up to 320 "
+              "(exponent -0.573, tolerance 0.072, cfg (23638096, 1.0, 7e-4, 0.0117)); the "
+              "measured exponents (-0.52 to -0.57) are steeper, consistent with beta's pull on "
+              "near-zero crossings, |beta| / |b| ~ s^{-1/2}, fading as s grows (not derived "
+              "further)",
     reading="At the CPU size s = 20-30 the signals have moved ~0.4-0.5 sigma_0 by T_2 (their init "
             "is ~0.7 sigma_0 in median), so 'still at init' holds only asymptotically, through "
             "s (Condition 3.1 ties s to d); the o(1) term is shown to shrink as s^{-1/2}.",
@@ -1070,8 +1077,11 @@ def test_signgd_lemma4_3_item4(cfg):
             idx = g.integers(0, M.shape[1], M.shape[1])
             boot.append(loglog_slope(xs, np.median(M[:, idx].reshape(len(xs), -1), 1)))
         tol = Tolerance.monte_carlo(float(np.std(boot)), 1e-3)
-        check_close("signgd.lemma4_3.item4", slope, -0.5, tol, control=0.0,
-                    what=f"exponent of median |{k_[1:]}(T_2) - {k_[1:]}(0)| in s")
+        bound = -0.5 + tol.value  # one-sided: decays at least as fast as s^-1/2
+        check_at_least("signgd.lemma4_3.item4", bound - slope, 0.0,
+                       f"fitted exponent <= -1/2 + {tol.value:.3g} ({tol.model})",
+                       control=bound - 0.0, what=f"exponent of median |{k_[1:]}(T_2) - "
+                                                 f"{k_[1:]}(0)| in s")
 
 
 def _plot_l43(path):
