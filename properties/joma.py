@@ -2578,51 +2578,80 @@ if THOROUGH:  # full-size rebound: only meaningful with long training (see the c
 # --------------------------------------------------------------------------------------------
 # joma.sec5.lowest_first
 # --------------------------------------------------------------------------------------------
+LF_SEEDS, LF_LR, LF_RHO, LF_EXCEPT = 32, 3e-3, 0.8, 0.05
+LF_LEAD = 0.2  # a group "leads" once its centred logit exceeds this (nats)
+
+
+def lowest_first_run(seed: int):
+    """The ordering run: LF_SEEDS models (random token order, rho = LF_RHO, lr LF_LR) stacked."""
+    return dynamics_run(seed, n_seeds=LF_SEEDS, lrs=(LF_LR,), order="random", rho=LF_RHO)
+
+
+def lowest_first_stats(lg):
+    """lg: (t, run, H = 1..3) centred layer-0 logits.  Per run: S1 = H = 1 has the largest
+    logit averaged over the first half of training; S2 = H = 1 is the first group whose logit
+    exceeds LF_LEAD (a group that never does counts as never)."""
+    half = lg.shape[0] // 2
+    s1 = np.argmax(np.nanmean(lg[:half], 0), -1) == 0
+    over = lg > LF_LEAD
+    first = np.where(over.any(0), over.argmax(0), np.iinfo(np.int64).max)  # (run, H)
+    s2 = (first[:, 0] < first[:, 1:].min(-1))
+    return s1, s2
+
+
 register(Claim(
     id="joma.sec5.lowest_first", where="Section 5 (after Theorem 5, Fig. 5(b, c))",
     statement="The learning dynamics first focuses on associating the tokens in the same lowest "
               "hierarchy as the query m (they co-occur a lot with m), then gradually reaches out "
               "to tokens l' whose common latent ancestor is higher.",
-    assumptions=_DYN_ASSUME + " Measured in the bottom attention layer.",
-    prediction="the centred attention logit of keys under the same s = 0 latent as the query "
-               "(H = 1) rises first and above those of keys with a higher common ancestor "
-               "(H = 2: same s = 1 latent; H = 3: only the class)",
+    assumptions=_DYN_ASSUME.replace("2 seeds x lr in {3e-4, 1e-3, 1e-2}",
+                                    f"{LF_SEEDS} seeds at lr {LF_LR:g}") +
+                f" Tokens in RANDOM order and rho = {LF_RHO} (at rho = 1 Theorem 5 gives "
+                "P[y_l = 1 | y_m = 1] = 1 for every H: no co-occurrence hierarchy to act on; sorted "
+                "order makes the next token nearly determined by its predecessor). Measured in the "
+                "bottom attention layer.",
+    prediction=f"printed, in its most favourable reading: the H = 1 group (keys under the same "
+               f"s = 0 latent as the query) is the first whose centred attention logit exceeds "
+               f"{LF_LEAD} (S2) in all runs but a {LF_EXCEPT:.0%} share of exceptions",
     simulation="properties.joma.dynamics_run (sim.measure.grouped_attention_logits "
-               "with sim.joma.sibling_height)",
+               "with sim.joma.sibling_height), the runs stacked in one program",
     metric="per run: mean over eval samples, queries and heads of log p(key) minus the row "
-           "mean of log p over real earlier keys, by H group, over training",
-    tolerance="CI asserts only that bottom-layer attention becomes structured by the hierarchy "
-              "(the group spread grows by >= 0.3 over its init value in every run with lr >= 1e-3); the H = 1-first ordering "
-              "is reported, not asserted (see reading)",
-    reading="UNDECIDED at CI size. In the CI runs (label and next-token tasks, rho = 1 DAG "
-            "generator) the H = 1 group did NOT consistently lead: in several seeds the "
-            "attention moved towards H = 3 keys (the class-discriminative, weakly co-occurring "
-            "tokens) and away from siblings. Whether this is the size or the claim (the "
-            "deterministic generator makes siblings redundant for prediction) was not "
-            "resolved in the time available; see the plot. No printed-form property is "
-            "registered as passing or failing. Note (lead's follow-up): with rho = 1 Theorem 5 "
-            "gives P[y_l=1|y_m=1] = 1 for every H, so the literal generator has no co-occurrence "
-            "hierarchy for the claim to act on. With rho = 0.8 and random token order (4 seeds, "
-            "lr 1e-2, 400 steps, CI size) the H = 1 group led during the first half of training "
-            "in 3 of 4 runs, but the layer-0 logits then diverged to +-50 and the final order "
-            "differed between seeds; at lr 1e-3 the groups barely separate in 400 steps. "
-            "Follow-up sweep (random order, next-token task unless noted; per run two "
-            "statistics: S1 = H = 1 has the largest centred logit averaged over the first half "
-            "of training, S2 = H = 1 is the first group whose centred logit exceeds +0.2; "
-            "chance for either ~1/3): rho 0.8, lr 3e-3, d 32, 400 steps: S1 2/4 and 4/6, S2 "
-            "3/4 (+1 tie) and 4/6 (two seed sets); rho 0.9, lr 5e-3: S1 3/6, S2 3/6; rho 0.7, "
-            "lr 5e-3: S1 4/6, S2 4/6; rho 0.8, lr 3e-3, batch 96: S1 3/6; rho 0.8, lr 3e-3, "
-            "label task: S1 4/6 (first quarter 5/6); d 16, 800 steps: rho 0.8 lr 2e-3 S1 2/6 "
-            "and 0/6, rho 0.7 lr 3e-3 S1 2/6. Pooled ~24 of 52 runs (46%) against the ~33% "
-            "of chance; rho = 1 random order (no co-occurrence hierarchy): S1 0-2/6. In the "
-            "runs where H = 1 does not lead, its logit typically goes NEGATIVE (down to -0.3 "
-            "to -1.4) while H = 2 or H = 3 rises. The ordering is therefore not robust over "
-            "seeds at any CI-affordable setting tried and is not asserted; a decision needs "
-            "longer, larger runs over rho (thorough profile, GPU).",
-    audit_gap="the ordering the claim is about (same-lowest-latent keys first) is not "
-              "established at CI size; the property only checks that bottom-layer attention "
-              "becomes structured by the hierarchy",
+           "mean of log p over real earlier keys, by H group, logged 20 times over training; "
+           "count of runs with S2 (and S1: H = 1 largest over the first half, reported)",
+    tolerance=f"binomial: the count must reach the 1e-3 lower quantile of Bin({LF_SEEDS}, "
+              f"{1 - LF_EXCEPT:.2f}) (false-fail 1e-3 if the claim holds with {LF_EXCEPT:.0%} "
+              "exceptions); power: a rate of 0.95 vs the measured ~0.5 is far beyond the "
+              "smallest detectable gap (~0.17 at this n). The structure check (every run's group "
+              "spread grows by >= 0.3) is a separate passing property.",
+    reason=f"At CI size (d = 32, 2 layers, 400 steps) the H = 1 group leads no more than "
+           f"modestly above chance. 64 dev runs (seeds 2000-2063, rho = {LF_RHO}, random order, lr "
+           f"{LF_LR:g}): S2 in 31/64 (48%), S1 in 19/64 (30%); chance for either is ~1/3 (one of "
+           "three groups). First group to exceed 0.2: H = 1 in 26, H = 2 in 22, H = 3 in 8, ties "
+           "in 8 of the 64; largest logit averaged over all of training: H = 1 in 34, H = 2 in "
+           "24, H = 3 in 6. So the class-only group (H = 3) tends to come last, but the two lower "
+           "groups are not ordered: the 'same lowest latent first' step is not seen. Earlier sweeps over rho in {0.7, 0.8, 0.9}, lr, batch, task and d "
+           "(52 runs) gave S1 in ~46%. In runs where H = 1 does not lead its logit typically goes "
+           "negative (to -0.3 .. -1.4) while H = 2 or H = 3 (class-discriminative) keys rise. "
+           "Whether a larger model (d = 1024, 10k steps, thorough on a GPU) shows the ordering "
+           "was not run: no device was lent.",
+    reading="The verdict is for the audited size only; the paper's Fig. 5(b, c) evidence is "
+            "about the reduced JoMA dynamics, which joma.theorem5 / joma.sec5.* audit separately. "
+            "Earlier CI-size notes: in the rho = 1 DAG generator runs the attention often moved "
+            "towards H = 3 keys and away from siblings; with rho = 0.8, lr 1e-2 the layer-0 "
+            "logits diverge to +-50.",
 ))
+
+
+@audits("joma.sec5.lowest_first", fails="H = 1 leads in ~half of the runs, not (nearly) all")
+@examples(1, printed_fails=True)
+@given(seed=SEED)
+def test_joma_sec5_lowest_first_printed(seed):
+    lg = lowest_first_run(seed)["logits"][:, :, 1:4]
+    _, s2 = lowest_first_stats(lg)
+    need = int(stats.binom.ppf(1e-3, LF_SEEDS, 1 - LF_EXCEPT))
+    check_at_least("joma.sec5.lowest_first", float(s2.sum()), float(need),
+                   f"runs with H = 1 first >= Bin({LF_SEEDS}, {1 - LF_EXCEPT:.2f}) 1e-3 quantile",
+                   what="H = 1 first (S2)")
 
 
 @audits("joma.sec5.lowest_first")
@@ -2782,16 +2811,27 @@ def _plot_dyn(key, ylabel):
 
 
 def _plot_lowest_first(path):
+    """Top: the group logits of the first four ordering runs; bottom right: which group is the
+    first to exceed LF_LEAD, over all LF_SEEDS runs (H = 1 is the claim's prediction)."""
     import matplotlib.pyplot as plt
-    r = dynamics_run(0)
-    n = r["logits"].shape[1]
-    fig, axs = plt.subplots(1, n, figsize=(2.6 * n, 2.8), squeeze=False, sharey=True)
+    r = lowest_first_run(0)
+    lg = r["logits"][:, :, 1:4]
+    n = 4
+    fig, axs = plt.subplots(1, n + 1, figsize=(2.6 * (n + 1), 2.8), squeeze=False)
     for j in range(n):
         for h in (1, 2, 3):
             axs[0, j].plot(r["steps"], r["logits"][:, j, h], label=f"H={h}")
-        axs[0, j].set_title(f"lr={r['lr'][j]:g}", fontsize=8)
+        axs[0, j].set_title(f"run {j}, lr={r['lr'][j]:g}, rho={LF_RHO}", fontsize=8)
     axs[0, 0].set_ylabel("centred logit, layer 0")
     axs[0, 0].legend(fontsize=7)
+    over = lg > LF_LEAD
+    first = np.where(over.any(0), over.argmax(0), np.iinfo(np.int64).max)
+    tie = (first == first.min(-1, keepdims=True)).sum(-1) > 1
+    lead = np.where(~over.any((0, 2)), 4, np.where(tie, 3, first.argmin(-1)))
+    axs[0, n].bar(["H=1", "H=2", "H=3", "tie", "none"], np.bincount(lead, minlength=5))
+    axs[0, n].axhline(LF_SEEDS / 3, color="k", ls=":", lw=0.8, label="chance (1/3)")
+    axs[0, n].set_title(f"first group > {LF_LEAD} ({LF_SEEDS} runs)", fontsize=8)
+    axs[0, n].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
