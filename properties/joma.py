@@ -20,6 +20,7 @@ import os
 from fractions import Fraction
 
 import numpy as np
+import pytest
 import sympy as sp
 import torch
 from hypothesis import assume, example, given, reject
@@ -2470,8 +2471,11 @@ register(Claim(
               "non-salient components catch up (salient for top layers; bottom layers may only "
               "drop).",
     assumptions=_DYN_ASSUME,
-    prediction="drop: min_t sr(t) <= 0.95 sr(0) in every layer and run with lr = 1e-2 (lr 1e-3: drops of 1-15%, reported); rebound "
-               "(thorough): sr(T) >= 1.02 min_t sr(t) in the top layer",
+    prediction="drop: min_t sr(t) <= 0.95 sr(0) in every layer and run with lr = 1e-2 (lr 1e-3: drops of 1-15%, reported); bounce-back "
+               "(printed, CI): median over the 32 ordering runs of joma.sec5.lowest_first (rho "
+               "0.8, random order, lr 3e-3) of the top layer's sr(T) / min_t sr(t) - 1 >= 0.02, "
+               "the thorough profile's margin and the same median reading as the entropy rebound; "
+               "(thorough, full size): the same on the dynamics runs",
     simulation="properties.joma.dynamics_run (sim.measure.stable_rank of blocks[l].W1)",
     metric="stable rank ||W1||_F^2 / ||W1||_2^2",
     tolerance="ordinal margin 5% (dev runs: drops 8-40%)",
@@ -2481,12 +2485,13 @@ register(Claim(
             "0-25% (median ~3%, 18 seeds); d = 16, 500 steps: 0-17%; rho = 0.8 random, d = 16, "
             "800 steps, lr 2e-3: 0-31% (two seed sets: 0, 15-31% / 0.6-15%); rho = 0.7, lr 3e-3: "
             "1-32%; rho = 0.9 / 0.7 lr 5e-3, 400 steps: 0-6%. Bounces of 10-30% occur in some "
-            "seeds but not robustly (every setting has seeds with < 1%), so no CI property "
-            "asserts it.",
-    audit_gap=None if THOROUGH else (
-        "the drop holds at CI size; the bounce-back is not reproduced robustly over seeds in "
-        "CI-affordable settings (see reading) and is asserted only by the thorough profile's "
-        "full-size run"),
+            "seeds but not robustly (every setting has seeds with < 1%). The verdict is for the "
+            "CI size only: the full-size runs (thorough, GPU) were never executed.",
+    reason="At CI size the bounce-back is not the typical behaviour: on 32 stacked runs (rho "
+           "0.8, random order, lr 3e-3, seeds 3000-3031) every run's top-layer stable rank drops "
+           "(12-40%), but sr(T) / min_t sr(t) - 1 has median 0.6% (>= 2% in 28% of runs, >= 5% "
+           "in 22%); the bottom layer: median 0, >= 2% in 12%. Salient components are learned "
+           "first (the drop); the non-salient ones do not catch up within 400 steps in most runs.",
 ))
 
 
@@ -2575,6 +2580,17 @@ if THOROUGH:  # full-size rebound: only meaningful with long training (see the c
                        control=-float(np.median(reb)) - 1e-9, what="then rebounds")
 
 
+@pytest.mark.xdist_group("lowest_first_run")  # one worker computes the shared 32-run batch
+@audits("joma.sec4.rank_dynamics_trained", fails="top-layer bounce-back median < 2% at CI size")
+@examples(1, printed_fails=True)
+@given(seed=SEED)
+def test_joma_sec4_rank_dynamics_trained_bounce_printed(seed):
+    top = lowest_first_run(seed)["sr"][:, -1]  # (t, run), the 32 ordering runs
+    reb = top[-1] / top.min(0) - 1
+    check_at_least("joma.sec4.rank_dynamics_trained", float(np.median(reb)), 0.02,
+                   "relative bounce-back of the top layer, median over runs", what="then bounces back")
+
+
 # --------------------------------------------------------------------------------------------
 # joma.sec5.lowest_first
 # --------------------------------------------------------------------------------------------
@@ -2642,6 +2658,7 @@ register(Claim(
 ))
 
 
+@pytest.mark.xdist_group("lowest_first_run")
 @audits("joma.sec5.lowest_first", fails="H = 1 leads in ~half of the runs, not (nearly) all")
 @examples(1, printed_fails=True)
 @given(seed=SEED)
