@@ -20,7 +20,6 @@ import os
 from fractions import Fraction
 
 import numpy as np
-import pytest
 import sympy as sp
 import torch
 from hypothesis import assume, example, given, reject
@@ -2583,7 +2582,6 @@ if THOROUGH:  # full-size rebound: only meaningful with long training (see the c
                        control=-float(np.median(reb)) - 1e-9, what="then rebounds")
 
 
-@pytest.mark.xdist_group("lowest_first_run")  # one worker computes the shared 32-run batch
 @audits("joma.sec4.rank_dynamics_trained", fails="top-layer bounce-back median < 2% at CI size")
 @examples(1, printed_fails=True)
 @given(seed=SEED)
@@ -2662,7 +2660,6 @@ register(Claim(
 ))
 
 
-@pytest.mark.xdist_group("lowest_first_run")
 @audits("joma.sec5.lowest_first", fails="H = 1 leads in ~half of the runs, not (nearly) all")
 @examples(1, printed_fails=True)
 @given(seed=SEED)

@@ -1374,9 +1374,21 @@ register(Claim(
     metric="(1) min over samples and rows of max_key weight on noise keys at the end; (2) fraction "
            "of seeds with t_noise(0.9) < t_signal(0.9)",
     tolerance="[R] readings: 'one-hot' as max weight >= 0.99 (noise rows, observed 1 - 1e-10) and "
-              ">= 0.9 (signal row, observed ~0.98, still rising); order exact (every seed)",
-    audit_gap="'The dominant query/key noise takes the sign of the query signal' is not audited "
-              "(no property); L = 3 only.",
+              ">= 0.9 (signal row, observed ~0.98, still rising); order exact (every seed); (3) "
+              "exact fractions (every sample / pair)",
+    corrected="(1), (2) as printed; (3) the dominant noise patch is the one with the largest "
+              "||xi||_1 (the norm gap of B.4's argument), its KEY noise takes the sign of the query "
+              "signal in every (neuron, sample) pair, and its QUERY noise follows later and is "
+              "still incomplete when the training loss is ~1e-10 (a share that keeps rising after "
+              "the key noise has aligned)",
+    reason="(3) as printed fails for the query noise: at the end of the run (L_S ~ 3e-10) only "
+           "~79% of the dominant patch's query noise has the sign of alpha (seeds 11, 500), while "
+           "the key noise reaches 100% by ~2750 steps. Continuing seed 11 to 8000 steps (L_S ~ "
+           "7e-19, s21 at the float64 underflow ~1e-302) only raises it to 89%: Lemma 4.7's delay "
+           "of the query noise, stretched by a gradient that decays with the loss.",
+    reading="L = 3 only. Item (3) is measured at the last step, the dominant patch per sample "
+            "taken as the signal query's largest noise weight (it equals the noise queries' choice "
+            "and the largest-||xi||_1 patch in every sample checked).",
 ))
 
 
@@ -1387,8 +1399,19 @@ def _lc_run(seed0: int):
     prob = sim.make_problem(seeds, n=N_SAMPLES, s=LC_S, d=d, sigma_p=1.0, L=LC_L, disjoint=True,
                             n_test=8, device="cpu")
     p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
-    tr = sim.train(prob, p0, eta=6e-5, steps=LC_STEPS, log_every=10, log=("s12", "s22", "train_loss"))
+    tr = sim.train(prob, p0, eta=6e-5, steps=LC_STEPS, log_every=10,
+                   log=("s12", "s22", "train_loss", "alpha", "a", "b"))
     return tr
+
+
+def _lc_dominant(tr, k):
+    """At logged index k: (dominant patch (S, n), query / key noise of that patch (S, m_k, n),
+    sgn alpha (S, m_k, 1)).  Dominant = the signal query's largest noise weight at the end."""
+    dom = tr["s12"][-1].argmax(-1)  # (S, n)
+    idx = np.broadcast_to(dom[:, None, :, None], tr["a"][k].shape[:-1] + (1,))
+    a = np.take_along_axis(tr["a"][k], idx, -1)[..., 0]
+    b = np.take_along_axis(tr["b"][k], idx, -1)[..., 0]
+    return dom, a, b, np.sign(tr["alpha"][k])[..., None]
 
 
 @audits("signgd.longer_context")
@@ -1412,6 +1435,43 @@ def test_signgd_longer_context(seed):
     ts, tn = t_reach(sig_max), t_reach(noi_max)
     check_at_least(cid, float((tn < ts).mean()), 1.0, "t_noise(0.9) < t_signal(0.9) every seed",
                    control=float((ts < tn).mean()), what="(2) noise-query rows converge faster")
+
+
+@audits("signgd.longer_context", fails="the dominant patch's query noise is ~79% aligned at the end")
+@examples(1, printed_fails=True)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_longer_context_item3_printed(seed):
+    tr = _lc_run(seed)
+    _, a, b, sa = _lc_dominant(tr, -1)
+    both = (np.sign(a) == sa) & (np.sign(b) == sa)
+    check_at_least("signgd.longer_context", float(both.mean()), 1.0,
+                   "every dominant query and key noise with sgn alpha", what="(3) printed")
+
+
+@audits("signgd.longer_context", form="corrected")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_longer_context_item3_corrected(seed):
+    tr = _lc_run(seed)
+    cid = "signgd.longer_context"
+    dom, a, b, sa = _lc_dominant(tr, -1)
+    big = tr.xi_l1.argmax(-1)  # (S, n)
+    check_at_least(cid, float((dom == big).mean()), 1.0, "dominant = largest ||xi||_1, every sample",
+                   control=float((dom == 1 - big).mean()) if tr.xi_l1.shape[-1] == 2 else None,
+                   what="(3) dominant patch")
+    check_at_least(cid, float((np.sign(b) == sa).mean()), 1.0, "key noise with sgn alpha, every pair",
+                   control=float((np.sign(b) == -sa).mean()), what="(3) key noise")
+    key_ok = np.array([(np.sign(_lc_dominant(tr, k)[2]) == _lc_dominant(tr, k)[3]).all()
+                       for k in range(len(tr.t))])
+    k_key = int(np.argmax(key_ok))  # first logged step with all dominant key noise aligned
+    _, a_k, _, sa_k = _lc_dominant(tr, k_key)
+    q_end, q_key = float((np.sign(a) == sa).mean()), float((np.sign(a_k) == sa_k).mean())
+    check_at_least(cid, q_end - q_key, 1 / a.size, "query share rises after the keys align",
+                   control=q_key - q_end, what="(3) query noise follows later")
+    check_at_least(cid, 1.0 - q_end, 1 / a.size, "query share still < 1 at L_S ~ 1e-10",
+                   control=1.0 - float((np.sign(b) == sa).mean()), what="(3) query noise incomplete")
 
 
 # --------------------------------------------------------------------------------------------
