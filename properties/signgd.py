@@ -1394,16 +1394,17 @@ register(Claim(
     tolerance="[R] readings: 'one-hot' as max weight >= 0.99 (noise rows, observed 1 - 1e-10) and "
               ">= 0.9 (signal row, observed ~0.98, still rising); order exact (every seed); (3) "
               "exact fractions (every sample / pair)",
-    corrected="(1), (2) as printed; (3) the dominant noise patch is the one with the largest "
-              "||xi||_1 (the norm gap of B.4's argument), its KEY noise takes the sign of the query "
-              "signal in every (neuron, sample) pair, and its QUERY noise follows later and is "
-              "still incomplete when the training loss is ~1e-10 (a share that keeps rising after "
-              "the key noise has aligned)",
-    reason="(3) as printed fails for the query noise: at the end of the run (L_S ~ 3e-10) only "
-           "~79% of the dominant patch's query noise has the sign of alpha (seeds 11, 500), while "
-           "the key noise reaches 100% by ~2750 steps. Continuing seed 11 to 8000 steps (L_S ~ "
-           "7e-19, s21 at the float64 underflow ~1e-302) only raises it to 89%: Lemma 4.7's delay "
-           "of the query noise, stretched by a gradient that decays with the loss.",
+    reason="(1) fails where a sample's two noise patches have nearly equal ||xi||_1: B.4's "
+           "argument rests on the norm gap, and with a relative gap of 3e-4 (thorough draw, seed "
+           "370) the signal query still splits 0.51 / 0.49 at the end (noise rows reach 0.994). "
+           "(3) fails for the query noise: at the end of the run (L_S ~ 3e-10) only ~79% of the "
+           "dominant patch's query noise has the sign of alpha (seeds 11, 500) while the key "
+           "noise reaches 100% by ~2750 steps; continuing seed 11 to 8000 steps (L_S ~ 7e-19, "
+           "s21 at the float64 underflow) raises it only to 89% (Lemma 4.7's delay, stretched by "
+           "a gradient that decays with the loss). The key noise alone is not a safe correction "
+           "either: a thorough draw (seed 16268) ends with one wrong-sign key pair (b = -0.44). "
+           "A corrected statement would need the separation rate as a function of the norm gap "
+           "and the horizon; it was not derived.",
     reading="L = 3 only. Item (3) is measured at the last step, the dominant patch per sample "
             "taken as the signal query's largest noise weight (it equals the noise queries' choice "
             "and the largest-||xi||_1 patch in every sample checked).",
@@ -1432,27 +1433,37 @@ def _lc_dominant(tr, k):
     return dom, a, b, np.sign(tr["alpha"][k])[..., None]
 
 
+@audits("signgd.longer_context", fails="a near-tie of the two noise norms leaves a row split")
+@examples(1, printed_fails=True)
+@example(seed=370)  # found by the thorough profile: relative norm gap 3e-4 in one sample
+@given(seed=SEED)
+def test_signgd_longer_context_item1_printed(seed):
+    tr = _lc_run(seed)
+    cid = "signgd.longer_context"
+    noi_max = tr["s22"].max(-1)  # (T, S, n, L-1): noise queries
+    check_at_least(cid, float(noi_max[-1].min()), 0.99, "noise rows max weight >= 0.99",
+                   control=float(noi_max[0].max()), what="(1) noise rows one-hot")
+    sig_max = tr["s12"].max(-1)  # (T, S, n): signal query, largest weight on a noise key
+    check_at_least(cid, float(sig_max[-1].min()), 0.9, "signal row max weight >= 0.9",
+                   control=float(sig_max[0].max()), what="(1) signal row one-hot")
+
+
 @audits("signgd.longer_context")
 @examples(1)
 @example(seed=11)
 @given(seed=SEED)
-def test_signgd_longer_context(seed):
+def test_signgd_longer_context_item2(seed):
     tr = _lc_run(seed)
-    cid = "signgd.longer_context"
-    sig_max = tr["s12"].max(-1)  # (T, S, n): signal query, largest weight on a noise key
-    noi_max = tr["s22"].max(-1)  # (T, S, n, L-1): noise queries
-    check_at_least(cid, float(noi_max[-1].min()), 0.99, "noise rows max weight >= 0.99",
-                   control=float(noi_max[0].max()), what="(1) noise rows one-hot")
-    check_at_least(cid, float(sig_max[-1].min()), 0.9, "signal row max weight >= 0.9",
-                   control=float(sig_max[0].max()), what="(1) signal row one-hot")
+    sig_max, noi_max = tr["s12"].max(-1), tr["s22"].max(-1)
 
     def t_reach(x):  # (T, S, ...) -> (S,) first logged step with the mean over rows >= 0.9
         m = x.reshape(x.shape[0], x.shape[1], -1).mean(-1) >= 0.9
         return np.where(m.any(0), tr.t[m.argmax(0)], np.inf)
 
     ts, tn = t_reach(sig_max), t_reach(noi_max)
-    check_at_least(cid, float((tn < ts).mean()), 1.0, "t_noise(0.9) < t_signal(0.9) every seed",
-                   control=float((ts < tn).mean()), what="(2) noise-query rows converge faster")
+    check_at_least("signgd.longer_context", float((tn < ts).mean()), 1.0,
+                   "t_noise(0.9) < t_signal(0.9) every seed", control=float((ts < tn).mean()),
+                   what="(2) noise-query rows converge faster")
 
 
 @audits("signgd.longer_context", fails="the dominant patch's query noise is ~79% aligned at the end")
@@ -1465,31 +1476,6 @@ def test_signgd_longer_context_item3_printed(seed):
     both = (np.sign(a) == sa) & (np.sign(b) == sa)
     check_at_least("signgd.longer_context", float(both.mean()), 1.0,
                    "every dominant query and key noise with sgn alpha", what="(3) printed")
-
-
-@audits("signgd.longer_context", form="corrected")
-@examples(1)
-@example(seed=11)
-@given(seed=SEED)
-def test_signgd_longer_context_item3_corrected(seed):
-    tr = _lc_run(seed)
-    cid = "signgd.longer_context"
-    dom, a, b, sa = _lc_dominant(tr, -1)
-    big = tr.xi_l1.argmax(-1)  # (S, n)
-    check_at_least(cid, float((dom == big).mean()), 1.0, "dominant = largest ||xi||_1, every sample",
-                   control=float((dom == 1 - big).mean()) if tr.xi_l1.shape[-1] == 2 else None,
-                   what="(3) dominant patch")
-    check_at_least(cid, float((np.sign(b) == sa).mean()), 1.0, "key noise with sgn alpha, every pair",
-                   control=float((np.sign(b) == -sa).mean()), what="(3) key noise")
-    key_ok = np.array([(np.sign(_lc_dominant(tr, k)[2]) == _lc_dominant(tr, k)[3]).all()
-                       for k in range(len(tr.t))])
-    k_key = int(np.argmax(key_ok))  # first logged step with all dominant key noise aligned
-    _, a_k, _, sa_k = _lc_dominant(tr, k_key)
-    q_end, q_key = float((np.sign(a) == sa).mean()), float((np.sign(a_k) == sa_k).mean())
-    check_at_least(cid, q_end - q_key, 1 / a.size, "query share rises after the keys align",
-                   control=q_key - q_end, what="(3) query noise follows later")
-    check_at_least(cid, 1.0 - q_end, 1 / a.size, "query share still < 1 at L_S ~ 1e-10",
-                   control=1.0 - float((np.sign(b) == sa).mean()), what="(3) query noise incomplete")
 
 
 # --------------------------------------------------------------------------------------------
