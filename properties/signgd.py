@@ -1635,6 +1635,7 @@ def test_signgd_adam_query_noise(seed):
                            what=f"sgn alpha = {sg_:+d}")
 
 
+GD_TAIL = 8000  # GD steps of the rate fit (signgd.gd.faster)
 GD_RATES = (0.1, 1.0)  # 0.1: the paper's GD rate on MNIST (App. B.1); its synthetic rate was lost
 GD_SIGMA_P = (1.0, 2.0)
 
@@ -1668,12 +1669,22 @@ register(Claim(
               "for all optimizers.",
     assumptions=_GD_SETTING + ", sigma_p = 1; both optimizers at lr 1e-4, 1000 steps",
     prediction="L_S(1000) under SignGD <= 0.05 while under GD >= 0.5; and L_S(SignGD) <= "
-               "L_S(GD) at every logged step after 100",
+               "L_S(GD) at every logged step after 100. Rates [D]: under GD (lr 1, run to "
+               f"{GD_TAIL} steps) the margin grows like log t, so L_S ~ 1/t: the local log-log "
+               "exponent log2(L(T) / L(T/2)) at T = the last step is -1; under SignGD the margin "
+               "grows linearly (V_i += 2 eta ||xi_i||_1), so L_S decays geometrically "
+               "(signgd.theorem3_2.item1) and its exponent over a doubling runs off to -inf",
     simulation="sim.signgd.train, optimizer 'signgd' vs 'gd', same data and init",
-    metric="max over seeds and logged steps t >= 100 of L_S^SignGD(t) - L_S^GD(t); L_S at 1000",
-    tolerance="exact order (difference <= 0); thresholds 0.05 / 0.5 (observed ~1e-3 vs 0.69)",
-    audit_gap="'Linear vs sublinear' is not fitted for GD (at lr 1e-4 GD barely leaves ln 2 "
-              "in 1000 steps); only the equal-rate ordering of Fig. 2 (c) is audited.",
+    metric="max over seeds and logged steps t >= 100 of L_S^SignGD(t) - L_S^GD(t); L_S at 1000; "
+           "GD's local exponent of max_seeds L_S over the last doubling",
+    tolerance="exact order (difference <= 0); thresholds 0.05 / 0.5 (observed ~1e-3 vs 0.69); "
+              "exponent: asymptotic, |e + 1| <= 1 / ln T (the log log t term of the margin gives "
+              "an O(1 / log t) correction; measured 0.04-0.07 from T = 1000 on at lr 1); control: "
+              "SignGD's exponent over its own last doubling must be rejected by the same check",
+    reading="The equal-rate comparison is Fig. 2 (c)'s (lr 1e-4: GD barely leaves ln 2 in 1000 "
+            "steps); the rate fit needs a GD rate that converges (lr 1, one of signgd.gd's rates). "
+            "Measured at lr 1: L(T) / L(T/2) = 0.46, 0.51, 0.52, 0.52, 0.51 at T = 500 ... 8000; "
+            "SignGD: 0.37, 0.12, 0.006, 1e-4 at T = 500 ... 4000.",
 ))
 register(Claim(
     id="signgd.gd.generalizes", where="Section 3.2 ('GD generalizes better', Fig. 2 (d)), App. B.3",
@@ -1731,6 +1742,28 @@ def test_signgd_gd_faster(seed):
                    control=0.05 - float(lg[-1].max()), what="SignGD converges")
     check_at_least(cid, float(lg[-1].min()), 0.5, "GD L_S(1000) >= 0.5",
                    control=float(ls[-1].min()), what="GD has not")
+    e_gd, e_sg, T = _rate_exponents(seed)
+    check_close(cid, e_gd, -1.0, Tolerance(1 / np.log(T), "asymptotic O(1 / log t) correction of "
+                                           "L ~ 1/t under GD"),
+                control=e_sg, what="GD sublinear: local exponent -1")
+
+
+@functools.lru_cache(maxsize=2)
+def _rate_exponents(seed0: int):
+    """Local log-log exponents log2(L(T) / L(T/2)) of max_seeds L_S at the last step: GD at lr 1
+    run to GD_TAIL steps, SignGD at 6e-5 run to GD_TAIL / 2 (it reaches ~1e-8 there)."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    s = 30
+    d = 1 + N_SAMPLES * s + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=1.0, disjoint=True, n_test=8,
+                            device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    out = []
+    for opt, lr, T in (("gd", 1.0, GD_TAIL), ("signgd", 6e-5, GD_TAIL // 2)):
+        tr = sim.train(prob, p0, eta=lr, steps=T, optimizer=opt, log_every=10, log=("train_loss",))
+        L = tr["train_loss"].max(-1)
+        out.append(float(np.log2(L[-1] / L[np.searchsorted(tr.t, T // 2)])))
+    return out[0], out[1], GD_TAIL
 
 
 @audits("signgd.gd.generalizes")
