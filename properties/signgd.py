@@ -813,6 +813,15 @@ _TT_SETTING = (_SETTING.replace("m_v = 16", f"m_v in {MV_GRID} and the limit m_v
                "and v(0) then has the m_v model's law N(0, 2 sigma_0^2 / m_v)); m_v = inf is v(0) = 0")
 
 
+def _problem(seeds, s, *, d=None, sigma_p=1.0, sigma_0=1e-3, n_test=8, m_v=M_V):
+    """Orthogonal data with disjoint training supports and the Eq. 1 init, on the CPU: the setup
+    shared by the runs below (d defaults to 1 + n s + 120)."""
+    d = 1 + N_SAMPLES * s + 120 if d is None else d
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True,
+                            n_test=n_test, device="cpu")
+    return prob, sim.init_params(seeds, d=d, m_k=M_K, m_v=m_v, sigma_0=sigma_0, device="cpu")
+
+
 def _aligned_qk(q):
     return bool((np.sign(q["a"]) == np.sign(q["b"])).all())
 
@@ -825,10 +834,8 @@ def _tt_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eps: float):
     eta = eps * sigma_0 / np.sqrt(s)
     seeds = [seed0 + k for k in range(TT_SEEDS)]
     G = len(MV_GRID) + 1
-    d = 1 + N_SAMPLES * s + s + 3
-    prob = sim.make_problem(seeds * G, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True,
-                            n_test=8, device="cpu")
-    p0 = sim.init_params(seeds * G, d=d, m_k=M_K, m_v=MV_ROWS, sigma_0=sigma_0, device="cpu")
+    prob, p0 = _problem(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+                        sigma_0=sigma_0, m_v=MV_ROWS)
     scale = torch.tensor([np.sqrt(MV_ROWS / m) for m in MV_GRID] + [0.0], dtype=torch.float64)
     scale = scale.repeat_interleave(TT_SEEDS)[:, None, None, None]
     p0 = sim.Params(p0.WQ, p0.WK, p0.WV * scale, p0.H)
@@ -986,10 +993,8 @@ def _l43_runs(seed0: int, sigma_p: float, sigma_0: float, eps: float):
     pats = _sign_patterns(N_SAMPLES)
     for s in L43_S:
         eta = eps * sigma_0 / np.sqrt(s)
-        d = 1 + N_SAMPLES * s + s + 3
-        prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True,
-                                n_test=8, device="cpu")
-        p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=sigma_0, device="cpu")
+        prob, p0 = _problem(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+                            sigma_0=sigma_0)
         tr = sim.train(prob, p0, eta=eta, steps=TT_CAP, log=("alpha", "beta", "a", "b"),
                        stop=_aligned_qk, tail=0.5)
         T2 = sim.qk_alignment_time(tr)
@@ -1599,12 +1604,7 @@ def test_signgd_adam_beta0_is_signgd(seed):
 @functools.lru_cache(maxsize=2)
 def _adam_stage_run(seed0: int):
     """Adam (0.9, 0.999), lr 6e-5, logged every step to SignGD's horizon (1.25 t*)."""
-    seeds = [seed0 + k for k in range(OPT_SEEDS)]
-    s = 30
-    d = 1 + N_SAMPLES * s + 120
-    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=1.0, disjoint=True, n_test=8,
-                            device="cpu")
-    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    prob, p0 = _problem([seed0 + k for k in range(OPT_SEEDS)], 30)
     sg = sim.train(prob, p0, eta=6e-5, steps=CAP, log=("a", "b", "alpha"), stop=_all_noise_aligned,
                    tail=TAIL)
     ad = sim.train(prob, p0, eta=6e-5, steps=int(sg.t[-1]), optimizer="adam", betas=(0.9, 0.999),
@@ -1809,12 +1809,7 @@ def test_signgd_gd_faster(seed):
 def _rate_exponents(seed0: int):
     """Local log-log exponents log2(L(T) / L(T/2)) of max_seeds L_S at the last step: GD at lr 1
     run to GD_TAIL steps, SignGD at 6e-5 run to GD_TAIL / 2 (it reaches ~1e-8 there)."""
-    seeds = [seed0 + k for k in range(OPT_SEEDS)]
-    s = 30
-    d = 1 + N_SAMPLES * s + 120
-    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=1.0, disjoint=True, n_test=8,
-                            device="cpu")
-    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    prob, p0 = _problem([seed0 + k for k in range(OPT_SEEDS)], 30)
     out = []
     for opt, lr, T in (("gd", 1.0, GD_TAIL), ("signgd", 6e-5, GD_TAIL // 2)):
         tr = sim.train(prob, p0, eta=lr, steps=T, optimizer=opt, log_every=10, log=("train_loss",))
