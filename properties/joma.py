@@ -2558,7 +2558,7 @@ def test_joma_sec4_entropy_dynamics_trained_rebound_random_order(seed):
                    control=float(np.median(creb)), what="then rebounds (random order)")
 
 
-if THOROUGH:  # full-size rebound: only meaningful with long training (see the claims' reading)
+if SIZE is FULL:  # full-size rebound (thorough on a GPU); at CI size the claims above decide
     @audits("joma.sec4.entropy_dynamics_trained")
     @examples(1)
     @given(seed=SEED)
