@@ -2604,14 +2604,20 @@ def lowest_first_run(seed: int):
     return dynamics_run(seed, n_seeds=LF_SEEDS, lrs=(LF_LR,), order="random", rho=LF_RHO)
 
 
+def _first_over(lg):
+    """(run, H): first logged index at which each group's logit exceeds LF_LEAD (int max if
+    never)."""
+    over = lg > LF_LEAD
+    return np.where(over.any(0), over.argmax(0), np.iinfo(np.int64).max)
+
+
 def lowest_first_stats(lg):
     """lg: (t, run, H = 1..3) centred layer-0 logits.  Per run: S1 = H = 1 has the largest
     logit averaged over the first half of training; S2 = H = 1 is the first group whose logit
     exceeds LF_LEAD (a group that never does counts as never)."""
     half = lg.shape[0] // 2
     s1 = np.argmax(np.nanmean(lg[:half], 0), -1) == 0
-    over = lg > LF_LEAD
-    first = np.where(over.any(0), over.argmax(0), np.iinfo(np.int64).max)  # (run, H)
+    first = _first_over(lg)
     s2 = (first[:, 0] < first[:, 1:].min(-1))
     return s1, s2
 
@@ -2842,10 +2848,9 @@ def _plot_lowest_first(path):
         axs[0, j].set_title(f"run {j}, lr={r['lr'][j]:g}, rho={LF_RHO}", fontsize=8)
     axs[0, 0].set_ylabel("centred logit, layer 0")
     axs[0, 0].legend(fontsize=7)
-    over = lg > LF_LEAD
-    first = np.where(over.any(0), over.argmax(0), np.iinfo(np.int64).max)
+    first = _first_over(lg)
     tie = (first == first.min(-1, keepdims=True)).sum(-1) > 1
-    lead = np.where(~over.any((0, 2)), 4, np.where(tie, 3, first.argmin(-1)))
+    lead = np.where(~(lg > LF_LEAD).any((0, 2)), 4, np.where(tie, 3, first.argmin(-1)))
     axs[0, n].bar(["H=1", "H=2", "H=3", "tie", "none"], np.bincount(lead, minlength=5))
     axs[0, n].axhline(LF_SEEDS / 3, color="k", ls=":", lw=0.8, label="chance (1/3)")
     axs[0, n].set_title(f"first group > {LF_LEAD} ({LF_SEEDS} runs)", fontsize=8)

@@ -8,6 +8,7 @@ Theta(t eta s sigma_p)).  Pure math: no torch.
 
 from __future__ import annotations
 
+import numpy as np
 import sympy as sp
 
 t, eta, s, sigma_p, xi1 = sp.symbols("t eta s sigma_p xi_l1", positive=True)
@@ -48,7 +49,6 @@ crossing_time = sp.lambdify((Vmu0, Vi0, eta, xi1), D_CROSS, "numpy")
 def stage1_end(V_mu0, V0, eta_, xi_l1):
     """T_1 from the init: V_mu0 (S,), V0 (S, n), xi_l1 (S, n) = ||xi_i||_1; returns (S,) floats
     (inf where some sample has ||xi_i||_1 <= 1 and D_i(0) <= 0: its D_i never grows)."""
-    import numpy as np
     V_mu0, V0, xi_l1 = (np.asarray(x, dtype=np.float64) for x in (V_mu0, V0, xi_l1))
     D0 = V0 - V_mu0[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
