@@ -8,9 +8,10 @@ same setup.  This file only adds collection of the per-paper property modules.
 
 import pytest
 
+from properties.registry import HARNESS_MODULES as _NOT_PROPERTIES
+
 # Per-paper property modules (properties/joma.py, ...) are collected although their names do
-# not start with test_; infrastructure modules are not.
-_NOT_PROPERTIES = {"__init__", "__main__", "registry", "check", "plugin", "report", "cli"}
+# not start with test_; the harness modules are not.
 
 
 def pytest_collect_file(file_path, parent):

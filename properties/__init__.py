@@ -1,14 +1,19 @@
-"""The audit itself: claims (registry), checks with error models, and per-paper properties.
+"""The audit itself: claims (registry), checks with thresholds and their provenance, the
+alternatives every property must reject (world), and the per-paper properties.
 
 Public API for a property (built-in or a researcher's conjecture):
 
-    from properties import Claim, register, audits, examples, Tolerance, check_close, \
-        check_at_least, check_order
+    from properties import (Claim, register, audits, examples, rival, null, Tolerance, Threshold,
+                            check_close, check_at_least, check_order, check_trend)
 """
 
-from properties.check import (ClaimMismatch, NoPower, Tolerance, audits, check_at_least,
-                              check_close, check_order, examples, loglog_slope)
+from properties.check import (ClaimMismatch, Inconclusive, NoPower, PropertyError, Threshold,
+                              Tolerance, check_at_least, check_close, check_order, check_trend,
+                              examples, loglog_slope)
 from properties.registry import REGISTRY, Claim, attach_plot, register
+from properties.world import Alternative, World, audits, null, rival
 
-__all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples", "Tolerance", "check_close",
-           "check_at_least", "check_order", "loglog_slope", "ClaimMismatch", "NoPower"]
+__all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples", "rival", "null",
+           "Alternative", "World", "Tolerance", "Threshold", "check_close", "check_at_least",
+           "check_order", "check_trend", "loglog_slope", "ClaimMismatch", "NoPower",
+           "PropertyError", "Inconclusive"]

@@ -22,8 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+from properties.registry import HARNESS_MODULES  # noqa: E402
+
 PAPER_MODULES = sorted(p.stem for p in (ROOT / "properties").glob("*.py")
-                       if p.stem not in {"__init__", "__main__", "registry", "check", "plugin", "report"})
+                       if p.stem not in HARNESS_MODULES)
 
 
 def load_registry(conjectures):

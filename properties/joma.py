@@ -140,6 +140,11 @@ register(Claim(
            "training to ~0 or negative (see the plot). Fig. 2's own setup (gradients from a "
            "trained top layer, its data distributions) is not reproduced here, so this refutes "
            "the claim only in the Assumption-1 setting the theorem is stated for.",
+    history=("2026-12-03 (harness issue 9): the printed form now runs every draw instead of "
+             "stopping at the first mismatch; that exposed a crash on later draws (the horizon "
+             "was drawn from floats(20, 40), not a multiple of eta = 0.05, so simulate_eqn2 "
+             "raised ValueError). The horizon is now drawn on the step grid, 400..800 steps of "
+             "0.05 (the same range); the verdict did not change.",),
 ))
 register(Claim(
     id="joma.theorem1.zero_init", where="Theorem 1, last sentence (Section 3)",
@@ -2462,6 +2467,7 @@ register(Claim(
               "threshold.",
     reading="'Attention sparsity' = attention entropy (Fig. 6's y-axis); 'top layers' = the "
             "last of the 2 layers. " + _REBOUND_NOTE + " " + _REB_ENT_NOTE,
+    asymptotic='the model size d (and the step count)',
 ))
 register(Claim(
     id="joma.sec4.rank_dynamics_trained",
@@ -2495,6 +2501,7 @@ register(Claim(
            "(median drop 60-66% in both layers) and is smallest at the last step in every run. "
            "Salient components are learned first (the drop); the non-salient ones do not catch "
            "up at this size.",
+    asymptotic='the model size d (and the step count)',
 ))
 
 
@@ -2664,6 +2671,7 @@ register(Claim(
             "Earlier CI-size notes: in the rho = 1 DAG generator runs the attention often moved "
             "towards H = 3 keys and away from siblings; with rho = 0.8, lr 1e-2 the layer-0 "
             "logits diverge to +-50.",
+    asymptotic='the model size d (and the step count)',
 ))
 
 

@@ -1,10 +1,15 @@
 """pytest plugin that carries audit results from the (xdist) workers to the controller.
 
-Each property carries `@pytest.mark.claim(id, form=...)` (via `properties.check.audits`).  After a
-test's call phase the records made by `properties.check` are attached to the report's
-`user_properties` (which xdist ships back), and the controller collects one row per test:
-claim id, form, outcome, records, seconds.  `--audit-raw PATH` writes those rows as JSON, which
+Each property carries `@pytest.mark.claim(id, form=...)` (via `properties.world.audits`).  After a
+test's call phase the run state of `properties.world` (records, distinct draws, alternatives and
+how often each was rejected, thresholds with their provenance, the false-fail sum) and the typed
+failure (`mismatch`, `power`, `inconclusive`, `error`, `unexpected-pass`, each message of an
+ExceptionGroup kept) are attached to the report's `user_properties` (which xdist ships back), and
+the controller collects one row per test.  `--audit-raw PATH` writes those rows as JSON, which
 `python -m properties audit` turns into verdicts; `--claims GLOB` selects claims by id.
+
+Shrinking a failing property is bounded (`SHRINK_SECONDS`), so a refuted conjecture reports its
+draw within a minute instead of five.
 """
 
 from __future__ import annotations
@@ -24,8 +29,17 @@ import torch  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 from properties import check  # noqa: E402
+from properties import world as _world  # noqa: E402
 
 torch.set_num_threads(1)
+
+SHRINK_SECONDS = 60
+try:  # Hypothesis shrinks a failure for up to 300 s by default; bound it (private constant)
+    from hypothesis.internal.conjecture import engine as _engine
+    if hasattr(_engine, "MAX_SHRINKING_SECONDS"):
+        _engine.MAX_SHRINKING_SECONDS = SHRINK_SECONDS
+except ImportError:  # pragma: no cover - a Hypothesis without that module: its own bound holds
+    pass
 
 # --- Hypothesis profiles -------------------------------------------------------------------
 # `ci` extends Hypothesis' built-in ci profile (derandomized, no example database, blobs
@@ -47,6 +61,13 @@ if PROFILE not in ("ci", "dev", "thorough"):
     raise ValueError(f"HYPOTHESIS_PROFILE must be ci, dev or thorough, got {PROFILE!r}")
 os.environ["HYPOTHESIS_PROFILE"] = PROFILE  # properties.check.examples() scales by it
 settings.load_profile(PROFILE)
+
+
+@pytest.fixture(scope="session")
+def world():
+    """A property that takes `world` is run by `@audits` once in the claim's world and once per
+    alternative; this placeholder is replaced on every draw."""
+    return _world.WORLD_PLACEHOLDER
 
 
 @pytest.fixture(scope="session")
@@ -92,7 +113,40 @@ def pytest_collection_modifyitems(config, items):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     check.pop_records()  # nothing from an earlier test may leak into this one
+    _world.pop_last_run()
     yield
+
+
+def _kind(exc) -> str:
+    if isinstance(exc, check.ClaimMismatch):
+        return "mismatch"
+    if isinstance(exc, check.NoPower):
+        return "power"
+    if isinstance(exc, check.Inconclusive):
+        return "inconclusive"
+    if isinstance(exc, pytest.skip.Exception):
+        return "skipped"
+    if isinstance(exc, BaseExceptionGroup):
+        kinds = {_kind(e) for e in exc.exceptions}
+        return kinds.pop() if len(kinds) == 1 else "error"
+    return "error"
+
+
+def _messages(exc) -> list[str]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [m for e in exc.exceptions for m in _messages(e)]
+    text = getattr(exc, "msg", None) if isinstance(exc, pytest.skip.Exception) else str(exc)
+    return [f"{type(exc).__name__}: {text or ''}".strip()]
+
+
+def failure_of(call, rep) -> tuple[str, list[str]]:
+    """The typed outcome of a test's phase: (kind, messages)."""
+    if call.excinfo is not None:
+        exc = call.excinfo.value
+        return _kind(exc), _messages(exc)
+    if rep.outcome == "failed":  # a strict xfail that passed
+        return "unexpected-pass", [str(getattr(rep, "longrepr", "") or "XPASS(strict)")]
+    return "none", []
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -103,12 +157,16 @@ def pytest_runtest_makereport(item, call):
     if cm is None:
         return
     if rep.when == "call" or (rep.when == "setup" and rep.outcome != "passed"):
+        run = _world.pop_last_run() if rep.when == "call" else None
         records = check.pop_records() if rep.when == "call" else {}
+        row = run.as_row() if run is not None else {"records": records, "draws": 0,
+                                                   "takes_world": False, "alternatives": []}
+        kind, messages = failure_of(call, rep)
         xfail = item.get_closest_marker("xfail")
-        rep.user_properties.append(("audit", json.dumps({
-            "claim": cm[0], "form": cm[1], "records": records,
-            "expected_failure": None if xfail is None else xfail.kwargs.get("reason", ""),
-        })))
+        row.update(_world.property_info(getattr(item, "function", None)))
+        row.update(claim=cm[0], form=cm[1], failure=kind, messages=[m[-2000:] for m in messages],
+                   expected_failure=None if xfail is None else xfail.kwargs.get("reason", ""))
+        rep.user_properties.append(("audit", json.dumps(row, default=str)))
 
 
 class _Collector:
@@ -139,12 +197,24 @@ class _Collector:
             self.rows.append(row)
 
     def pytest_sessionfinish(self, session):
-        with open(self.path, "w") as f:
-            json.dump({"tests": self.rows}, f, indent=1)
+        if self.path:
+            with open(self.path, "w") as f:
+                json.dump({"tests": self.rows}, f, indent=1)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.rows:
+            return
+        from properties.report import false_fail_of
+        budget = sum(false_fail_of(r) for r in self.rows)
+        draws = sum(r.get("draws", 0) for r in self.rows)
+        powered = sum(1 for r in self.rows if r.get("takes_world"))
+        terminalreporter.write_line(
+            f"audit: {len(self.rows)} properties ({powered} run against alternatives), {draws} "
+            f"draws, expected spurious failures (false-fail budget) {budget:.3g}")
 
 
 def pytest_configure(config):
     path = config.getoption("--audit-raw")
-    # only the controller (no `workerinput`) writes the file
-    if path and not hasattr(config, "workerinput"):
+    # only the controller (no `workerinput`) collects the rows (and writes them with --audit-raw)
+    if not hasattr(config, "workerinput"):
         config.pluginmanager.register(_Collector(path), "audit-collector")

@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+# Modules of properties/ that are the harness, not a paper's claims (collection and the CLI
+# skip them).
+HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugin", "report",
+                             "world", "cli"})
+
 PAPERS = {
     "joma": "JoMA (Tian et al., ICLR 2024)",
     "topic": "Topic structure (Li, Li & Risteski, ICML 2023)",
@@ -36,6 +41,14 @@ class Claim:
                    only a full-size run could show).  A claim with a gap is never reported as
                    `holds`: passing properties make it `not-audited`, with the gap as the reason.
     plot        -- optional callable(path) that draws the claim's standard figure.
+    alternatives -- the rivals and nulls (`properties.world.rival` / `null`) its properties must
+                   reject on the same draws; without one the claim is never `holds` or `erratum`.
+    asymptotic  -- for an asymptotic or qualitative statement ("<<", Theta, o(1), "tends to",
+                   "first ... then"): the parameter it is asymptotic in.  Such a claim is decided
+                   only by `check_trend` over at least three values of it; a verdict resting on
+                   one size is `not-audited`, whichever way it points.
+    history     -- thresholds, horizons, grids or readings changed after the audit saw a
+                   failure, each with what was changed, when, and why (shown in the report).
     paper       -- display name of the paper (derived from the id prefix if omitted).
     """
 
@@ -53,6 +66,9 @@ class Claim:
     audit_gap: str | None = None
     plot: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
     paper: str = ""
+    alternatives: tuple = ()
+    asymptotic: str | None = None
+    history: tuple = ()
 
     def __post_init__(self):
         if not self.id or " " in self.id or "." not in self.id:
@@ -62,6 +78,18 @@ class Claim:
             object.__setattr__(self, "paper", PAPERS.get(prefix, prefix))
         if (self.corrected is None) != (self.reason is None) and self.corrected is not None:
             raise ValueError(f"{self.id}: an erratum needs both `corrected` and `reason`")
+        from properties.world import Alternative
+        alts = tuple(self.alternatives)
+        if not all(isinstance(a, Alternative) for a in alts):
+            raise ValueError(f"{self.id}: alternatives must be rival(...) / null(...) objects")
+        names = [a.name for a in alts]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: alternative names must be distinct, got {names}")
+        object.__setattr__(self, "alternatives", alts)
+        hist = (self.history,) if isinstance(self.history, str) else tuple(self.history)
+        if not all(isinstance(h, str) and h.strip() for h in hist):
+            raise ValueError(f"{self.id}: history entries must be non-empty strings")
+        object.__setattr__(self, "history", hist)
 
 
 REGISTRY: dict[str, Claim] = {}

@@ -1,39 +1,67 @@
 """Verdicts and the audit report (audit.json, audit.md, one PNG per claim that has a plot).
 
-Verdict of a claim, from the outcomes of the properties that carry its id:
-  holds        every property of the printed form passed (and there is at least one);
-  erratum      every printed-form property failed as expected (strict xfail, ClaimMismatch)
-               and every corrected-form property passed;
-  refuted      the printed form failed (expected or not) and no corrected form passed;
-  not-audited  no property ran (none collected, deselected, skipped) or one errored, or the
-               claim declares an `audit_gap` (a part of the statement its properties do not
-               establish), with the reason in `detail`.
+Outcomes are typed by the plugin (`failure`: none, mismatch, power, inconclusive, skipped,
+error, unexpected-pass), never matched by substring.  Verdict of a claim, from the properties
+that carry its id:
+
+  holds        every printed-form property that ran passed (at least one ran, none was
+               inconclusive) and no corrected-form property failed;
+  erratum      the printed form failed by `ClaimMismatch` and every corrected-form property
+               ran and passed;
+  refuted      the printed form failed by `ClaimMismatch` and no corrected form was
+               established;
+  not-audited  nothing decided: no property ran, a property errored (each message is kept),
+               a printed property was inconclusive or all were skipped, or a gate below failed,
+               or the claim declares an `audit_gap`.
+
+Gates on `holds` and `erratum` (the earned-verdict rules; each failure names itself in
+`detail`): every deciding property (the printed ones for holds, the corrected ones for an
+erratum) ran against the claim's alternatives, every declared alternative was rejected
+("power not shown by an alternative" otherwise); each deciding property saw at least
+`MIN_DRAWS` distinct draws, one of them an explicit `@example` (the paper's own setting); every
+threshold it used says where it comes from (derived or calibrated).  A claim marked `asymptotic`
+is decided only by a trend (`check_trend`) over at least three sizes: one size gives
+`not-audited`, also against the paper.  `refuted` rests on a mismatch, so it needs no alternative.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 from collections import defaultdict
 
 from properties.registry import Claim
 
 VERDICTS = ("holds", "erratum", "refuted", "not-audited")
+MIN_DRAWS = 3
+SCHEMA_VERSION = 2
+FALSE_FAIL_GOAL = 0.01
+NO_POWER = "power not shown by an alternative"
+
+
+def _failure(r) -> str:
+    if r.get("failure"):
+        return r["failure"]
+    return {"passed": "none", "xfailed": "mismatch", "skipped": "skipped"}.get(r["outcome"], "error")
+
+
+def false_fail_of(r) -> float:
+    """Expected spurious failures of one property run (union bound over its checks); a printed
+    form expected to fail does not count."""
+    return 0.0 if r.get("expected_failure") else float(r.get("false_fail", 0.0) or 0.0)
 
 
 def _agg(rows):
-    """Worst record (error vs tolerance, and that record's negative-control error) and the
-    total number of checked examples over the records of `rows`."""
-    worst, examples = None, 0
+    """Worst record (error vs tolerance, and that record's legacy-control error)."""
+    worst = None
     for r in rows:
         for rec in r.get("records", {}).values():
-            examples += rec["examples"]
             if rec["max_error"] is None:
                 continue
-            score = rec["kind"] == "score>=tol"
-            if score:
-                key = rec["max_error"] - rec["tolerance"]  # smaller margin is worse
-                key = -key
+            if rec["kind"] == "score>=tol":
+                key = rec["tolerance"] - rec["max_error"]  # smaller margin is worse
             elif rec["tolerance"] > 0:
                 key = rec["max_error"] / rec["tolerance"]
             else:
@@ -41,57 +69,151 @@ def _agg(rows):
             if worst is None or key > worst[0]:
                 worst = (key, rec["max_error"], rec["tolerance"], rec["kind"],
                          rec["min_control_error"])
-    return worst, examples
+    return worst
+
+
+def _alternatives(claim: Claim | None, deciding: list[dict], all_rows: list[dict]) -> list[dict]:
+    """Per declared alternative: draws it ran on and whether every deciding property that could
+    run it rejected it."""
+    out = {}
+    if claim is not None:
+        for a in claim.alternatives:
+            out[a.name] = {"name": a.name, "kind": a.kind, "source": a.source, "draws": 0,
+                           "rejected_draws": 0, "rejected": False, "_seen": 0, "_ok": 0}
+    for r in deciding:
+        for a in r.get("alternatives", []):
+            o = out.setdefault(a["name"], {"name": a["name"], "kind": a["kind"],
+                                           "source": a.get("source", ""), "draws": 0,
+                                           "rejected_draws": 0, "rejected": False, "_seen": 0,
+                                           "_ok": 0})
+            if a["draws"] > 0:
+                o["draws"] += a["draws"]
+                o["rejected_draws"] += a["rejected_draws"]
+                o["_seen"] += 1
+                o["_ok"] += bool(a["rejected"])
+    for o in out.values():
+        o["rejected"] = o["_seen"] > 0 and o["_ok"] == o["_seen"]
+        del o["_seen"], o["_ok"]
+    return list(out.values())
+
+
+def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict]) -> list[str]:
+    """Why a would-be `holds`/`erratum` is not earned (empty: earned)."""
+    why = []
+    if claim is None or not claim.alternatives:
+        why.append(f"{NO_POWER}: the claim declares no rival or null")
+    else:
+        unpowered = [r["nodeid"].split("::")[-1] for r in deciding if not r.get("takes_world")]
+        if unpowered:
+            why.append(f"{NO_POWER}: " + ", ".join(unpowered) + " does not run against the "
+                       "claim's alternatives (no `world` argument)")
+        missed = [a for a in alts if not a["rejected"]]
+        for a in missed:
+            why.append(f"{NO_POWER}: {a['kind']}:{a['name']} was "
+                       + ("never run by a deciding property" if a["draws"] == 0 else
+                          f"rejected on {a['rejected_draws']} of {a['draws']} draws"))
+    few = [(r["nodeid"].split("::")[-1], r.get("draws", 0)) for r in deciding
+           if r.get("draws", 0) < MIN_DRAWS]
+    if few:
+        why.append("too few draws: " + ", ".join(f"{n} saw {d} distinct draw(s)" for n, d in few)
+                   + f" (at least {MIN_DRAWS} needed)")
+    no_example = [_name(r) for r in deciding if r.get("hypothesis") and not r.get("explicit_examples")]
+    if no_example:
+        why.append("no explicit @example (the paper's own setting) in " + ", ".join(no_example))
+    unstated = {(t["value"], t["model"]) for r in deciding for t in r.get("thresholds", [])
+                if t.get("origin") == "unstated"}
+    if unstated:
+        why.append("threshold without provenance (neither derived nor calibrated): "
+                   + "; ".join(f"{v:.3g} ({m})" for v, m in sorted(unstated)[:4])
+                   + (f"; and {len(unstated) - 4} more" if len(unstated) > 4 else ""))
+    return why
+
+
+def _name(r) -> str:
+    return r["nodeid"].split("::")[-1]
 
 
 def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     printed = [r for r in rows if r["form"] == "printed"]
     corrected = [r for r in rows if r["form"] == "corrected"]
-    outcomes = defaultdict(list)
-    for r in rows:
-        outcomes[(r["form"], r["outcome"])].append(r)
-    ran = [r for r in rows if r["outcome"] != "skipped"]
-    errored = [r for r in rows if r["outcome"] == "failed" and "ClaimMismatch" not in r["message"]]
-    detail = []
+    errored = [r for r in rows if _failure(r) in ("error", "power", "unexpected-pass")]
+    inconclusive = [r for r in rows if _failure(r) == "inconclusive"]
+    detail, deciding = [], []
+
+    def msgs(r):
+        return r.get("messages") or ([r["message"]] if r.get("message") else [])
+
     if not rows:
         verdict, detail = "not-audited", ["no property collected for this claim"]
-    elif not ran:
-        verdict = "not-audited"
-        detail = ["skipped: " + "; ".join(sorted({r["message"] for r in rows}))]
     elif errored:
         verdict = "not-audited"
-        detail = [f"property error in {r['nodeid']}: {r['message']}" for r in errored]
+        detail = [f"{_failure(r)} in {_name(r)}: {m}" for r in errored for m in msgs(r) or [""]]
     else:
-        p_pass = [r for r in printed if r["outcome"] == "passed"]
-        p_fail = [r for r in printed if r["outcome"] in ("xfailed", "failed")]
-        c_pass = [r for r in corrected if r["outcome"] == "passed"]
-        c_fail = [r for r in corrected if r["outcome"] in ("failed", "xfailed", "xpassed")]
-        if printed and len(p_pass) == len([r for r in printed if r["outcome"] != "skipped"]) and not c_fail:
-            verdict = "holds"
-        elif p_fail and corrected and not c_fail and c_pass:
-            verdict = "erratum"
-        elif p_fail:
-            verdict = "refuted"
-            if c_fail:
-                detail.append("the corrected form failed too")
+        p_ran = [r for r in printed if r["outcome"] != "skipped"]
+        p_fail = [r for r in printed if _failure(r) == "mismatch"]
+        p_pass = [r for r in printed if _failure(r) == "none"]
+        c_ran = [r for r in corrected if r["outcome"] != "skipped"]
+        c_pass = [r for r in corrected if _failure(r) == "none"]
+        c_bad = [r for r in corrected if _failure(r) in ("mismatch", "inconclusive")]
+        if p_fail:
+            if corrected and c_ran and len(c_pass) == len(corrected) and not c_bad:
+                verdict, deciding = "erratum", c_pass
+            else:
+                verdict = "refuted"
+                if c_bad or (corrected and len(c_pass) < len(corrected)):
+                    detail.append("the corrected form was not established")
+        elif not p_ran:
+            verdict = "not-audited"
+            detail.append("no property of the printed form ran (all skipped)")
+        elif [r for r in printed if _failure(r) == "inconclusive"]:
+            verdict = "not-audited"
+        elif len(p_pass) == len(p_ran) and not c_bad:
+            verdict, deciding = "holds", p_pass
         else:
             verdict = "not-audited"
-            detail.append("no property of the printed form ran")
-        for r in p_fail + c_fail:
-            if r["message"]:
-                detail.append(f"{r['nodeid'].split('::')[-1]}: {r['message'].splitlines()[0]}")
+            detail.append("a corrected-form property failed while the printed form passed")
+        for r in p_fail + [r for r in c_bad if _failure(r) == "mismatch"]:
+            for m in msgs(r):
+                detail.append(f"{_name(r)}: {m.splitlines()[0]}")
+        for r in inconclusive:
+            for m in msgs(r):
+                detail.append(f"{_name(r)} inconclusive: {m}")
+        skipped = sorted({m for r in rows if _failure(r) == "skipped" for m in msgs(r)})
+        if skipped and verdict == "not-audited":
+            detail.append("skipped: " + "; ".join(skipped))
+    if claim is not None and claim.asymptotic and verdict in ("holds", "erratum", "refuted"):
+        basis_rows = deciding if verdict != "refuted" else [
+            r for r in printed if _failure(r) == "mismatch"]
+        if not any(r.get("trends", 0) for r in basis_rows):
+            w = _agg(basis_rows)
+            nums = "" if w is None else f" (worst {_fmt(w[1])} against {_fmt(w[2])})"
+            detail = [f"would be {verdict}, not earned: asymptotic in {claim.asymptotic}, but "
+                      f"decided at one size{nums}; a trend over at least three values of "
+                      f"{claim.asymptotic} (check_trend) is needed"] + detail
+            verdict, deciding = "not-audited", []
+    alts = _alternatives(claim, deciding or [r for r in rows if r.get("takes_world")], rows)
+    if verdict in ("holds", "erratum"):
+        why = _gates(claim, deciding, alts)
+        if why:
+            detail = [f"would be {verdict}, not earned: " + " | ".join(why)] + detail
+            verdict = "not-audited"
     if claim is not None and claim.audit_gap and verdict in ("holds", "not-audited"):
         verdict = "not-audited"
-        done = "its properties pass, but " if rows and ran and not errored else ""
+        done = "its properties pass, but " if rows and not errored and not detail else ""
         detail = [d for d in detail if d != "no property collected for this claim"]
         detail.insert(0, f"partially audited: {done}{claim.audit_gap}")
     # the headline error is that of the form the verdict rests on: the corrected form for an
     # erratum, the printed form otherwise (an erratum's printed failure is in `printed_error`)
-    basis = corrected if verdict == "erratum" else (printed or rows)
-    worst, _ = _agg(basis)
-    _, examples = _agg(rows)
-    pworst = _agg(printed)[0] if verdict == "erratum" else None
-    ctrl = None if worst is None else worst[4]
+    basis = corrected if verdict == "erratum" or (not printed and corrected) else (printed or rows)
+    worst = _agg(basis)
+    pworst = _agg(printed) if corrected and printed else None
+    counted = deciding or [r for r in rows if r["outcome"] != "skipped"] or rows
+    draws = min((r.get("draws", 0) for r in counted), default=0)
+    thresholds = {}
+    for r in rows:
+        for t in r.get("thresholds", []):
+            thresholds[(t["value"], t["origin"], t["model"])] = t
+    failing = [{"test": _name(r), "draw": r["failing_draw"]} for r in rows if r.get("failing_draw")]
     row = {
         "id": claim.id if claim else rows[0]["claim"],
         "paper": claim.paper if claim else "",
@@ -100,7 +222,12 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "verdict": verdict,
         "max_error": None if worst is None else worst[1],
         "tolerance": None if worst is None else worst[2],
-        "examples": examples,
+        "draws": draws,
+        "alternatives": alts,
+        "thresholds": sorted(thresholds.values(), key=lambda t: (t["origin"], t["value"])),
+        "history": list(claim.history) if claim else [],
+        "false_fail": sum(false_fail_of(r) for r in rows),
+        "failing_draws": failing,
         "seconds": round(sum(r["seconds"] for r in rows), 3),
         "detail": " | ".join(detail),
         "corrected": claim.corrected if claim else None,
@@ -108,11 +235,14 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "tolerance_model": claim.tolerance if claim else "",
         "comparison": None if worst is None else worst[3],
         "printed_error": None if pworst is None else {"error": pworst[1], "tolerance": pworst[2]},
-        "control": ctrl,
+        "control": None if worst is None else worst[4],
         "properties": [{"test": r["nodeid"], "form": r["form"], "outcome": r["outcome"],
+                        "failure": _failure(r), "draws": r.get("draws", 0),
+                        "explicit_examples": r.get("explicit_examples", 0),
                         "seconds": round(r["seconds"], 3)} for r in rows],
     }
     if claim is None:
+        row["verdict"] = "not-audited"
         row["detail"] = ("property carries an unregistered claim id | " + row["detail"]).rstrip(" |")
     return row
 
@@ -127,6 +257,16 @@ def build(registry: dict[str, Claim], raw: dict, selected=None) -> list[dict]:
     return [verdict_for(registry.get(i), by_claim.get(i, [])) for i in ids]
 
 
+def summary(rows: list[dict]) -> dict:
+    """Counts per paper and the run's false-fail budget."""
+    papers = defaultdict(lambda: {v: 0 for v in VERDICTS})
+    for r in rows:
+        papers[r["id"].split(".", 1)[0]][r["verdict"]] += 1
+    return {"counts": {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS},
+            "papers": dict(papers),
+            "false_fail_budget": sum(r["false_fail"] for r in rows)}
+
+
 def _fmt(x):
     if x is None:
         return "-"
@@ -135,30 +275,46 @@ def _fmt(x):
     return f"{x:.3g}" if isinstance(x, float) and math.isfinite(x) else str(x)
 
 
+def _alts_cell(r) -> str:
+    a = r["alternatives"]
+    return f"{sum(x['rejected'] for x in a)}/{len(a)}" if a else "0"
+
+
 def table(rows: list[dict]) -> str:
-    head = ("id", "citation", "verdict", "error", "tolerance", "examples", "seconds")
+    head = ("id", "citation", "verdict", "error", "tolerance", "draws", "alts rejected", "seconds")
     body = [(r["id"], r["where"][:44], r["verdict"],
              ("score " if r["comparison"] == "score>=tol" else "") + _fmt(r["max_error"]),
              ("min " if r["comparison"] == "score>=tol" else "") + _fmt(r["tolerance"]),
-             str(r["examples"]), f"{r['seconds']:.1f}") for r in rows]
+             str(r["draws"]), _alts_cell(r), f"{r['seconds']:.1f}") for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])] + [line(b) for b in body]
-    counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    s = summary(rows)
     out.append("")
-    out.append("  ".join(f"{v}: {n}" for v, n in counts.items()))
+    out.append("  ".join(f"{v}: {n}" for v, n in s["counts"].items()))
+    ff = s["false_fail_budget"]
+    out.append(f"expected spurious failures of this run (false-fail budget): {ff:.3g}"
+               + ("" if ff <= FALSE_FAIL_GOAL else f"  (above the goal {FALSE_FAIL_GOAL})"))
     return "\n".join(out)
 
 
-def markdown(rows: list[dict], profile: str, plots: dict[str, str]) -> str:
-    out = [f"# Audit report (Hypothesis profile `{profile}`)", "",
-           "| id | paper | where | verdict | worst error / tolerance | examples | seconds |",
-           "|---|---|---|---|---|---|---|"]
+def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict | None = None) -> str:
+    s = summary(rows)
+    out = [f"# Audit report (Hypothesis profile `{profile}`)", ""]
+    if meta and meta.get("interrupted"):
+        out += ["**This run was interrupted: the verdicts below are incomplete.**", ""]
+    out += ["| paper | " + " | ".join(VERDICTS) + " |", "|---|" + "---|" * len(VERDICTS)]
+    for p, c in sorted(s["papers"].items()):
+        out.append(f"| {p} | " + " | ".join(str(c[v]) for v in VERDICTS) + " |")
+    out += ["", f"Expected spurious failures of this run (false-fail budget): "
+                f"{s['false_fail_budget']:.3g} (goal <= {FALSE_FAIL_GOAL}).", "",
+            "| id | where | verdict | worst error / tolerance | draws | alternatives rejected | seconds |",
+            "|---|---|---|---|---|---|---|"]
     for r in rows:
         cmp_ = ">=" if r["comparison"] == "score>=tol" else "<="
-        out.append(f"| `{r['id']}` | {r['paper']} | {r['where']} | **{r['verdict']}** | "
-                   f"{_fmt(r['max_error'])} {cmp_} {_fmt(r['tolerance'])} | {r['examples']} | "
-                   f"{r['seconds']:.1f} |")
+        out.append(f"| `{r['id']}` | {r['where']} | **{r['verdict']}** | "
+                   f"{_fmt(r['max_error'])} {cmp_} {_fmt(r['tolerance'])} | {r['draws']} | "
+                   f"{_alts_cell(r)} | {r['seconds']:.1f} |")
     out.append("")
     for r in rows:
         out += [f"## `{r['id']}` — {r['verdict']}", "", f"*{r['paper']}, {r['where']}*", "",
@@ -170,22 +326,59 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str]) -> str:
         if r.get("printed_error"):
             pe = r["printed_error"]
             out += [f"Printed form: worst error {_fmt(pe['error'])} against tolerance "
-                    f"{_fmt(pe['tolerance'])} (expected failure).", ""]
+                    f"{_fmt(pe['tolerance'])}.", ""]
         out += [f"**Tolerance / error model.** {r['tolerance_model']}", "",
                 f"Worst observed: {_fmt(r['max_error'])} against {_fmt(r['tolerance'])}; "
-                f"the same check on the negative control: {_fmt(r['control'])}; "
-                f"{r['examples']} checked examples.", ""]
+                f"{r['draws']} distinct draws (fewest of the deciding properties).", ""]
+        if r["alternatives"]:
+            out.append("**Alternatives** (must be rejected by the same property on the same draws):")
+            for a in r["alternatives"]:
+                out.append(f"- `{a['kind']}:{a['name']}` ({a['source']}): "
+                           + ("rejected" if a["rejected"] else "**not rejected**")
+                           + f" on {a['rejected_draws']} of {a['draws']} draws")
+            out.append("")
+        else:
+            out += [f"**Alternatives:** none declared ({NO_POWER}).", ""]
+        if r["thresholds"]:
+            out.append("**Thresholds:**")
+            for t in r["thresholds"]:
+                out.append(f"- {_fmt(t['value'])}: {t['origin']}, false-fail "
+                           f"{_fmt(t['false_fail'])} per check ({t['model']})")
+            out.append("")
+        if r["history"]:
+            out.append("**History** (changed after the audit saw a failure):")
+            out += [f"- {h}" for h in r["history"]]
+            out.append("")
+        if r["failing_draws"]:
+            out += ["Failing draws: " + "; ".join(f"`{f['test']}`: {f['draw']}"
+                                                  for f in r["failing_draws"]), ""]
         if r["detail"]:
             out += [f"Detail: {r['detail']}", ""]
         if r["id"] in plots:
             out += [f"![{r['id']}]({plots[r['id']]})", ""]
-        out += ["Properties: " + ", ".join(f"`{p['test'].split('::')[-1]}` ({p['form']}: {p['outcome']})"
+        out += ["Properties: " + ", ".join(f"`{p['test'].split('::')[-1]}` ({p['form']}: "
+                                           f"{p['outcome']}, {p['draws']} draws)"
                                            for p in r["properties"]), ""]
     return "\n".join(out)
 
 
-def write(rows, json_path, md_path, profile, plots):
-    with open(json_path, "w") as f:
-        json.dump({"profile": profile, "claims": rows}, f, indent=1)
-    with open(md_path, "w") as f:
-        f.write(markdown(rows, profile, plots))
+def _atomic_write(path, text: str):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.basename(str(path)))
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write(rows, json_path, md_path, profile, plots, meta: dict | None = None):
+    s = summary(rows)
+    doc = {"schema_version": SCHEMA_VERSION, "profile": profile, **(meta or {}),
+           "counts": s["counts"], "papers": s["papers"],
+           "false_fail_budget": s["false_fail_budget"], "claims": rows}
+    _atomic_write(json_path, json.dumps(doc, indent=1, default=str))
+    _atomic_write(md_path, markdown(rows, profile, plots, meta))

@@ -460,6 +460,7 @@ register(Claim(
            "~ -sum_s a_{s,i} b_{s,i} ~ -m_k (t c)^2, so |s_21 - 1/2| ~ m_k (T_3 c)^2 / 4 and a "
            "vote that settles late (T_3 = 107, 414 against a typical 30) leaves s_21 far from "
            "1/2 at T_3. Not shown: whether this vanishes with n (odd n has no exact +-1 ties).",
+    asymptotic='the sample count n and width (Theta(T_3 eta))',
 ))
 
 
@@ -755,6 +756,7 @@ register(Claim(
            "sqrt(s)-ish only on average, the maxima over pairs and neurons interleave).",
     reading=_STAGES + ". '<<' is read as a factor >= 2 (the constants are unspecified) [R].",
     plot=lambda path: _plot_table2(path),
+    asymptotic='m_v, s, sigma_0 (the ratios of the stage times)',
 ))
 
 
@@ -901,6 +903,7 @@ register(Claim(
             "chatter around zero (a + b is conserved while they disagree), so the sweep keeps "
             "eps <= 0.03.",
     plot=lambda path: _plot_t2_vs_t1(path),
+    asymptotic='m_v (T_2 / T_1 ~ sqrt(m_v))',
 ))
 
 
@@ -1093,6 +1096,7 @@ register(Claim(
             "T_2 has a heavy tail that grows with s at fixed eps; the suite's T_2 (every pair "
             "aligned) is then not reached within the cap.",
     plot=lambda path: _plot_l43(path),
+    asymptotic="s (the signals' motion shrinks with s)",
 ))
 
 
@@ -1177,7 +1181,8 @@ register(Claim(
     prediction="L_D(end) >= 0.1 while L_S(end) <= 1e-3",
     metric="min over seeds of the test loss at the last step",
     tolerance="threshold 0.1 for 'Theta(1)' (the control: the training loss, which must fail it)",
-    reading="Theta(1) read as bounded below by 0.1 at the end of training.", **_T32))
+    reading="Theta(1) read as bounded below by 0.1 at the end of training.",
+    asymptotic="the problem size (a constant-order test loss)", **_T32))
 register(Claim(
     id="signgd.theorem3_2.item3", where="Theorem 3.2 (3)",
     statement="The value matrix memorises noise: for every training sample, the value noise "
@@ -1347,6 +1352,7 @@ register(Claim(
             "supports), so the test margin's noise term stays ~ N(0, 2 sigma_0^2 s sigma_p^2 / m_v) "
             "while the signal term grows ~ 2 eta t: the error rises with sigma_0.",
     audit_gap="'Theta(1)' is read as >= 0.1 at a single size; no size sweep.",
+    asymptotic='sigma_0 (small vs Theta(1) test error)',
 ))
 
 

@@ -20,12 +20,18 @@ def test_audit_reports_true_and_false_conjecture(tmp_path):
     rows = {r["id"]: r for r in json.loads((tmp_path / "audit.json").read_text())["claims"]}
     assert set(rows) == {"conjecture.exp_logits_nonnegative", "conjecture.softmax_logits_nonnegative"}
     true, false = rows["conjecture.exp_logits_nonnegative"], rows["conjecture.softmax_logits_nonnegative"]
-    assert true["verdict"] == "holds" and true["examples"] > 0
+    assert true["verdict"] == "holds" and true["draws"] >= 3, true["detail"]
     assert true["max_error"] <= true["tolerance"]
+    assert {a["name"] for a in true["alternatives"] if a["rejected"]} == {
+        "flow_invariant_bound", "softmax_attention"}
+    assert all(t["origin"] == "derived" for t in true["thresholds"])
     assert false["verdict"] == "refuted" and false["max_error"] > false["tolerance"]
     assert "ClaimMismatch" in false["detail"]
     for key in ("id", "paper", "where", "statement", "verdict", "max_error", "tolerance",
-                "examples", "seconds", "detail"):
+                "draws", "alternatives", "thresholds", "history", "seconds", "detail"):
         assert key in true
+    doc = json.loads((tmp_path / "audit.json").read_text())
+    assert doc["schema_version"] == 2 and doc["false_fail_budget"] == 0.0
+    assert false["failing_draws"], "the report shows the draw that failed"
     assert "conjecture.exp_logits_nonnegative" in proc.stdout and "refuted" in proc.stdout
     assert (tmp_path / "audit.md").read_text().count("## `conjecture.") == 2

@@ -12,14 +12,23 @@ from properties.check import (
 )
 from properties.registry import Claim, register
 from properties.report import build, table, verdict_for
+from properties.world import rival
 
 CLAIM = Claim(id="demo.claim", where="Thm 0", statement="s", assumptions="a", prediction="p",
-              simulation="q", metric="m", tolerance="t", corrected="c", reason="r")
+              simulation="q", metric="m", tolerance="t", corrected="c", reason="r",
+              alternatives=(rival("printed_form", lambda x: x, "the printed form"),))
+_FAILURE = {"passed": "none", "xfailed": "mismatch", "skipped": "skipped"}
 
 
-def row(form, outcome, msg="", err=1e-3, tol=1e-2):
+def row(form, outcome, msg="", err=1e-3, tol=1e-2, failure=None):
     return {"claim": "demo.claim", "form": form, "outcome": outcome, "message": msg,
-            "nodeid": f"x::test_{form}_{outcome}", "seconds": 0.5,
+            "messages": [msg] if msg else [],
+            "failure": failure or _FAILURE.get(outcome, "mismatch" if "ClaimMismatch" in msg
+                                               else "error"),
+            "nodeid": f"x::test_{form}_{outcome}", "seconds": 0.5, "draws": 3,
+            "takes_world": True, "thresholds": [],
+            "alternatives": [{"name": "printed_form", "kind": "rival", "draws": 3,
+                              "rejected_draws": 3, "rejected": True}],
             "records": {"demo.claim": {"max_error": err, "tolerance": tol, "examples": 3,
                                        "min_control_error": 1.0, "kind": "error<=tol"}}}
 
@@ -41,13 +50,14 @@ def test_verdicts(rows, verdict):
 def test_erratum_headline_error_is_the_corrected_forms():
     r = verdict_for(CLAIM, [row("printed", "xfailed", "ClaimMismatch", 5.0), row("corrected", "passed", err=2e-3)])
     assert r["max_error"] == 2e-3 and r["printed_error"]["error"] == 5.0
-    assert r["examples"] == 6
+    assert r["draws"] == 3
 
 
 def test_unregistered_claims_are_reported_and_table_counts():
     rows = build({}, {"tests": [row("printed", "passed")]})
     assert rows[0]["id"] == "demo.claim" and "unregistered" in rows[0]["detail"]
-    assert "holds: 1" in table(rows)
+    assert rows[0]["verdict"] == "not-audited" and "not-audited: 1" in table(rows)
+    assert "holds: 1" in table(build({"demo.claim": CLAIM}, {"tests": [row("printed", "passed")]}))
 
 
 def test_checks_raise_and_demand_power():
@@ -61,6 +71,8 @@ def test_checks_raise_and_demand_power():
         check_at_least("demo.x", 0.95, 0.9, "m", control=0.92)
     hs = [0.1, 0.05, 0.025, 0.0125]
     assert abs(check_order("demo.x", hs, [h for h in hs], 1.0, control_errors=[1.0] * 4) - 1) < 1e-12
+    with pytest.raises(NoPower):  # a legacy control with the same order is still refused
+        check_order("demo.x", hs, hs, 1.0, control_errors=[2 * h for h in hs])
     with pytest.raises(ClaimMismatch):
         check_order("demo.x", hs, [h ** 2 for h in hs], 1.0)
     with pytest.raises(ValueError):

@@ -1,0 +1,460 @@
+"""Alternatives run by the harness: a property is written once and run in several worlds.
+
+A claim declares its alternatives (`Claim.alternatives`):
+
+* a `rival` replaces a *prediction* slot by a wrong closed form: the printed form of an
+  erratum, a dropped factor, another constant or exponent, a neighbouring reading;
+* a `null` replaces a *simulation* slot by a run in which the claimed mechanism is switched
+  off: no training, attention frozen or uniform, labels shuffled, the other token order.
+
+A property that takes a `world` argument asks the world for the pieces it uses::
+
+    @audits("paper.item")
+    @examples(5)
+    @given(seed=st.integers(0, 2**31 - 1))
+    def test_item(world, seed):
+        run = world.simulation(simulate, "run")(seed)      # a null may replace this
+        pred = world.prediction(theory.closed_form)(run.x)  # a rival may replace this
+        check_close("paper.item", run.y, pred, Tolerance.roundoff())
+
+`@audits` runs the body once per draw in the claim's own world (what the checks record is the
+audit), then, on the same draw, once per alternative whose slot the body asked for, and counts
+a `ClaimMismatch` there as the alternative rejected.  After the last draw, an alternative that
+was rejected on fewer than `must_reject` of its draws is a power failure (`NoPower`): the
+suite goes red and the claim cannot be `holds` or `erratum`.
+
+The same wrapper makes a printed form expected to fail (`fails="reason"`) run all its draws and
+report every failing draw; a crash on any draw stays an error.  Draws are distinct parameter
+draws that completed and made at least one check; the report counts those, not calls.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import hashlib
+import inspect
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+from hypothesis.errors import UnsatisfiedAssumption
+
+from properties import check
+from properties.check import ClaimMismatch, Inconclusive, NoPower, PropertyError
+
+__all__ = ["Alternative", "rival", "null", "World", "audits", "WORLD_PLACEHOLDER"]
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A wrong world the claim's properties must reject.
+
+    name        -- short slug, shown as `[rival:name]` / `[null:name]` in the report.
+    kind        -- "rival" (replaces a prediction slot) or "null" (replaces a simulation slot).
+    replaces    -- the slot name the property asks for (`world.prediction(fn, slot)` /
+                   `world.simulation(fn, slot)`).
+    by          -- the replacement: a callable with the same signature as the slot's default.
+    source      -- where the alternative comes from (the printed erratum, "dropped factor 1/2",
+                   "training switched off", ...).
+    must_reject -- fraction of its draws on which it must be rejected (1.0: every draw)."""
+
+    name: str
+    kind: str
+    replaces: str
+    by: Callable = field(compare=False, repr=False)
+    source: str = ""
+    must_reject: float = 1.0
+
+    def __post_init__(self):
+        if not _NAME.match(self.name or ""):
+            raise ValueError(f"alternative name must be a lower-case slug, got {self.name!r}")
+        if self.kind not in ("rival", "null"):
+            raise ValueError(f"alternative kind must be 'rival' or 'null', got {self.kind!r}")
+        if not self.replaces:
+            raise ValueError("alternative `replaces` must name a slot")
+        if not callable(self.by):
+            raise ValueError(f"alternative {self.name!r}: `by` must be callable")
+        if not self.source:
+            raise ValueError(f"alternative {self.name!r}: say where it comes from (`source`)")
+        if not (0.0 < self.must_reject <= 1.0):
+            raise ValueError(f"must_reject must be in (0, 1], got {self.must_reject}")
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+
+def rival(name: str, by: Callable, source: str, *, replaces: str = "prediction",
+          must_reject: float = 1.0) -> Alternative:
+    """A wrong closed form (replaces the prediction slot `replaces`)."""
+    return Alternative(name, "rival", replaces, by, source, must_reject)
+
+
+def null(name: str, by: Callable, source: str, *, replaces: str = "simulation",
+         must_reject: float = 1.0) -> Alternative:
+    """A simulation with the claimed mechanism switched off (replaces simulation `replaces`)."""
+    return Alternative(name, "null", replaces, by, source, must_reject)
+
+
+# --------------------------------------------------------------------------------------------
+# Fingerprints: distinct draws, and the per-draw memo of pure simulations
+# --------------------------------------------------------------------------------------------
+def fingerprint(obj, _depth: int = 0) -> str:
+    """A stable digest of a draw's arguments (numbers, strings, containers, arrays, tensors,
+    generators, dataclasses).  Falls back to repr."""
+    h = hashlib.sha1()
+
+    def feed(o, d):
+        if d > 8:
+            h.update(b"<deep>")
+            return
+        if o is None or isinstance(o, (bool, int, str, bytes)):
+            h.update(f"{type(o).__name__}:{o!r};".encode())
+        elif isinstance(o, float):
+            h.update(f"f:{o!r};".encode())
+        elif isinstance(o, (list, tuple)):
+            h.update(f"{type(o).__name__}[".encode())
+            for x in o:
+                feed(x, d + 1)
+            h.update(b"]")
+        elif isinstance(o, dict):
+            h.update(b"{")
+            for k in sorted(o, key=repr):
+                feed(k, d + 1)
+                feed(o[k], d + 1)
+            h.update(b"}")
+        elif isinstance(o, np.ndarray):
+            h.update(f"nd{o.shape}{o.dtype};".encode())
+            h.update(np.ascontiguousarray(o).tobytes())
+        elif type(o).__module__.startswith("torch"):
+            import torch
+            if isinstance(o, torch.Tensor):
+                t = o.detach().cpu().contiguous()
+                h.update(f"t{tuple(t.shape)}{t.dtype};".encode())
+                h.update(t.numpy().tobytes() if t.dtype != torch.bfloat16 else t.float().numpy().tobytes())
+            elif isinstance(o, torch.Generator):
+                h.update(b"gen;")
+                h.update(o.get_state().numpy().tobytes())
+            else:
+                h.update(repr(o).encode())
+        elif dataclasses.is_dataclass(o) and not isinstance(o, type):
+            h.update(type(o).__qualname__.encode())
+            for f in dataclasses.fields(o):
+                feed(f.name, d + 1)
+                feed(getattr(o, f.name), d + 1)
+        elif callable(o):
+            h.update(f"fn:{getattr(o, '__module__', '')}.{getattr(o, '__qualname__', repr(o))};".encode())
+        else:
+            h.update(repr(o).encode())
+
+    feed(obj, _depth)
+    return h.hexdigest()
+
+
+def _draw_repr(kwargs: dict) -> str:
+    s = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    return s if len(s) <= 300 else s[:297] + "..."
+
+
+# --------------------------------------------------------------------------------------------
+# Worlds
+# --------------------------------------------------------------------------------------------
+class World:
+    """What a property body asks for its predictions and simulations.
+
+    In the claim's own world every slot returns its default.  In an alternative's world the
+    slot it replaces returns the alternative's callable."""
+
+    def __init__(self, claim_id: str | None, alternative: Alternative | None = None,
+                 memo: dict | None = None):
+        self.claim_id = claim_id
+        self.alternative = alternative
+        self.requested: set[str] = set()
+        self._memo = memo
+        self._ordinal: dict[str, int] = {}
+
+    @property
+    def kind(self) -> str:
+        return "claim" if self.alternative is None else self.alternative.kind
+
+    @property
+    def name(self) -> str:
+        return "claim" if self.alternative is None else self.alternative.name
+
+    def __repr__(self):
+        return f"World({self.claim_id}, {self.kind}:{self.name})"
+
+    def _replacement(self, slot: str, kind: str):
+        if self.claim_id is None:
+            raise PropertyError("`world` is only meaningful in a property marked @audits(...)")
+        self.requested.add(slot)
+        a = self.alternative
+        if a is not None and a.replaces == slot:
+            if a.kind != kind:
+                raise PropertyError(f"{self.claim_id}: alternative {a.label} replaces slot "
+                                    f"{slot!r}, which the property uses as a "
+                                    f"{'prediction' if kind == 'rival' else 'simulation'}: a "
+                                    f"{'rival' if kind == 'rival' else 'null'} is needed")
+            return a.by
+        return None
+
+    def prediction(self, fn: Callable, slot: str = "prediction") -> Callable:
+        """The closed form for `slot`: `fn` here, a rival's replacement in its world."""
+        rep = self._replacement(slot, "rival")
+        return fn if rep is None else rep
+
+    def simulation(self, fn: Callable, slot: str = "simulation", *, pure: bool = False) -> Callable:
+        """The simulation for `slot`: `fn` here, a null's replacement in its world.
+
+        pure=True: `fn` does not modify its arguments, so its result on a draw is computed once
+        (in the claim's world) and reused, as a deep copy, by the alternatives that do not
+        replace it."""
+        rep = self._replacement(slot, "null")
+        if rep is not None:
+            return rep
+        if not pure or self._memo is None:
+            return fn
+        memo, claim_world = self._memo, self.alternative is None
+
+        @functools.wraps(fn)
+        def cached(*args, **kwargs):
+            i = self._ordinal.get(slot, 0)
+            self._ordinal[slot] = i + 1
+            try:
+                key = (slot, i, fingerprint((args, kwargs)))
+            except Exception:  # an argument we cannot digest: no reuse
+                return fn(*args, **kwargs)
+            if not claim_world and key in memo:
+                return copy.deepcopy(memo[key])
+            out = fn(*args, **kwargs)
+            if claim_world:
+                memo[key] = copy.deepcopy(out)
+            return out
+
+        return cached
+
+
+WORLD_PLACEHOLDER = World(None)
+
+
+# --------------------------------------------------------------------------------------------
+# The per-test run state (read by properties.plugin)
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    claim_id: str
+    form: str
+    fails: str | None
+    takes_world: bool
+    sink: check.Sink = field(default_factory=check.Sink)
+    draws: set = field(default_factory=set)            # fingerprints of completed, checked draws
+    unchecked_draws: int = 0                            # completed draws that made no check
+    mismatches: list = field(default_factory=list)      # (draw, message) for a printed form
+    inconclusive: list = field(default_factory=list)    # (draw, message)
+    failing_draw: str | None = None
+    alternatives: dict = field(default_factory=dict)    # name -> stats
+
+    def alt_stats(self, alt: Alternative) -> dict:
+        return self.alternatives.setdefault(alt.name, {
+            "name": alt.name, "kind": alt.kind, "replaces": alt.replaces, "source": alt.source,
+            "must_reject": alt.must_reject, "draws": 0, "rejected_draws": 0, "not_applicable": 0,
+            "messages": []})
+
+    def as_row(self) -> dict:
+        alts = []
+        for a in self.alternatives.values():
+            a = dict(a)
+            a["rejected"] = a["draws"] > 0 and a["rejected_draws"] >= math.ceil(
+                a["must_reject"] * a["draws"] - 1e-9)
+            a["messages"] = a["messages"][:3]
+            alts.append(a)
+        return {"records": self.sink.records, "draws": len(self.draws),
+                "unchecked_draws": self.unchecked_draws, "checks": self.sink.checks,
+                "trends": self.sink.trends,
+                "false_fail": self.sink.false_fail,
+                "thresholds": list(self.sink.thresholds.values()),
+                "takes_world": self.takes_world, "alternatives": alts,
+                "mismatched_draws": len(self.mismatches),
+                "inconclusive": [m for _, m in self.inconclusive][:5],
+                "failing_draw": self.failing_draw}
+
+
+_CURRENT: Run | None = None
+LAST_RUN: Run | None = None
+
+
+def pop_last_run() -> Run | None:
+    global LAST_RUN
+    out, LAST_RUN = LAST_RUN, None
+    return out
+
+
+def property_info(fn) -> dict:
+    """What the report needs to know of a property function itself: is it a Hypothesis test,
+    and how many explicit `@example`s (the paper's own setting among them) does it carry."""
+    return {"hypothesis": hasattr(fn, "hypothesis"),
+            "explicit_examples": len(getattr(fn, "hypothesis_explicit_examples", None) or [])}
+
+
+def _claim(claim_id: str):
+    from properties.registry import REGISTRY
+    claim = REGISTRY.get(claim_id)
+    if claim is None:
+        raise PropertyError(f"the property audits {claim_id!r}, which no Claim registers")
+    return claim
+
+
+def _run_draw(inner: Callable, args, kwargs):
+    """One draw: the claim's world, then each applicable alternative on the same draw."""
+    run = _CURRENT
+    if run is None:  # called outside the @audits wrapper (should not happen): plain call
+        return inner(*args, **kwargs)
+    claim = _claim(run.claim_id)
+    draw_kwargs = {k: v for k, v in kwargs.items() if k != "world"}
+    key = fingerprint(draw_kwargs)
+    memo: dict = {}
+    world = World(run.claim_id, None, memo)
+    if run.takes_world:
+        kwargs = dict(kwargs, world=world)
+    sink = check.Sink()
+    with check.recording(sink):
+        try:
+            inner(*args, **kwargs)
+        except UnsatisfiedAssumption:
+            raise  # an invalid draw: Hypothesis draws another; nothing is counted
+        except ClaimMismatch as e:
+            run.sink.merge(sink)
+            run.failing_draw = _draw_repr(draw_kwargs)
+            run.draws.add(key)
+            if run.fails is None:
+                raise
+            run.mismatches.append((run.failing_draw, str(e).splitlines()[0]))
+            return None
+        except Inconclusive as e:
+            run.sink.merge(sink)
+            run.inconclusive.append((_draw_repr(draw_kwargs), str(e.msg)))
+            run.draws.add(key)
+            return None
+        except Exception:
+            run.sink.merge(sink)
+            run.failing_draw = _draw_repr(draw_kwargs)
+            raise
+    run.sink.merge(sink)
+    if sink.checks == 0:
+        run.unchecked_draws += 1
+    else:
+        run.draws.add(key)
+    if not run.takes_world or run.fails is not None:
+        return None
+    for alt in claim.alternatives:
+        stats = run.alt_stats(alt)
+        if alt.replaces not in world.requested:
+            stats["not_applicable"] += 1
+            continue
+        aw = World(run.claim_id, alt, memo)
+        with check.recording(check.Sink()):
+            try:
+                inner(*args, **dict(kwargs, world=aw))
+                rejected, msg = False, None
+            except ClaimMismatch as e:
+                rejected, msg = True, str(e).splitlines()[0]
+            except (UnsatisfiedAssumption, Inconclusive):
+                stats["not_applicable"] += 1
+                continue
+            except Exception as e:
+                raise PropertyError(f"{run.claim_id}: alternative {alt.label} crashed on draw "
+                                    f"{_draw_repr(draw_kwargs)}: {type(e).__name__}: {e}") from e
+        stats["draws"] += 1
+        stats["rejected_draws"] += rejected
+        if msg and len(stats["messages"]) < 3:
+            stats["messages"].append(msg)
+    return None
+
+
+def _finish(run: Run):
+    """After the last draw: the printed form's verdict, power, and inconclusive trends."""
+    if run.sink.checks == 0 and not run.mismatches:
+        raise PropertyError(f"{run.claim_id}: the property made no check "
+                            f"({run.unchecked_draws} draws completed without one)")
+    if run.fails is not None:
+        if run.mismatches:
+            lines = [f"  draw {d}: {m}" for d, m in run.mismatches[:10]]
+            more = len(run.mismatches) - len(lines)
+            raise ClaimMismatch(
+                f"{run.claim_id} (printed form): {len(run.mismatches)} of "
+                f"{len(run.draws)} draws refute it\n" + "\n".join(lines)
+                + (f"\n  ... and {more} more" if more > 0 else ""))
+        return
+    if run.takes_world:
+        row = run.as_row()
+        applicable = [a for a in row["alternatives"] if a["draws"] > 0]
+        if not applicable:
+            names = ", ".join(a["name"] for a in row["alternatives"]) or "none declared"
+            raise NoPower(f"{run.claim_id}: no alternative of the claim ({names}) replaces a slot "
+                          "this property asks for: its power is not shown")
+        weak = [a for a in applicable if not a["rejected"]]
+        if weak:
+            raise NoPower(f"{run.claim_id}: " + "; ".join(
+                f"alternative {a['kind']}:{a['name']} ({a['source']}) was rejected on only "
+                f"{a['rejected_draws']} of {a['draws']} draws (needs {a['must_reject']:.0%})"
+                for a in weak))
+    if run.inconclusive:
+        raise Inconclusive("inconclusive: " + "; ".join(m for _, m in run.inconclusive[:3]))
+
+
+def audits(claim_id: str, form: str = "printed", fails: str | None = None):
+    """Mark a property as auditing `claim_id` (apply it outermost, above @examples/@given).
+
+    form  -- "printed" (the statement exactly as printed) or "corrected" (an erratum's fix).
+    fails -- for a printed statement the simulation refutes: the reason.  The property runs all
+             its draws, collects every mismatching draw and then raises one `ClaimMismatch`
+             listing them: a strict expected failure that accepts only `ClaimMismatch`, so a
+             crash on any draw, or a printed form that no draw refutes, turns the suite red.
+    A property that takes a `world` argument is run against the claim's alternatives."""
+    if form not in ("printed", "corrected"):
+        raise ValueError(f"form must be 'printed' or 'corrected', got {form!r}")
+    if fails is not None and form != "printed":
+        raise ValueError("fails= is for a printed form expected to fail")
+
+    def deco(fn):
+        takes_world = "world" in inspect.signature(fn).parameters
+        handle = getattr(fn, "hypothesis", None)
+        if handle is not None:
+            inner = handle.inner_test
+
+            @functools.wraps(inner)
+            def per_draw(*args, **kwargs):
+                return _run_draw(inner, args, kwargs)
+
+            handle.inner_test = per_draw
+            target = fn
+        else:
+            @functools.wraps(fn)
+            def target(*args, **kwargs):
+                return _run_draw(fn, args, kwargs)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            global _CURRENT, LAST_RUN
+            run = Run(claim_id, form, fails, takes_world)
+            _CURRENT = LAST_RUN = run
+            try:
+                _claim(claim_id)
+                target(*args, **kwargs)
+                _finish(run)
+            finally:
+                _CURRENT = None
+
+        wrapper = pytest.mark.claim(claim_id, form=form)(wrapper)
+        if fails:
+            wrapper = pytest.mark.xfail(strict=True, raises=ClaimMismatch, reason=fails)(wrapper)
+        return wrapper
+
+    return deco
