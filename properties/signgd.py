@@ -397,7 +397,8 @@ def _plot_table2(path):
 register(Claim(
     id="signgd.lemma4_3", where="Lemma 4.3 (end of Stage II), Section 4.1",
     statement="(1) |a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p); (2) softmax outputs "
-              "still 1/2 +- o(1).",
+              "still 1/2 +- o(1); (3) the sums sum_i a_{s,i} and sum_i b_{s,i} are bounded away "
+              "from 0; (4) the query and key signals alpha_s, beta_s are still at their init.",
     assumptions=_SETTING + "; " + _RANGE,
     prediction="(1) median |a(T_2)| / (T_2 eta ||xi_i||_1) in [0.3, 2] (the noise moves "
                "eta ||xi||_1 per step); (2) max |s - 1/2| <= 0.05",
@@ -406,6 +407,10 @@ register(Claim(
     tolerance="(1) bracket [0.3, 2] for the Theta constant; (2) 'o(1)' read as 0.05",
     reading="[R] forms. This id audits items (1) and (2); items (3) and (4) have their own ids, "
             "signgd.lemma4_3.item3 and signgd.lemma4_3.item4.",
+    audit_gap="items (3) and (4) are not established by this id's properties: they are audited "
+              "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s).",
+    history=("2026-12-03 (harness issue 9): the printed statement had lost items (3) and (4) "
+             "when they got their own ids; restored here, and named in the audit gap.",),
 ))
 
 
