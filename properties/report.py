@@ -16,12 +16,13 @@ that carry its id:
 
 Gates on `holds` and `erratum` (the earned-verdict rules; each failure names itself in
 `detail`): every deciding property (the printed ones for holds, the corrected ones for an
-erratum) ran against the claim's alternatives, every declared alternative was rejected
+erratum) ran against the claim's alternatives, and every declared alternative was rejected
 ("power not shown by an alternative" otherwise); each deciding property saw at least
 `MIN_DRAWS` distinct draws, one of them an explicit `@example` (the paper's own setting); every
-threshold it used says where it comes from (derived or calibrated).  A claim marked `asymptotic`
+threshold it used says where it comes from (derived or calibrated).  Gates on `refuted`: the
+threshold the printed form failed against has a provenance too.  A claim marked `asymptotic`
 is decided only by a trend (`check_trend`) over at least three sizes: one size gives
-`not-audited`, also against the paper.  `refuted` rests on a mismatch, so it needs no alternative.
+`not-audited`, whichever way it points.
 """
 
 from __future__ import annotations
@@ -120,13 +121,18 @@ def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict]) -> list[
     no_example = [_name(r) for r in deciding if r.get("hypothesis") and not r.get("explicit_examples")]
     if no_example:
         why.append("no explicit @example (the paper's own setting) in " + ", ".join(no_example))
-    unstated = {(t["value"], t["model"]) for r in deciding for t in r.get("thresholds", [])
-                if t.get("origin") == "unstated"}
+    unstated = _unstated(deciding)
     if unstated:
-        why.append("threshold without provenance (neither derived nor calibrated): "
-                   + "; ".join(f"{v:.3g} ({m})" for v, m in sorted(unstated)[:4])
-                   + (f"; and {len(unstated) - 4} more" if len(unstated) > 4 else ""))
+        why.append("threshold without provenance (neither derived nor calibrated): " + unstated)
     return why
+
+
+def _unstated(rows: list[dict]) -> str:
+    """The thresholds of `rows` that say nothing of where they come from ("" if none)."""
+    u = {(t["value"], t["model"]) for r in rows for t in r.get("thresholds", [])
+         if t.get("origin") == "unstated"}
+    return "; ".join(f"{v:.3g} ({m})" for v, m in sorted(u)[:4]) + (
+        f"; and {len(u) - 4} more" if len(u) > 4 else "")
 
 
 def _name(r) -> str:
@@ -191,6 +197,13 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
                       f"decided at one size{nums}; a trend over at least three values of "
                       f"{claim.asymptotic} (check_trend) is needed"] + detail
             verdict, deciding = "not-audited", []
+    if verdict == "refuted":
+        unstated = _unstated([r for r in printed if _failure(r) == "mismatch"])
+        if unstated:
+            detail = ["would be refuted, not earned: the printed form failed against a "
+                      "threshold without provenance (neither derived nor calibrated): "
+                      + unstated] + detail
+            verdict = "not-audited"
     alts = _alternatives(claim, deciding or [r for r in rows if r.get("takes_world")], rows)
     if verdict in ("holds", "erratum"):
         why = _gates(claim, deciding, alts)

@@ -569,3 +569,12 @@ def test_check_trend_is_counted_for_the_policy():
     exc, row = run_row(prop)
     assert exc is None and row["trends"] >= 3
     assert verdict_for(W._claim(cid), [row])["verdict"] == "holds"
+
+
+def test_a_refutation_against_an_unstated_threshold_is_not_earned():
+    t = {"value": 0.9, "origin": "unstated", "false_fail": 0.0, "model": "'high' read as 0.9"}
+    v = verdict_for(C_POWER, [_row("printed", "xfailed", "mismatch", thresholds=[t])])
+    assert v["verdict"] == "not-audited" and "would be refuted" in v["detail"]
+    t = dict(t, origin="derived")
+    assert verdict_for(C_POWER, [_row("printed", "xfailed", "mismatch", thresholds=[t])]
+                       )["verdict"] == "refuted"
