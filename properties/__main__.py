@@ -24,11 +24,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 from properties.registry import HARNESS_MODULES  # noqa: E402
 
-PAPER_MODULES = sorted(p.stem for p in (ROOT / "properties").glob("*.py")
-                       if p.stem not in HARNESS_MODULES)
+PAPER_MODULES = sorted(
+    [p.stem for p in (ROOT / "properties").glob("*.py") if p.stem not in HARNESS_MODULES]
+    + [f"{p.parent.name}.{p.stem}" for p in (ROOT / "properties").glob("*/*.py")
+       if (p.parent / "__init__.py").exists() and p.stem != "__init__"])
 
 
 def load_registry(conjectures):
+    """Import every paper module (flat modules and each paper package's files) and the
+    researcher's conjecture files; return the claim registry."""
     from properties.registry import REGISTRY
 
     for mod in PAPER_MODULES:

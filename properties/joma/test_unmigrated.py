@@ -2377,7 +2377,7 @@ register(Claim(
                 "(20, 2, (10, 20)) and (50, 3, (20, 30)) (Table 1's extremes).",
     prediction="ordinal: NCorr(s=0) high (>= 0.9 at the simplest config), NCorr(s=0) > NCorr(s=1), "
                "NCorr(simple) > NCorr(complex) at both layers",
-    simulation="properties.joma.table1_run (sim.joma + sim.transformer + "
+    simulation="properties.joma.test_unmigrated.table1_run (sim.joma + sim.transformer + "
                "sim.measure.best_match_ncorr)",
     metric="per seed: mean over latents (those varying in the eval sample) of the best-matching "
            "neuron's NCorr; each neuron's max activation over real positions, centred over 256 "
@@ -2455,7 +2455,7 @@ register(Claim(
                f"seeds of H(T) - min_t H(t) >= {_REB_MEDIAN} nats in the top layer (and the drop "
                "before it >= 0.3 nats in every seed); (thorough, sorted order, full size): "
                "median rebound >= 0.05 nats",
-    simulation="properties.joma.dynamics_run (sim.measure.attention_entropy over "
+    simulation="properties.joma.test_unmigrated.dynamics_run (sim.measure.attention_entropy over "
                "real query tokens)",
     metric="mean attention entropy (nats) over heads, eval samples and real query positions",
     tolerance="ordinal margins (0.3 / 0.2 nats); dev runs show drops 0.9-2.4 nats and lr gaps "
@@ -2482,7 +2482,7 @@ register(Claim(
                "0.8, random order, lr 3e-3) of the top layer's sr(T) / min_t sr(t) - 1 >= 0.02, "
                "the thorough profile's margin and the same median reading as the entropy rebound; "
                "(thorough, full size): the same on the dynamics runs",
-    simulation="properties.joma.dynamics_run (sim.measure.stable_rank of blocks[l].W1)",
+    simulation="properties.joma.test_unmigrated.dynamics_run (sim.measure.stable_rank of blocks[l].W1)",
     metric="stable rank ||W1||_F^2 / ||W1||_2^2",
     tolerance="ordinal margin 5% (dev runs: drops 8-40%)",
     reading=_REBOUND_NOTE + " Bounce-back searched for (issue 5 follow-up, relative rebound "
@@ -2644,7 +2644,7 @@ register(Claim(
     prediction=f"printed, in its most favourable reading: the H = 1 group (keys under the same "
                f"s = 0 latent as the query) is the first whose centred attention logit exceeds "
                f"{LF_LEAD} (S2) in all runs but a {LF_EXCEPT:.0%} share of exceptions",
-    simulation="properties.joma.dynamics_run (sim.measure.grouped_attention_logits "
+    simulation="properties.joma.test_unmigrated.dynamics_run (sim.measure.grouped_attention_logits "
                "with sim.joma.sibling_height), the runs stacked in one program",
     metric="per run: mean over eval samples, queries and heads of log p(key) minus the row "
            "mean of log p over real earlier keys, by H group, logged 20 times over training; "
