@@ -93,6 +93,15 @@ class Claim:
 
 
 REGISTRY: dict[str, Claim] = {}
+REGISTERED_IN: dict[str, str] = {}  # claim id -> file (relative to the repository) that registers it
+
+
+def _caller_file() -> str:
+    import os
+    import sys
+    f = sys._getframe(2).f_code.co_filename
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.relpath(f, root) if os.path.abspath(f).startswith(root + os.sep) else f
 
 
 def register(claim: Claim) -> Claim:
@@ -103,6 +112,7 @@ def register(claim: Claim) -> Claim:
     if old is not None and old != claim:
         raise ValueError(f"claim id {claim.id!r} is already registered with different content")
     REGISTRY[claim.id] = claim
+    REGISTERED_IN.setdefault(claim.id, _caller_file())
     return claim
 
 

@@ -229,6 +229,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     failing = [{"test": _name(r), "draw": r["failing_draw"]} for r in rows if r.get("failing_draw")]
     row = {
         "id": claim.id if claim else rows[0]["claim"],
+        "file": _file_of(claim, rows),
         "paper": claim.paper if claim else "",
         "where": claim.where if claim else "",
         "statement": claim.statement if claim else "",
@@ -258,6 +259,14 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         row["verdict"] = "not-audited"
         row["detail"] = ("property carries an unregistered claim id | " + row["detail"]).rstrip(" |")
     return row
+
+
+def _file_of(claim: Claim | None, rows: list[dict]) -> str:
+    """The file that holds the claim (its registration), else that of its first property."""
+    from properties.registry import REGISTERED_IN
+    if claim is not None and claim.id in REGISTERED_IN:
+        return REGISTERED_IN[claim.id]
+    return rows[0]["nodeid"].split("::")[0] if rows else ""
 
 
 def build(registry: dict[str, Claim], raw: dict, selected=None) -> list[dict]:
@@ -321,16 +330,17 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
         out.append(f"| {p} | " + " | ".join(str(c[v]) for v in VERDICTS) + " |")
     out += ["", f"Expected spurious failures of this run (false-fail budget): "
                 f"{s['false_fail_budget']:.3g} (goal <= {FALSE_FAIL_GOAL}).", "",
-            "| id | where | verdict | worst error / tolerance | draws | alternatives rejected | seconds |",
+            "| id | file | verdict | worst error / tolerance | draws | alternatives rejected | seconds |",
             "|---|---|---|---|---|---|---|"]
     for r in rows:
         cmp_ = ">=" if r["comparison"] == "score>=tol" else "<="
-        out.append(f"| `{r['id']}` | {r['where']} | **{r['verdict']}** | "
+        out.append(f"| `{r['id']}` | `{r.get('file', '')}` | **{r['verdict']}** | "
                    f"{_fmt(r['max_error'])} {cmp_} {_fmt(r['tolerance'])} | {r['draws']} | "
                    f"{_alts_cell(r)} | {r['seconds']:.1f} |")
     out.append("")
     for r in rows:
-        out += [f"## `{r['id']}` — {r['verdict']}", "", f"*{r['paper']}, {r['where']}*", "",
+        out += [f"## `{r['id']}` — {r['verdict']}", "", f"*{r['paper']}, {r['where']}* — "
+                f"`{r.get('file', '')}`", "",
                 f"**As printed.** {r['statement']}", ""]
         if r["corrected"]:
             out += [f"**Corrected.** {r['corrected']}", ""]

@@ -1,0 +1,98 @@
+"""The layout rule of the audit: a report row leads to its claim's file in one hop.
+
+- Every claim of a paper is registered in `properties/<paper>/test_<item>.py`, where <item> is the
+  claim id after the paper prefix, dots as underscores, cut at a dot boundary
+  (`joma.theorem2.onehot` may live in `test_theorem2.py`), or still in `test_unmigrated.py`.
+- Every migrated claim (outside test_unmigrated.py) has a printed-form property in its own file
+  and declares at least one alternative.
+- Run and figure modules (`runs.py`, `figures.py`, `common.py`) import no claim file, and no
+  claim file imports test_unmigrated.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+from properties.__main__ import load_registry
+from properties.registry import REGISTERED_IN
+
+ROOT = Path(__file__).resolve().parent.parent
+PAPERS = ("joma", "signgd", "topic")
+
+
+def _properties_by_file():
+    """(claim id, form) of every @audits property, per module file."""
+    out = {}
+    for paper in PAPERS:
+        for f in sorted((ROOT / "properties" / paper).glob("test_*.py")):
+            mod = importlib.import_module(f"properties.{paper}.{f.stem}")
+            marks = []
+            for obj in vars(mod).values():
+                for m in getattr(obj, "pytestmark", []):
+                    if m.name == "claim":
+                        marks.append((m.args[0], m.kwargs.get("form", "printed")))
+            out[f"properties/{paper}/{f.name}"] = marks
+    return out
+
+
+def test_every_claim_lives_in_its_items_file():
+    reg = load_registry([])
+    wrong = []
+    for cid in reg:
+        paper, _, item = cid.partition(".")
+        if paper not in PAPERS:
+            continue
+        f = Path(REGISTERED_IN[cid])
+        ok_dir = f.parent == Path("properties") / paper
+        stem = f.stem.removeprefix("test_")
+        flat = item.replace(".", "_")
+        ok_name = f.stem == "test_unmigrated" or flat == stem or any(
+            ".".join(item.split(".")[:k]).replace(".", "_") == stem
+            for k in range(1, item.count(".") + 1))
+        if not (ok_dir and f.name.startswith("test_") and ok_name):
+            wrong.append(f"{cid} -> {f}")
+    assert not wrong, "claims outside their item's file: " + ", ".join(wrong)
+
+
+def test_migrated_claims_have_a_printed_property_and_alternatives():
+    reg = load_registry([])
+    props = _properties_by_file()
+    bad = []
+    for cid, claim in reg.items():
+        f = REGISTERED_IN.get(cid, "")
+        if cid.split(".")[0] not in PAPERS or f.endswith("test_unmigrated.py"):
+            continue
+        forms = {form for c, form in props.get(f, []) if c == cid}
+        if "printed" not in forms:
+            bad.append(f"{cid}: no printed-form property in {f}")
+        if not claim.alternatives:
+            bad.append(f"{cid}: no alternative declared")
+    assert not bad, "; ".join(bad)
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return names
+
+
+def test_runs_and_figures_import_no_claim_file():
+    bad = []
+    for paper in PAPERS:
+        d = ROOT / "properties" / paper
+        for f in sorted(d.glob("*.py")):
+            imported = {n for n in _imports(f) if n.startswith(f"properties.{paper}.test_")}
+            if f.stem in ("runs", "figures", "common") and imported:
+                bad.append(f"{f.name} imports {sorted(imported)}")
+            if f.stem.startswith("test_") and f.stem != "test_unmigrated" and any(
+                    n.startswith(f"properties.{paper}.test_unmigrated") for n in imported):
+                bad.append(f"{f.name} imports test_unmigrated")
+    assert not bad, "; ".join(bad)
