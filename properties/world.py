@@ -149,6 +149,10 @@ def fingerprint(obj, _depth: int = 0) -> str:
             for f in dataclasses.fields(o):
                 feed(f.name, d + 1)
                 feed(getattr(o, f.name), d + 1)
+        elif type(o).__name__ == "DataObject" and hasattr(o, "conjecture_data"):
+            # st.data(): the draw is what was drawn from it (known after the body ran)
+            h.update(b"data:")
+            feed(tuple(getattr(o.conjecture_data, "choices", ())), d + 1)
         elif callable(o):
             h.update(f"fn:{getattr(o, '__module__', '')}.{getattr(o, '__qualname__', repr(o))};".encode())
         else:
@@ -318,8 +322,14 @@ def _run_draw(inner: Callable, args, kwargs):
         return inner(*args, **kwargs)
     claim = _claim(run.claim_id)
     draw_kwargs = {k: v for k, v in kwargs.items() if k != "world"}
-    key = fingerprint(draw_kwargs)
+    interactive = any(type(v).__name__ == "DataObject" for v in draw_kwargs.values())
+    if interactive and run.takes_world and run.fails is None and claim.alternatives:
+        raise PropertyError(f"{run.claim_id}: a property with st.data() cannot be replayed on the "
+                            "same draw for its alternatives; draw every parameter in @given")
     memo: dict = {}
+    def key():  # after the body ran, so that st.data() draws are part of it
+        return fingerprint(draw_kwargs)
+
     world = World(run.claim_id, None, memo)
     if run.takes_world:
         kwargs = dict(kwargs, world=world)
@@ -332,7 +342,7 @@ def _run_draw(inner: Callable, args, kwargs):
         except ClaimMismatch as e:
             run.sink.merge(sink)
             run.failing_draw = _draw_repr(draw_kwargs)
-            run.draws.add(key)
+            run.draws.add(key())
             if run.fails is None:
                 raise
             run.mismatches.append((run.failing_draw, str(e).splitlines()[0]))
@@ -340,7 +350,7 @@ def _run_draw(inner: Callable, args, kwargs):
         except Inconclusive as e:
             run.sink.merge(sink)
             run.inconclusive.append((_draw_repr(draw_kwargs), str(e.msg)))
-            run.draws.add(key)
+            run.draws.add(key())
             return None
         except Exception:
             run.sink.merge(sink)
@@ -350,7 +360,7 @@ def _run_draw(inner: Callable, args, kwargs):
     if sink.checks == 0:
         run.unchecked_draws += 1
     else:
-        run.draws.add(key)
+        run.draws.add(key())
     if not run.takes_world or run.fails is not None:
         return None
     for alt in claim.alternatives:

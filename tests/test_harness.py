@@ -578,3 +578,31 @@ def test_a_refutation_against_an_unstated_threshold_is_not_earned():
     t = dict(t, origin="derived")
     assert verdict_for(C_POWER, [_row("printed", "xfailed", "mismatch", thresholds=[t])]
                        )["verdict"] == "refuted"
+
+
+def test_st_data_draws_are_counted_by_what_was_drawn_and_not_replayed():
+    cid = "harness.data"
+    claim(cid)
+
+    @audits(cid)
+    @settings(max_examples=5, database=None, derandomize=True, deadline=None)
+    @given(data=st.data())
+    def prop(data):
+        x = data.draw(st.integers(1, 1000))
+        check_close(cid, simulate(x), truth(x), EXACT)
+
+    exc, row = run_row(prop)
+    assert exc is None and row["draws"] >= 3  # distinct by the drawn values, not one repr
+
+    cid2 = "harness.data_world"
+    claim(cid2, (rival("dropped_factor", halved, "drops the factor 2"),))
+
+    @audits(cid2)
+    @settings(max_examples=3, database=None, derandomize=True, deadline=None)
+    @given(data=st.data())
+    def prop2(world, data):
+        x = data.draw(st.integers(1, 1000))
+        check_close(cid2, simulate(x), world.prediction(truth)(x), EXACT)
+
+    exc, _ = run_row(prop2)
+    assert isinstance(exc, PropertyError) and "st.data()" in str(exc)
