@@ -1,0 +1,294 @@
+"""Shared runs and settings of the SignGD audit (Li et al., ICLR 2025): the cached stage runs, the
+problem setup, Table 2's counts and the batched runs several claims read.  Data, not claims: no
+Claim is registered here, and nothing here imports a claim file (properties/signgd/test_*.py
+import from this module).
+
+Every run is in the statement sheet's CPU-sized setting (orthogonal data, disjoint training
+supports, test supports apart): n = 8, s in [20, 30], sigma_p in [1, 2], m_k = 8, m_v = 16,
+sigma_0 ~ 1e-3, eta ~ 6e-5, unless a run says otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from sim import signgd as sim
+from theory import signgd as th
+
+SEED = st.integers(0, 2**31 - 1)
+N_SAMPLES = 8
+M_K, M_V = 8, 16
+LOG = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "train_loss")
+_SETTING = ("Definition 2.1, orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
+            "pairwise-disjoint training supports (d = 1 + n s + 120), test supports apart, "
+            "n = 8, m_k = 8, m_v = 16, fixed head 1/m_v, logistic loss, full-batch SignGD, "
+            "sgn(0) = 0, float64")
+_RANGE = "sweep: s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta in [5e-5, 7e-5]"
+_STAGES = "; ".join(f"{k}: {v}" for k, v in sim.STAGE_DEFINITIONS.items())
+
+
+# --------------------------------------------------------------------------------------------
+# Runs (cached: the canonical run is shared by every property through @example)
+# --------------------------------------------------------------------------------------------
+def _all_noise_aligned(q):
+    """Stop rule of the stage runs: every query and key noise of every seed has the sign of its
+    neuron's query signal (the event that defines T_4)."""
+    sa = np.sign(q["alpha"])[..., None, None]
+    return bool(((np.sign(q["a"]) == sa) & (np.sign(q["b"]) == sa)).all())
+
+
+H = ("sim.signgd.train to 1.25 t* (t*: first step with every seed's noise aligned; cap "
+     "12000 steps)")
+TAIL = 0.25  # the run continues to 1.25 t*, t* = first step with all noise of all seeds aligned
+
+
+@functools.lru_cache(maxsize=8)
+def _run(seed0: int, n_seeds: int, s: int, sigma_p: float, sigma_0: float, eta: float,
+         cap: int, log=LOG, learnable_head: bool = False):
+    """Stage run with a horizon set by the draw: it stops at 1.25 t*, where t* is the first step
+    at which every seed has all its noise aligned with sgn alpha (T_4 of the slowest seed), so a
+    slow draw (small s sigma_p eta) is run as far into Stage IV as a fast one; `cap` bounds it
+    (reaching the cap leaves T_4 = inf for the slow seeds, which lemma4_8 then reports)."""
+    seeds = [seed0 + k for k in range(n_seeds)]
+    d = 1 + N_SAMPLES * s + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True,
+                            device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=sigma_0, device="cpu")
+    tr = sim.train(prob, p0, eta=eta, steps=cap, log_every=1, test_every=100, log=log,
+                   stop=_all_noise_aligned, tail=TAIL, learnable_head=learnable_head)
+    return tr, sim.squeeze_L2(tr.q), sim.stage_times(tr) if "a" in log else None
+
+
+CAP = 12000
+CANON = (11, 8, 30, 1.0, 1e-3, 6e-5, CAP)  # the sheet's CPU setting, 8 seeds
+STAGE_RUN = st.tuples(SEED, st.just(4), st.integers(20, 30), st.floats(1.0, 2.0),
+                      st.floats(7e-4, 1.3e-3), st.floats(5e-5, 7e-5), st.just(CAP))
+
+
+def stage_run(fn):
+    """Property over the canonical run plus Hypothesis-drawn runs of the sweep."""
+    return example(cfg=CANON)(given(cfg=STAGE_RUN)(fn))
+
+
+def _at(x, times):
+    """x: (T, S, ...) -> (S, ...) taken at per-seed logged steps `times` (ints)."""
+    return np.stack([x[int(t), j] for j, t in enumerate(times)])
+
+
+def _fin(st_, *keys):
+    return np.all([np.isfinite(st_[k]) for k in keys], axis=0)
+
+TABLE2 = {  # rows: sign of (a, b) at init; columns: at the end of Stage II  [C numbers]
+    "++": [486, 1, 0, 25], "+-": [244, 4, 9, 250], "-+": [223, 10, 4, 221], "--": [37, 2, 3, 481]}
+COLS = ["++", "+-", "-+", "--"]
+
+
+def _table(a0, b0, a1, b1):
+    def lab(a, b):
+        return np.where(a > 0, np.where(b > 0, 0, 1), np.where(b > 0, 2, 3))
+    r, c = lab(a0, b0).ravel(), lab(a1, b1).ravel()
+    M = np.zeros((4, 4), dtype=int)
+    np.add.at(M, (r, c), 1)
+    return M
+
+
+def _table_fractions(M):
+    """aligned; P(keep|++); P(++|+-); P(++|-+); P(keep|--); positive share among aligned."""
+    M = np.asarray(M, float)
+    tot = M.sum()
+    al = M[:, 0].sum() + M[:, 3].sum()
+    return np.array([al / tot, M[0, 0] / M[0].sum(), M[1, 0] / (M[1, 0] + M[1, 3]),
+                     M[2, 0] / (M[2, 0] + M[2, 3]), M[3, 3] / M[3].sum(), M[:, 0].sum() / al]), \
+        np.array([tot, M[0].sum(), M[1, 0] + M[1, 3], M[2, 0] + M[2, 3], M[3].sum(), al])
+
+def _table_at_end_of_stage3(cfg):
+    tr, q, st_ = _run(*cfg)
+    ok = np.isfinite(st_["T2"])
+    t_end = st_["T4m"] - 1
+    a1, b1 = _at(q["a"], t_end), _at(q["b"], t_end)
+    return _table(q["a"][0], q["b"][0], a1, b1), ok
+
+TABLE2_FR, TABLE2_N = _table_fractions(np.array([TABLE2[k] for k in COLS]))
+MV_GRID = (4, 16, 64, 256)  # the m_v of the trend; "inf" (v(0) = 0) is added as the limit
+MV_ROWS = 16  # one m_v = 16 init per seed, its value rows rescaled by sqrt(16 / m_v)
+TT_SEEDS = 24
+TT_CAP = 6000
+TT_CANON = (11, 30, 1.0, 1e-3, 0.01)  # seed0, s, sigma_p, sigma_0, eps = eta sqrt(s) / sigma_0
+TT_RUN = st.tuples(SEED, st.integers(20, 30), st.floats(1.0, 2.0), st.floats(7e-4, 1.3e-3),
+                   st.floats(0.01, 0.03))
+_TT_RANGE = ("sweep: s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], "
+             "eta = eps sigma_0 / sqrt(s) with eps in [0.01, 0.03] (the step in units of the init "
+             "scale of a noise inner product: T_1 >= ~5 steps at the largest m_v)")
+_TT_SETTING = (_SETTING.replace("m_v = 16", f"m_v in {MV_GRID} and the limit m_v -> inf") +
+               f"; {TT_SEEDS} seeds per draw; each seed's m_v = {MV_ROWS} init with its value rows "
+               "scaled by sqrt(16 / m_v) (exact: the trajectory depends on W_V only through the "
+               "mean value v, tests/test_signgd.py::test_value_rows_enter_only_through_mean_value, "
+               "and v(0) then has the m_v model's law N(0, 2 sigma_0^2 / m_v)); m_v = inf is v(0) = 0")
+
+
+def _problem(seeds, s, *, d=None, sigma_p=1.0, sigma_0=1e-3, n_test=8, m_v=M_V):
+    """Orthogonal data with disjoint training supports and the Eq. 1 init, on the CPU: the setup
+    shared by the runs below (d defaults to 1 + n s + 120)."""
+    d = 1 + N_SAMPLES * s + 120 if d is None else d
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True,
+                            n_test=n_test, device="cpu")
+    return prob, sim.init_params(seeds, d=d, m_k=M_K, m_v=m_v, sigma_0=sigma_0, device="cpu")
+
+
+def _aligned_qk(q):
+    return bool((np.sign(q["a"]) == np.sign(q["b"])).all())
+
+
+@functools.lru_cache(maxsize=4)
+def _tt_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eps: float):
+    """All seeds x (MV_GRID + inf) in one batched run to 1.5 x the first step at which every
+    query/key noise pair of every run agrees in sign.  Returns per grid point (T1, T2) arrays
+    (n_grid + 1, seeds), the closed-form T1 and the run's eta."""
+    eta = eps * sigma_0 / np.sqrt(s)
+    seeds = [seed0 + k for k in range(TT_SEEDS)]
+    G = len(MV_GRID) + 1
+    prob, p0 = _problem(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+                        sigma_0=sigma_0, m_v=MV_ROWS)
+    scale = torch.tensor([np.sqrt(MV_ROWS / m) for m in MV_GRID] + [0.0], dtype=torch.float64)
+    scale = scale.repeat_interleave(TT_SEEDS)[:, None, None, None]
+    p0 = sim.Params(p0.WQ, p0.WK, p0.WV * scale, p0.H)
+    tr = sim.train(prob, p0, eta=eta, steps=TT_CAP, log=("alpha", "beta", "a", "b", "V", "V_mu"),
+                   stop=_aligned_qk, tail=0.5)
+    T1, T2 = sim.stage_times(tr)["T1"], sim.qk_alignment_time(tr)
+    q = sim.squeeze_L2(tr.q)
+    pred = th.stage1_end(q["V_mu"][0], q["V"][0], eta, tr.xi_l1[..., 0])
+    return (T1.reshape(G, TT_SEEDS), T2.reshape(G, TT_SEEDS),
+            pred.reshape(G, TT_SEEDS), eta, tr.xi_l1[..., 0], q["V"][0], q["V_mu"][0])
+
+
+def tt_run(fn):
+    return example(cfg=TT_CANON)(given(cfg=TT_RUN)(fn))
+
+L43_S = (20, 40, 80, 160)  # s = 320 is left out: see the item (4) reading
+L43_SEEDS = 16
+L43_CANON = (11, 1.0, 1e-3, 0.02)  # seed0, sigma_p, sigma_0, eps = eta sqrt(s) / sigma_0
+L43_RUN = st.tuples(SEED, st.floats(1.0, 2.0), st.floats(7e-4, 1.3e-3), st.floats(0.01, 0.03))
+L43_DELTA = 0.25  # |sum_i b_{s,i}| < delta ||b_s||_2: "near 0" for the corrected item (3)
+L43_PRINTED = 0.1  # "bounded away from 0" read as |sum_i b_{s,i}| >= 0.1 ||b_s||_2, every neuron
+_L43_SETTING = (_SETTING + f"; s in {L43_S} (every profile) at a fixed eps = eta sqrt(s) / sigma_0 (the step in "
+                "units of a noise inner product's init scale), d = 1 + n s + s + 3; "
+                f"{L43_SEEDS} seeds per s; sweep: sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], "
+                "eps in [0.01, 0.03]; T_2 by sim.signgd.qk_alignment_time (runs to 1.5 x the first "
+                "step with all pairs aligned)")
+
+
+def _sign_patterns(n):
+    return np.array([[1 - 2 * ((k >> i) & 1) for i in range(n)] for k in range(2 ** n)], float)
+
+
+@functools.lru_cache(maxsize=4)
+def _l43_runs(seed0: int, sigma_p: float, sigma_0: float, eps: float):
+    """Per s in L43_S: the query/key signals' motion by T_2 in units of sigma_0 (S, m_k) and the
+    normalised sums z = |sum_i x_{s,i}(T_2)| / ||x_s(T_2)||_2 for x = a, b (S, m_k) with, for each
+    neuron, the probability that random independent signs on the same magnitudes give z < delta
+    (exact enumeration over the 2^n sign patterns)."""
+    seeds = [seed0 + k for k in range(L43_SEEDS)]
+    out = {}
+    pats = _sign_patterns(N_SAMPLES)
+    for s in L43_S:
+        eta = eps * sigma_0 / np.sqrt(s)
+        prob, p0 = _problem(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+                            sigma_0=sigma_0)
+        tr = sim.train(prob, p0, eta=eta, steps=TT_CAP, log=("alpha", "beta", "a", "b"),
+                       stop=_aligned_qk, tail=0.5)
+        T2 = sim.qk_alignment_time(tr)
+        if not np.isfinite(T2).all():
+            raise RuntimeError(f"s = {s}: some seed did not align within {TT_CAP} steps")
+        q = sim.squeeze_L2(tr.q)
+        T2 = T2.astype(int)
+        r = {k_: _at(q[k_], T2) for k_ in ("alpha", "beta", "a", "b")}
+        r["dalpha"] = np.abs(r["alpha"] - q["alpha"][0]) / sigma_0
+        r["dbeta"] = np.abs(r["beta"] - q["beta"][0]) / sigma_0
+        for k_ in ("a", "b"):
+            x = r[k_]  # (S, m_k, n)
+            nrm = np.sqrt((x ** 2).sum(-1))
+            r["z_" + k_] = np.abs(x.sum(-1)) / nrm
+            sums = np.abs(np.abs(x) @ pats.T) / nrm[..., None]  # (S, m_k, 2^n)
+            r["p_" + k_] = (sums < L43_DELTA).mean(-1)
+        r["tau2"] = T2 * eta / sigma_0
+        out[s] = r
+    return out
+
+
+def l43_run(fn):
+    return example(cfg=L43_CANON)(given(cfg=L43_RUN)(fn))
+
+OPT_SEEDS, OPT_LOG_EVERY = 2, 10
+OPT_LOG = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "train_loss")
+_OPT_SETTING = _SETTING.replace("n = 8,", "n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5,")
+GD_TAIL = 8000  # GD steps of the rate fit (signgd.gd.faster)
+GD_RATES = (0.1, 1.0)  # 0.1: the paper's GD rate on MNIST (App. B.1); its synthetic rate was lost
+GD_SIGMA_P = (1.0, 2.0)
+
+
+@functools.lru_cache(maxsize=4)
+def _gd_runs(seed0: int, sigma_p: float):
+    """SignGD (6e-5) and GD (GD_RATES), each stopped at the first logged step with L_S <= 0.05
+    for every seed; and SignGD vs GD at the common rate 1e-4 (Fig. 2 (c)) for 1000 steps."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    s = 30
+    d = 1 + N_SAMPLES * s + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    stop = lambda q: bool(q["train_loss"].max() <= 0.05)  # noqa: E731
+    kw = dict(log_every=OPT_LOG_EVERY, log=("s11", "s21", "alpha", "train_loss"), stop=stop)
+    out = {"signgd": sim.train(prob, p0, eta=6e-5, steps=CAP, **kw)}
+    for lr in GD_RATES:
+        out[lr] = sim.train(prob, p0, eta=lr, steps=CAP, optimizer="gd", **kw)
+    for k_ in ("signgd",) + GD_RATES:  # per-test-sample losses (paired across optimizers)
+        f, _ = sim.forward(prob.test.P, out[k_].final)
+        out[k_].settings["test_losses"] = torch.nn.functional.softplus(-prob.test.y * f).numpy()
+    kw = dict(log_every=OPT_LOG_EVERY, log=("train_loss",), steps=1000, eta=1e-4)
+    out["fair"] = (sim.train(prob, p0, **kw), sim.train(prob, p0, optimizer="gd", **kw))
+    return out
+
+
+_GD_SETTING = _SETTING.replace("n = 8,", "n = 8, s = 30, sigma_0 = 1e-3,")
+
+
+# --------------------------------------------------------------------------------------------
+# Stage I only: runs that stop at T_1 (signgd.t1_closed_form)
+# --------------------------------------------------------------------------------------------
+T1_MV_GRID = (1, 4, 16, 64, 0)  # m_v of v(0)'s law; 0 stands for m_v = inf (v(0) = 0)
+T1_SEEDS = 16
+T1_CAP = 3000  # eps = eta sqrt(s) / sigma_0 >= 0.01 puts T_1 below ~300 steps (m_v = 1)
+
+
+def _d_positive(q):
+    """Stop rule of the Stage I runs: D_i = V_i - V_mu > 0 for every sample of every instance."""
+    return bool((q["V"][..., 0] - q["V_mu"][:, None] > 0).all())
+
+
+@functools.lru_cache(maxsize=8)
+def t1_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
+           optimizer: str = "signgd", cap: int = T1_CAP):
+    """T1_SEEDS seeds x T1_MV_GRID in one batched run of the full model (each seed's m_v = 16
+    init with its value rows scaled by sqrt(16 / m_v), 0 for m_v = inf), logged every step, to
+    the first step at which every instance has D_i > 0 for all samples (cap `cap`).  Returns a
+    dict: T1 measured by sim.signgd.stage_times (G x seeds), and the init the closed form reads:
+    V_mu0 (G x seeds), V0, xi_l1 (G x seeds x n), and eta."""
+    seeds = [seed0 + k for k in range(T1_SEEDS)]
+    G = len(T1_MV_GRID)
+    prob, p0 = _problem(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+                        sigma_0=sigma_0, m_v=MV_ROWS)
+    scale = torch.tensor([np.sqrt(MV_ROWS / m) if m else 0.0 for m in T1_MV_GRID],
+                         dtype=torch.float64).repeat_interleave(T1_SEEDS)[:, None, None, None]
+    p0 = sim.Params(p0.WQ, p0.WK, p0.WV * scale, p0.H)
+    tr = sim.train(prob, p0, eta=eta, steps=cap, optimizer=optimizer,
+                   log=("alpha", "beta", "a", "b", "V", "V_mu"), stop=_d_positive, tail=0.0)
+    q = sim.squeeze_L2(tr.q)
+    shape = (G, T1_SEEDS)
+    return dict(T1=sim.stage_times(tr)["T1"].reshape(shape),
+                V_mu0=q["V_mu"][0].reshape(shape), V0=q["V"][0].reshape(shape + (-1,)),
+                xi_l1=tr.xi_l1[..., 0].reshape(shape + (-1,)), eta=float(eta),
+                steps=int(tr.t[-1]))

@@ -1,0 +1,126 @@
+"""signgd.t1_closed_form: the end of Stage I, T_1, from the init alone (derived [D]).
+
+What this is: a simulator consistency check of a derived closed form, not a claim of the paper.
+T_1 = max_i (floor(t_i*) + 1)_+ follows from the linear value dynamics of eqs. (8)-(9)
+(V_mu += 2 eta, V_i += 2 eta ||xi_i||_1 per step) and the definition of T_1 (first step with
+D_i = V_i - V_mu > 0 for every sample).  What could fail: the full model's value-gradient signs
+staying fixed for every coordinate and every step until T_1 (so that D_i is exactly linear), the
+stage detector `sim.signgd.stage_times`' T_1, and the floor / +1 / rate arithmetic, which the
+rivals below get wrong in the ways a derivation can.
+
+Draws: one batched run per draw of T1_SEEDS seeds x m_v in (1, 4, 16, 64, inf) (each seed's
+m_v = 16 init with its value rows rescaled: v(0) then has the m_v model's law), stopped at the
+first step where every instance has left Stage I.  The paper's CPU setting (s = 30,
+sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5: T_1 of 1-8 steps) is the explicit example; the sweep
+reaches eps = eta sqrt(s) / sigma_0 = 0.01 (T_1 up to ~300 steps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
+from properties.signgd.runs import _SETTING, SEED, T1_MV_GRID, T1_SEEDS, t1_run
+from theory import signgd as th
+
+CID = "signgd.t1_closed_form"
+PAPER_CFG = (11, 30, 1.0, 1e-3, 6e-5)  # seed0, s, sigma_p, sigma_0, eta: the sheet's CPU setting
+T1_CASE = st.tuples(SEED, st.integers(10, 40), st.floats(0.5, 2.0), st.floats(5e-4, 2e-3),
+                    st.floats(0.01, 0.5)).map(
+    lambda c: (c[0], c[1], c[2], c[3], float(c[4] * c[3] / np.sqrt(c[1]))))
+
+
+# --- rivals: the closed form with one derivation step wrong ----------------------------------
+def no_minus_one(V_mu0, V0, eta, xi_l1):
+    """D_i grows at 2 eta ||xi_i||_1 (V_mu's own growth 2 eta forgotten)."""
+    return th.stage1_end(V_mu0, V0, eta, np.asarray(xi_l1) + 1.0)
+
+
+def halved_rate(V_mu0, V0, eta, xi_l1):
+    """D_i grows at eta (||xi_i||_1 - 1): the factor 2 of the two value matrices j = +-1 dropped."""
+    return th.stage1_end(V_mu0, V0, eta / 2, xi_l1)
+
+
+def quarter_rate_old_control(V_mu0, V0, eta, xi_l1):
+    """The old `control=` of this claim, stage1_end(eta / 2, ||xi||_1 / 2 + 1/2): described there
+    as 'the rate halved', it is eta (||xi_i||_1 - 1) / 2, a quarter of the rate."""
+    return th.stage1_end(V_mu0, V0, eta / 2, np.asarray(xi_l1) / 2 + 0.5)
+
+
+def floor_without_plus_one(V_mu0, V0, eta, xi_l1):
+    """max_i floor(t_i*)_+: the last step with D_i <= 0 instead of the first with D_i > 0."""
+    V_mu0, V0, xi_l1 = (np.asarray(x, dtype=np.float64) for x in (V_mu0, V0, xi_l1))
+    D0 = V0 - V_mu0[..., None]
+    tc = th.crossing_time(V_mu0[..., None], V0, eta, xi_l1)
+    return np.where(D0 > 0, 0.0, np.floor(tc)).max(-1)
+
+
+# --- null: sign steps switched off ----------------------------------------------------------
+def gd_steps(seed0, s, sigma_p, sigma_0, eta):
+    """The same data and init trained by plain GD at the same eta, for twice the SignGD run's
+    horizon (read from the claim world's cached run): without sign steps the value noise does
+    not move by eta ||xi_i||_1 per step."""
+    horizon = t1_run(seed0, s, sigma_p, sigma_0, eta)["steps"]
+    return t1_run(seed0, s, sigma_p, sigma_0, eta, optimizer="gd", cap=2 * horizon + 2)
+
+
+register(Claim(
+    id=CID, where="Section 4.1 (Stage I, Lemma 4.1) with the linear value "
+                  "dynamics of eqs. (8)-(9); derived here",
+    statement="[D] Stage I ends at T_1 = max_i (floor(t_i*) + 1)_+, "
+              "t_i* = (V_mu(0) - V_i(0)) / (2 eta (||xi_i||_1 - 1)): the first step with "
+              "D_i = V_i - V_mu > 0 for every sample, from the init alone.",
+    assumptions=_SETTING.replace("m_v = 16", f"m_v in {T1_MV_GRID[:-1]} and m_v = inf") + "; "
+                f"{T1_SEEDS} seeds x m_v per draw (each seed's m_v = 16 init with its value rows "
+                "scaled by sqrt(16 / m_v); m_v = inf is v(0) = 0), d = 1 + n s + s + 3; sweep: "
+                "s in [10, 40], sigma_p in [0.5, 2], sigma_0 in [5e-4, 2e-3], eta = eps sigma_0 / "
+                "sqrt(s), eps in [0.01, 0.5]; the paper's CPU setting (s = 30, sigma_p = 1, "
+                "sigma_0 = 1e-3, eta = 6e-5) is an explicit example",
+    prediction="theory.signgd.stage1_end of the logged init",
+    simulation="properties.signgd.runs.t1_run: sim.signgd.train (full model, SignGD), every "
+               "step, stopped at the first step with D_i > 0 everywhere; T_1 by "
+               "sim.signgd.stage_times",
+    metric="max |T_1 measured - T_1 predicted| over seeds and m_v (integers)",
+    tolerance="derived: integers agree exactly, so any disagreement is >= 1 and the threshold "
+              "is 1/2; round-off could move a crossing only when t_i* lies within ~1e-12 "
+              "relative of an integer (probability < 1e-9 per draw, recorded as the false-fail)",
+    reading="A simulator consistency check of a derived form, not a claim of the paper: it "
+            "holds once the value dynamics are exactly linear (signgd.step_magnitude), and "
+            "what it adds is the crossing arithmetic and the stage detector's T_1. Rivals: "
+            "the rate without the -1 (V_mu's growth forgotten), the rate halved (one value "
+            "matrix), the old control (a quarter of the rate, mislabelled 'halved'), the floor "
+            "without +1; null: GD instead of SignGD on the same data and init. Consequence, not "
+            "checked here: v(0) ~ N(0, 2 sigma_0^2 / m_v) makes eta T_1 / sigma_0 = "
+            "Theta((s m_v)^{-1/2}) with no sigma_p dependence (signgd.t2_vs_t1).",
+    alternatives=(
+        rival("no_minus_one", no_minus_one,
+              "plausible slip: D_i's rate 2 eta ||xi_i||_1, V_mu's growth 2 eta left out",
+              replaces="t1_form"),
+        rival("halved_rate", halved_rate,
+              "dropped factor 2: eta (||xi_i||_1 - 1), one value matrix's step instead of the "
+              "mean row difference of j = +1 and j = -1", replaces="t1_form"),
+        rival("quarter_rate_old_control", quarter_rate_old_control,
+              "this claim's old control= (stage1_end(eta/2, ||xi||_1/2 + 1/2), called 'halved'; "
+              "it is a quarter of the rate)", replaces="t1_form"),
+        rival("floor_without_plus_one", floor_without_plus_one,
+              "off by one: max_i floor(t_i*), the last step still in Stage I",
+              replaces="t1_form"),
+        null("gd_steps", gd_steps, "sign steps switched off: GD at the same eta, same data and "
+             "init, twice the SignGD horizon", replaces="t1_run"),
+    ),
+))
+
+
+@audits(CID)
+@examples(4)
+@example(cfg=PAPER_CFG)
+@given(cfg=T1_CASE)
+def test_signgd_t1_closed_form(world, cfg):
+    r = world.simulation(t1_run, "t1_run", pure=True)(*cfg)
+    pred = world.prediction(th.stage1_end, "t1_form")(r["V_mu0"], r["V0"], r["eta"], r["xi_l1"])
+    tol = Tolerance.derived(0.5, "T_1 is an integer step: equal integers (any disagreement is "
+                            ">= 1); round-off moves a crossing only for t_i* within ~1e-12 "
+                            "relative of an integer", 1e-9)
+    check_close(CID, r["T1"], pred, tol, what="T_1 = stage1_end(init), every seed and m_v")
