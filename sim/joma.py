@@ -174,10 +174,13 @@ class Trajectory:
 
 
 def simulate_eqn2(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=None,
-                  log_every: int | None = None, blowup: float = 1e6) -> Trajectory:
+                  log_every: int | None = None, blowup: float = 1e6,
+                  freeze_z: bool = False) -> Trajectory:
     """Gradient steps of size eta on Eqn. 2 up to time `horizon` (steps = horizon / eta, which
     must be an integer).  W0 / z0 default to zero initialisation.  Raises BlowUpError when the
-    state leaves the finite range |.| < blowup (exp attention blows up in finite time)."""
+    state leaves the finite range |.| < blowup (exp attention blows up in finite time).
+    freeze_z=True keeps the attention logits z at z0 (a null: self-attention not trained, W
+    still trained by the same steps)."""
     S, d, M_C, N, K = p.shape
     if not (eta > 0 and math.isfinite(eta)):
         raise ValueError(f"eta must be finite and > 0, got {eta}")
@@ -205,7 +208,7 @@ def simulate_eqn2(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=Non
     log(0)
     for step in range(1, steps + 1):
         W_dot, z_dot = eqn2_velocity(p, W, z)
-        dW, dz = eta * W_dot, eta * z_dot
+        dW, dz = eta * W_dot, (0.0 if freeze_z else eta) * z_dot
         dv = Ut @ dW
         Qv += (dv * dv).sum(-1)
         Qz += dz * dz

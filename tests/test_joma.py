@@ -139,6 +139,18 @@ def test_exp_attention_horizon_past_blowup_is_an_error():
         simulate_eqn2(p, eta=0.01, horizon=50.0, W0=W0 * 3, z0=z0 + 3, log_every=10)
 
 
+def test_freeze_z_keeps_attention_fixed_and_v_linear():
+    # the null of joma.theorem2: z held at 0, so dv/dt = Delta / A exactly (K = 1, linear phi)
+    p = make_problem([5, 6], M_C=4, K=1, C=2, d=6, N=16, attention="exp", activation="linear",
+                     A=1.6, device="cpu")
+    tr = simulate_eqn2(p, eta=0.05, horizon=1.0, freeze_z=True)
+    assert np.all(tr.z == 0)
+    delta = (p.G[..., 0:1] * p.X).mean(1).numpy()
+    np.testing.assert_allclose(tr.V[-1, :, :, 0], delta * 1.0 / 1.6, atol=1e-13)
+    trained = simulate_eqn2(p, eta=0.05, horizon=1.0)
+    assert np.abs(trained.z[-1]).max() > 0
+
+
 def test_eqn2_problem_validates():
     p = make_problem([0], M_C=3, K=1, C=2, d=4, N=4, device="cpu")
     with pytest.raises(ValueError, match="A must be"):

@@ -66,8 +66,8 @@ from theory import joma as th
 # Sections 2-3: Theorems 1-2 (Eqns. 1-4, Appendix A.2)
 #==================================================================================================
 
-SEEDS = st.lists(st.integers(0, 2**31 - 1), min_size=2, max_size=3, unique=True)
-ETAS = lambda eta0: [eta0, eta0 / 2, eta0 / 4, eta0 / 8]  # noqa: E731  halving ladder
+from properties.joma.common import ETAS, SEEDS  # noqa: E402  (shared with the claim files)
+from properties.joma.common import problem as _problem  # noqa: E402
 
 # --------------------------------------------------------------------------------------------
 # Claims
@@ -156,53 +156,10 @@ register(Claim(
     metric="|z_m(T) - 1/2 sum_k v_k^2(T)| vs eta; exact discrete identity with c = 0",
     tolerance=_ORDER_TOL,
 ))
-register(Claim(
-    id="joma.theorem2", where="Theorem 2, Eqn. 4 (Section 3.1); proof Eqns. 20-23",
-    statement="With linear MLP activation and zero initialization, for exp attention any two "
-              "tokens l != l' satisfy erf(v_l(t)/2)/Delta_lm = erf(v_l'(t)/2)/Delta_l'm, "
-              "Delta_lm = E_{q=m}[g_{h_k} x_l].",
-    assumptions="K = 1, phi linear, exp attention with constant A, zero initialisation, Delta_lm "
-                "constant (Assumption 1), horizon before the blow-up time "
-                "t* = sqrt(pi/2) A / max_l |Delta_lm|; Delta_lm != 0.",
-    prediction="theory.joma.THEOREM2_PRINTED / THEOREM2_CORRECTED",
-    simulation="sim.joma.simulate_eqn2 (full Eqn. 2) and sim.joma.solve_eqn3 (reduced Eqn. 3)",
-    metric="max_l |term(v_l) - (Delta_l/Delta_l*) term(v_l*)| (Eqn. 4 against l* = argmax|Delta|, "
-           "cross-multiplied so small Delta_l do not divide)",
-    tolerance="reduced Eqn. 3: ODE solver (DOP853, rtol 1e-11) x 100; full Eqn. 2: "
-              "discretization O(eta), slope 1 +- 0.25 over 3 halvings of eta",
-    corrected="erf(v_l(t)/sqrt 2)/Delta_lm = erf(v_l'(t)/sqrt 2)/Delta_l'm "
-              "(= sqrt(2/pi) t / A; closed form v_l(t) = sqrt 2 erfinv(sqrt(2/pi) Delta_lm t / A))",
-    reason="Eqn. 22 separates as e^{-v^2/2} dv_l = Delta_lm dt / A, and "
-           "int_0^v e^{-u^2/2} du = sqrt(pi/2) erf(v/sqrt 2), not a multiple of erf(v/2) "
-           "(that would integrate e^{-v^2/4}). The printed invariant drifts by O(1) in both "
-           "the reduced ODE and the full Eqn. 2 simulation; the sqrt 2 form holds.",
-    reading="Eqn. 3 is printed without the exp-attention constant A; the reduced simulation uses "
-            "A = 1 as printed, the full simulation draws A (the rate is Delta/A, Eqn. 20).",
-))
-register(Claim(
-    id="joma.theorem2.onehot", where="Remark after Theorem 2 (Section 3.1)",
-    statement="The weights become one-hot over training: with l* = argmax_l |Delta_lm|, "
-              "v_l*(t) -> sign(Delta_l*m) x infinity and the other v_l(t) converge to finite numbers.",
-    assumptions="Those of Theorem 2, with a unique argmax |Delta_lm| (gap >= 10%).",
-    prediction="theory.joma.THEOREM2_LIMIT: v_l -> sqrt 2 erfinv(Delta_l / |Delta_l*|) as "
-               "t -> t* = sqrt(pi/2) A / |Delta_l*| (the divergence happens in finite time)",
-    simulation="sim.joma.solve_eqn3 up to t = (1 - eps) t*",
-    metric="|v_l(t) - limit_l| vs eps (order 1 in eps); sign and growth of v_l*",
-    tolerance="asymptotic: the distance to the limit must shrink like eps (slope 1 +- 0.25 over "
-              "eps = 1e-2..1e-4); v_l* must exceed sqrt(2) erfinv(1 - 2 eps)",
-    reading="'Over training' is read as t -> t*, the finite blow-up time of Eqn. 3.",
-))
-
 
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
-def _problem(draw_params, attention):
-    seeds, M_C, K, extra_d, N, act, A = draw_params
-    return make_problem(seeds, M_C=M_C, K=K, C=max(K, 2), d=M_C + 1 + extra_d, N=N,
-                        attention=attention, activation=act, A=A, device="cpu")
-
-
 T1_PARAMS = st.tuples(SEEDS, st.integers(2, 8), st.integers(1, 3), st.integers(0, 3),
                       st.sampled_from([16, 32, 64]), st.sampled_from(["linear", "relu"]),
                       st.floats(0.5, 2.0))
@@ -404,118 +361,6 @@ def test_joma_theorem1_softmax_fig2(params, horizon):
 
 
 # --------------------------------------------------------------------------------------------
-# Theorem 2
-# --------------------------------------------------------------------------------------------
-def _delta_of(p):
-    """Delta_lm = E[g x_l] for the single node (K = 1), from the problem's data."""
-    return (p.G[..., 0:1] * p.X).mean(1).cpu().numpy()  # (S, M_C)
-
-
-T2_PARAMS = st.tuples(SEEDS, st.integers(2, 8), st.just(1), st.integers(0, 3),
-                      st.sampled_from([16, 32, 64]), st.just("linear"), st.floats(0.5, 2.0))
-
-
-def _t2_full(params, frac):
-    p = _problem(params, "exp")
-    delta = _delta_of(p)
-    t_star = th.theorem2_blowup_time(np.abs(delta).max(-1), p.A).min()
-    horizon = float(frac * t_star)
-    etas = ETAS(horizon / 100)
-    runs = [simulate_eqn2(p, eta=eta, horizon=horizon) for eta in etas]
-    return delta, etas, [tr.V[-1, :, :, 0] for tr in runs]
-
-
-@audits("joma.theorem2", form="printed",
-        fails="erf(v/2) is not the integral of e^{-v^2/2}: the printed invariant drifts by O(1) "
-              "and does not shrink with eta")
-@examples(3, printed_fails=True)
-@given(T2_PARAMS, st.floats(0.3, 0.8))
-def test_joma_theorem2_printed_full(params, frac):
-    delta, etas, vs = _t2_full(params, frac)
-    err = [np.abs(th.theorem2_ratio_check(v, delta, th.theorem2_printed_term)).max() for v in vs]
-    check_order("joma.theorem2", etas, err, 1.0, what="printed Eqn. 4 in the full Eqn. 2 simulation")
-
-
-@audits("joma.theorem2", form="corrected")
-@examples(4)
-@given(T2_PARAMS, st.floats(0.3, 0.8))
-def test_joma_theorem2_corrected_full(params, frac):
-    delta, etas, vs = _t2_full(params, frac)
-    err = [np.abs(th.theorem2_ratio_check(v, delta, th.theorem2_corrected_term)).max() for v in vs]
-    cerr = [np.abs(th.theorem2_ratio_check(v, delta, th.theorem2_printed_term)).max() for v in vs]
-    check_order("joma.theorem2", etas, err, 1.0, control_errors=cerr,
-                what="corrected Eqn. 4 in the full Eqn. 2 simulation")
-
-
-# |Delta_l| distinct (gaps >= 0.05): with equal Delta_l the components coincide and Eqn. 4 holds
-# for any function in place of erf, so such draws could not tell the forms apart.
-DELTAS = st.lists(st.floats(0.05, 0.5), min_size=2, max_size=8).flatmap(
-    lambda gaps: st.tuples(st.permutations(list(np.cumsum(gaps))),
-                           st.lists(st.sampled_from([-1.0, 1.0]), min_size=len(gaps),
-                                    max_size=len(gaps))))
-
-
-def _reduced(deltas_signs, frac):
-    mags, signs = deltas_signs
-    delta = np.array(mags) * np.array(signs)
-    t_star = float(th.theorem2_blowup_time(np.abs(delta).max(), 1.0))
-    t, V = solve_eqn3(delta, frac * t_star)
-    return delta, t, V
-
-
-@audits("joma.theorem2", form="printed",
-        fails="the printed erf(v/2) invariant is violated by the exact solution of Eqn. 3")
-@examples(10, printed_fails=True)
-@given(DELTAS, st.floats(0.2, 0.95))
-def test_joma_theorem2_printed_reduced(deltas_signs, frac):
-    delta, t, V = _reduced(deltas_signs, frac)
-    r = th.theorem2_ratio_check(V, delta, th.theorem2_printed_term)
-    check_close("joma.theorem2", r, np.zeros_like(r), Tolerance.solver(1e-11, float(np.abs(V).max() + 1)),
-                control=r + 1e-3)
-
-
-@audits("joma.theorem2", form="corrected")
-@examples(20)
-@given(DELTAS, st.floats(0.2, 0.95))
-def test_joma_theorem2_corrected_reduced(deltas_signs, frac):
-    delta, t, V = _reduced(deltas_signs, frac)
-    tol = Tolerance.solver(1e-11, float(np.abs(V).max() + 1))
-    r = th.theorem2_ratio_check(V, delta, th.theorem2_corrected_term)
-    wrong = th.theorem2_ratio_check(V, delta, th.theorem2_printed_term)  # control: printed form
-    check_close("joma.theorem2", r, np.zeros_like(r), tol, control=wrong,
-                what="Eqn. 4 with erf(v/sqrt 2) along the solve_ivp solution")
-    # the closed-form trajectory v_l(t) = sqrt2 erfinv(sqrt(2/pi) Delta_l t / A), A = 1
-    closed = th.theorem2_trajectory(delta[None, :], t[:, None], 1.0)
-    check_close("joma.theorem2", V, closed, Tolerance.solver(1e-11, float(np.abs(V).max() + 1), 1e3),
-                metric="max_abs", control=closed * 1.01, what="closed-form trajectory")
-
-
-@audits("joma.theorem2.onehot")
-@examples(10)
-@given(DELTAS.filter(lambda ds: sorted(ds[0])[-2] <= 0.9 * max(ds[0])))
-def test_joma_theorem2_onehot(deltas_signs):
-    mags, signs = deltas_signs
-    delta = np.array(mags) * np.array(signs)
-    lstar = int(np.argmax(np.abs(delta)))
-    t_star = float(th.theorem2_blowup_time(np.abs(delta[lstar]), 1.0))
-    limit = th.theorem2_limit(delta, abs(delta[lstar]))
-    others = np.arange(len(delta)) != lstar
-    epss, dist, cdist = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4], [], []
-    for eps in epss:
-        _, V = solve_eqn3(delta, (1 - eps) * t_star, n_eval=2)
-        v = V[-1]
-        # v_l* diverges with the sign of Delta_l*: it passes sqrt2 erfinv(1 - 2 eps) -> inf
-        bound = float(np.sqrt(2) * erfinv(1 - 2 * eps))
-        check_at_least("joma.theorem2.onehot", float(np.sign(delta[lstar]) * v[lstar]), bound,
-                       "v_l* beyond sqrt2 erfinv(1 - 2 eps) (-> inf as eps -> 0)",
-                       control=float(-np.sign(delta[lstar]) * v[lstar]), what=f"eps={eps:g}")
-        dist.append(np.abs(v[others] - limit[others]).max())
-        cdist.append(np.abs(v[others] - 1.1 * limit[others]).max() + 1e-3)  # wrong limits
-    check_order("joma.theorem2.onehot", epss, dist, 1.0, control_errors=cdist,
-                what="others converge to sqrt2 erfinv(Delta_l/|Delta_l*|)")
-
-
-# --------------------------------------------------------------------------------------------
 # Figures for the report (fixed seeds; drawn with matplotlib's Agg backend by the audit command)
 # --------------------------------------------------------------------------------------------
 def _plot_theorem1(kind):
@@ -571,38 +416,9 @@ def _plot_fig2(path):
     plt.close(fig)
 
 
-def _plot_theorem2(path):
-    import matplotlib.pyplot as plt
-
-    delta = np.array([1.0, 0.7, -0.45, 0.2])
-    t_star = float(th.theorem2_blowup_time(1.0, 1.0))
-    t, V = solve_eqn3(delta, 0.999 * t_star, n_eval=400)
-    fig, axs = plt.subplots(1, 3, figsize=(11, 3.3))
-    for l in range(len(delta)):
-        axs[0].plot(t, th.theorem2_corrected_term(V[:, l]) / delta[l], label=f"Delta={delta[l]:g}")
-        axs[1].plot(t, th.theorem2_printed_term(V[:, l]) / delta[l])
-        axs[2].plot(t, V[:, l])
-        lim = th.theorem2_limit(delta[l], 1.0)
-        if l:
-            axs[2].axhline(lim, ls=":", lw=0.8, color=f"C{l}")
-    axs[0].plot(t, np.sqrt(2 / np.pi) * t, "k:", lw=0.8, label="sqrt(2/pi) t")
-    axs[0].set_title("corrected: erf(v_l/sqrt2)/Delta_l")
-    axs[1].set_title("printed: erf(v_l/2)/Delta_l")
-    axs[2].set_title("v_l(t) -> limits (dotted), t -> t*")
-    axs[0].legend(fontsize=7)
-    for ax in axs:
-        ax.set_xlabel("t")
-    fig.suptitle("joma.theorem2 on the reduced Eqn. 3 (solve_ivp)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 for _id, _plot in (("joma.theorem1.linear", _plot_theorem1("linear")),
                    ("joma.theorem1.exp", _plot_theorem1("exp")),
-                   ("joma.theorem1.softmax_fig2", _plot_fig2),
-                   ("joma.theorem2", _plot_theorem2),
-                   ("joma.theorem2.onehot", _plot_theorem2)):
+                   ("joma.theorem1.softmax_fig2", _plot_fig2)):
     attach_plot(_id, _plot)
 
 
