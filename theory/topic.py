@@ -135,34 +135,45 @@ def lemma1_member(T_, v_, p_m_, p_c_, p_r_, u_vec, spread, with_c1=True):
     """A member of the Lemma 1 family: free constants u_vec (length Tv+1) and, for the split of
     each block sum over its v entries, `spread` (n x n array of weights; rows of each block are
     normalised to sum to one).  with_c1=False gives Theorem 1's family (the -c1 term removed)."""
+    cc = constants(p_m_, p_c_, p_r_, T_, v_)
+    return lemma1_member_with(T_, v_, cc["c1"] if with_c1 else 0.0, cc["c2"], cc["c3"], u_vec,
+                              spread)
+
+
+def lemma1_member_with(T_, v_, c1_, c2_, c3_, u_vec, spread):
+    """`lemma1_member` with the constants given explicitly (c1_ = 0: Theorem 1's family)."""
     n = T_ * v_ + 1
     u_vec = np.asarray(u_vec, dtype=np.float64)
-    cc = constants(p_m_, p_c_, p_r_, T_, v_)
     topic = np.r_[0, (np.arange(1, n) - 1) // v_ + 1]
     W = np.zeros((n, n))
     sp_ = np.asarray(spread, dtype=np.float64)
     for t in range(1, T_ + 1):
         cols = np.arange((t - 1) * v_ + 1, t * v_ + 1)
         wts = sp_[:, cols] / sp_[:, cols].sum(1, keepdims=True)
-        block_sum = u_vec * v_ + cc["c3"] * (topic == t)  # row 0 (topic 0) never matches
+        block_sum = u_vec * v_ + c3_ * (topic == t)  # row 0 (topic 0) never matches
         W[:, cols] = wts * block_sum[:, None]
-    W[0, 0] = -cc["c2"] * u_vec[0]
-    W[1:, 0] = -(cc["c1"] if with_c1 else 0.0) - cc["c2"] * u_vec[1:]
+    W[0, 0] = -c2_ * u_vec[0]
+    W[1:, 0] = -c1_ - c2_ * u_vec[1:]
     return W
 
 
 def lemma1_fit(W: np.ndarray, T_: int, v_: int, p_m_, p_c_, p_r_, with_c1=True):
     """Distance of W from the Lemma 1 family: fit each row's u by least squares to the T + 1
     linear conditions (column 0 and the T block sums) and return (u, residuals (n, T+1))."""
-    n = T_ * v_ + 1
     cc = constants(p_m_, p_c_, p_r_, T_, v_)
+    return lemma1_fit_with(W, T_, v_, cc["c1"] if with_c1 else 0.0, cc["c2"], cc["c3"])
+
+
+def lemma1_fit_with(W: np.ndarray, T_: int, v_: int, c1_, c2_, c3_):
+    """`lemma1_fit` with the constants given explicitly (c1_ = 0: Theorem 1's conditions)."""
+    n = T_ * v_ + 1
     topic = np.r_[0, (np.arange(1, n) - 1) // v_ + 1]
     B = W[:, 1:].reshape(n, T_, v_).sum(-1)  # block sums (n, T)
     own = (topic[:, None] == np.arange(1, T_ + 1)[None, :]).astype(float)
     # conditions: B_it - c3 own_it = v u_i ; W_i0 + c1' = -c2 u_i
-    c1_ = np.where(topic > 0, cc["c1"] if with_c1 else 0.0, 0.0)
-    lhs = np.concatenate([B - cc["c3"] * own, (W[:, 0] + c1_)[:, None]], 1)  # (n, T+1)
-    coef = np.r_[np.full(T_, float(v_)), -cc["c2"]]
+    c1v = np.where(topic > 0, c1_, 0.0)
+    lhs = np.concatenate([B - c3_ * own, (W[:, 0] + c1v)[:, None]], 1)  # (n, T+1)
+    coef = np.r_[np.full(T_, float(v_)), -c2_]
     uhat = lhs @ coef / (coef @ coef)
     return uhat, lhs - uhat[:, None] * coef[None, :]
 

@@ -85,26 +85,6 @@ _EXACT_TOL = ("float64 round-off of the enumerated moments and the closed forms 
               "(||W||_2^2 + 4 max|W| + 4 max|b|) / N")
 
 register(Claim(
-    id="topic.lemma1", where="Lemma 1 (Section 5 / Appendix A.1)",
-    statement="W minimises the loss iff there are reals u_0..u_Tv with W_00 = -c2 u_0, "
-              "sum_{l in t} W_0l = u_0 v for every topic t; W_i0 = -c1 - c2 u_i (i >= 1); "
-              "sum_{l in topic(i)} W_il = c3 + u_i v; sum_{l in t} W_il = u_i v for t != topic(i); "
-              "c1 = p_r/((1-p_c-p_r)(1-(1-p_c)p_m)Tv), c2 = 1/((1-p_c-p_r)p_m) - 1, "
-              "c3 = 1/(1-(1-p_c)p_m).",
-    assumptions=_SETTING + ", b^pred = 0.",
-    prediction="theory.topic.lemma1_member / lemma1_fit / lemma1_row_residual (sympy: the family "
-               "makes W p~_S = P_S for every S identically); min loss 1 - 1/(tau v)",
-    simulation="sim.topic.subset_moments + infinite_loss (all tau-subsets); finite documents: "
-               "sample_documents(model='theory') + mask_tokens + forward(uniform, onehot)",
-    metric="max_abs of (loss - min loss), of the gradient, and of the family residual of "
-           "minimisers C M^+ + Z (I - M M^+); |MC loss - closed form|",
-    tolerance=_EXACT_TOL,
-    reading="Squares in the MLM loss over all Tv+1 coordinates (target e_{w_j}); 'iff' audited "
-            "both ways: every family member attains the minimum with zero gradient, and every "
-            "minimiser (a random point of the affine minimiser set) fits the family exactly; the "
-            "family's dimension n - T per row equals the null-space dimension of M.",
-))
-register(Claim(
     id="topic.theorem1", where="Theorem 1 (Section 4, Appendix B)",
     statement="With W^K = W^Q = 0, W^V = I, b^pred_i = -p_m p_r/((1-(1-p_c)p_m)Tv) (i >= 1), "
               "squared loss, the optimal E = W^E^T W^E satisfies: E_00 = -c2 u_0, "
@@ -243,52 +223,6 @@ register(Claim(
 # --------------------------------------------------------------------------------------------
 # Lemma 1
 # --------------------------------------------------------------------------------------------
-@audits("topic.lemma1")
-@examples(12)
-@given(small_model(), SEED)
-def test_topic_lemma1_family_attains_minimum(m, seed):
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    rng = np.random.default_rng(seed)
-    Ws = np.stack([_random_member(rng, m) for _ in range(3)])
-    L = sm.infinite_loss(torch.tensor(Ws), mom).numpy()
-    Lmin = 1 - 1 / (tau * v)
-    scale = float(np.abs(Ws).max() ** 2 * mom["n"] + 1)
-    # control: move one block sum off the family (W_12 += 0.5 on the target's own topic)
-    Wc = Ws.copy()
-    Wc[:, 1, 1] += 0.5
-    Lc = sm.infinite_loss(torch.tensor(Wc), mom).numpy()
-    check_close("topic.lemma1", L, np.full_like(L, Lmin), Tolerance.roundoff(scale, ops=10 * mom["n"] ** 2),
-                control=Lc, what="family members attain 1 - 1/(tau v)")
-    g = max(_grad_norm(W, mom) for W in Ws)
-    check_close("topic.lemma1", g, 0.0, Tolerance.roundoff(scale, ops=10 * mom["n"] ** 2),
-                control=_grad_norm(Wc[0], mom), what="zero gradient")
-
-
-@audits("topic.lemma1")
-@examples(12)
-@given(small_model(), SEED)
-def test_topic_lemma1_minimisers_are_in_family(m, seed):
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    n = mom["n"]
-    rng = np.random.default_rng(seed)
-    # every minimiser: C M^+ + Z (I - M M^+) for arbitrary Z
-    Mp = np.linalg.pinv(mom["M"], rcond=1e-12, hermitian=True)
-    proj = np.eye(n) - mom["M"] @ Mp
-    W = mom["C"] @ Mp + rng.normal(0, 1, (n, n)) @ proj
-    _, res = th.lemma1_fit(W, T, v, p_m, p_c, p_r)
-    _, res_wrong = th.lemma1_fit(W, T, v, p_m, p_c, p_r, with_c1=False)  # control: no -c1 term
-    cond = float(np.linalg.cond(mom["M"] + proj))
-    tol = Tolerance.roundoff(float(np.abs(W).max() + 1) * cond, ops=10 * n)
-    check_close("topic.lemma1", res, np.zeros_like(res), tol, control=res_wrong,
-                what="a random minimiser fits the family")
-    # dimension count: family has n - T free parameters per row = nullity of M
-    rank = np.linalg.matrix_rank(mom["M"], tol=1e-10)
-    check_close("topic.lemma1", float(n - rank), float(n - T), Tolerance(0.5, "exact integer count"),
-                control=float(n - T - 1), what="family dimension = null-space dimension")
-
-
 def _mc_loss(W, b, m, seed, N, D):
     """Finite-document MC estimate of the uniform-attention loss with (W, b), by the eq. 7 model."""
     T, v, tau, p_m, p_c, p_r = m
@@ -325,30 +259,6 @@ def mc_model(draw):
     p_c = draw(st.floats(0.05, 0.4))
     p_r = draw(st.floats(0.05, 0.4))
     return T, v, tau, p_m, p_c, p_r
-
-
-@audits("topic.lemma1")
-@examples(3)
-@given(mc_model(), SEED)
-def test_topic_lemma1_finite_document_mc(m, seed):
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    rng = np.random.default_rng(seed)
-    n = mom["n"]
-    Ws = [_random_member(rng, m, u_scale=0.05), th.definition2_dv(T, v, p_m, p_c, p_r),
-          rng.normal(0, 0.1, (n, n))]
-    bs = [np.zeros(n)] * 3
-    N, D = 2000, 800
-    est, se = _mc_loss(Ws, bs, m, seed, N, D)
-    pred = sm.infinite_loss(torch.tensor(np.stack(Ws)), mom).numpy()
-    # control: the same loss without masking noise (p~ = P): a different closed form
-    Pm = sm.subset_moments(T, v, tau, 1e-9, 0.5, 0.4)  # p_m -> 0: unmasked documents
-    control = sm.infinite_loss(torch.tensor(np.stack(Ws)), Pm).numpy()
-    tol_mc = Tolerance.monte_carlo(float(se.max()), 1e-6, comparisons=3)
-    bias = float(_bias_bound(Ws, bs, N).max())
-    tol = Tolerance(tol_mc.value + bias, tol_mc.model + f" + finite-N bias bound {bias:.3g}")
-    check_close("topic.lemma1", est, pred, tol, control=control,
-                what="finite-document MC of the uniform-attention loss")
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,178 @@
+"""Shared pieces of the topic-structure properties: strategies, the exact Assumption-1 setup,
+the finite-document Monte Carlo, and error models.  Imported by the claim files and by
+`test_unmigrated.py`; imports no claim file.
+
+Paper's own setting (Section 6 experiments): T = v = 10, p_m = 0.15, p_c = p_r = 0.1.  The
+theory claims (Lemma 1, Theorems 1, 2, 4, Definition 2) fix no tau; their paper-setting example
+uses tau = 3 (C(10, 3) = 120 subsets).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from properties import Tolerance
+from sim import make_generator
+from sim import topic as sm
+from theory import topic as th
+
+SEED = st.integers(0, 2**31 - 1)
+PAPER = (10, 10, 3, 0.15, 0.1, 0.1)  # (T, v, tau, p_m, p_c, p_r)
+PAPER_P = (0.15, 0.1, 0.1)
+
+
+@st.composite
+def probs(draw, lo=0.02):
+    p_m = draw(st.floats(0.05, 0.9))
+    p_c = draw(st.floats(lo, 0.6))
+    p_r = draw(st.floats(lo, min(0.6, 0.95 - p_c)))
+    return p_m, p_c, p_r
+
+
+@st.composite
+def small_model(draw):
+    """(T, v, tau, p_m, p_c, p_r) with tau < T, small enough to enumerate all tau-subsets."""
+    T = draw(st.integers(2, 6))
+    v = draw(st.integers(1, 4))
+    tau = draw(st.integers(1, T - 1))
+    return (T, v, tau, *draw(probs()))
+
+
+@st.composite
+def mc_model(draw):
+    T = draw(st.integers(2, 5))
+    v = draw(st.integers(2, 4))
+    tau = draw(st.integers(1, T - 1))
+    p_m = draw(st.floats(0.2, 0.6))
+    p_c = draw(st.floats(0.05, 0.4))
+    p_r = draw(st.floats(0.05, 0.4))
+    return T, v, tau, p_m, p_c, p_r
+
+
+SETTING = ("one-hot embeddings (eq. 7, W^E = I), uniform attention (W^K = W^Q = 0), squared "
+           "MLM loss (eqs. 1, 3) over all Tv + 1 output coordinates, Assumption 1 (exactly tau "
+           "topics, empirical word frequencies 1/(tau v)), 1 <= tau < T, p_m, p_c, p_r in (0, 1), "
+           "p_c + p_r < 1")
+EXACT_TOL = ("float64 round-off of the enumerated moments and the closed forms (Tolerance."
+             "roundoff, scale = the matrices' magnitude); finite-document Monte Carlo: z x SE "
+             "(false-fail 1e-6) plus the O(1/N) finite-document bias bound "
+             "(||W||_2^2 + 4 max|W| + 4 max|b|) / N")
+
+
+def setup(m):
+    T, v, tau, p_m, p_c, p_r = m
+    return sm.subset_moments(T, v, tau, p_m, p_c, p_r)
+
+
+def constants(m):
+    """(c1, c2, c3) of Lemma 1 as printed (theory.topic)."""
+    T, v, tau, p_m, p_c, p_r = m
+    cc = th.constants(p_m, p_c, p_r, T, v)
+    return cc["c1"], cc["c2"], cc["c3"]
+
+
+# neighbouring constants (rivals): each a plausible slip in the printed c1, c2, c3
+def constants_no_c1(m):
+    """c1 = 0: Theorem 1's conditions (its bias b^pred absorbs the -c1 term)."""
+    c1, c2, c3 = constants(m)
+    return 0.0, c2, c3
+
+
+def constants_c3_one(m):
+    """c3 = 1: the 1/(1 - (1 - p_c) p_m) rescaling by the unmasked share a dropped."""
+    c1, c2, c3 = constants(m)
+    return c1, c2, 1.0
+
+
+def constants_c2_no_minus_one(m):
+    """c2 = 1/((1 - p_c - p_r) p_m): the '- 1' of c2 dropped."""
+    c1, c2, c3 = constants(m)
+    return c1, c2 + 1.0, c3
+
+
+def constants_c1_sign(m):
+    """+c1 instead of -c1 in W_i0."""
+    c1, c2, c3 = constants(m)
+    return -c1, c2, c3
+
+
+def mu_range(mom):
+    """(smallest non-zero, largest) eigenvalue of M."""
+    mu = np.linalg.eigvalsh(mom["M"])
+    return float(mu[mu > 1e-12 * mu.max()].min()), float(mu.max())
+
+
+def grad(W, mom, b=None, lam=0.0):
+    """Autograd gradient of the Assumption-1 loss in W (and b): numpy arrays."""
+    Wt = torch.tensor(np.asarray(W, dtype=np.float64), requires_grad=True)
+    sm.infinite_loss(Wt, mom, None if b is None else torch.tensor(b), lam).sum().backward()
+    return Wt.grad.numpy()
+
+
+def exact_tol(W, mom):
+    """Round-off of the quadratic loss and its gradient at W: 10 n^2 accumulated products of
+    size max|W|^2 n (a deliberately generous bound; still ~1e-10)."""
+    n = mom["n"]
+    scale = float(np.abs(W).max() ** 2 * n + 1)
+    return Tolerance.roundoff(scale, ops=10 * n ** 2)
+
+
+def residual_bound(G, v, mu_min):
+    """Error model for the Lemma 1 family residual of an approximate minimiser W, from its
+    gradient G = 2 (W M - C'): the distance of W from the (affine) minimiser set along range(M)
+    is ||D||_F <= ||G||_F / (2 mu_min); the residual is the projection (I - P_coef) of the
+    linear map D_row -> (block sums of D_row, D_i0), whose norm is <= sqrt(v); so
+    max|residual| <= sqrt(v) ||G||_F / (2 mu_min)."""
+    return math.sqrt(v) * float(np.linalg.norm(G)) / (2 * mu_min)
+
+
+def random_member(rng, m, consts, u_scale=0.3):
+    """A random member of the Lemma 1 family with constants `consts` = (c1, c2, c3)."""
+    T, v, tau, p_m, p_c, p_r = m
+    n = T * v + 1
+    c1, c2, c3 = consts
+    return th.lemma1_member_with(T, v, c1, c2, c3, rng.normal(0, u_scale, n),
+                                 rng.uniform(0.2, 1.0, (n, n)))
+
+
+def mc_loss(W, b, m, seed, N, D):
+    """Finite-document MC estimate of the uniform-attention loss with (W, b), by the eq. 7 model
+    (sim.topic.forward) on `D` documents of N tokens (model='theory', tau topics each)."""
+    T, v, tau, p_m, p_c, p_r = m
+    g = make_generator(seed)
+    n = T * v + 1
+    words, valid = sm.sample_documents(g, D, T, v, model="theory", tau=tau, N=N)
+    tok, masked = sm.mask_tokens(g, words, valid, p_m, p_c, p_r, n - 1)
+    sw = sm.Switches(onehot=True, uniform=True)
+    p = sm.init_params(g, len(W), n, sw=sw, WV=None, device="cpu")
+    p["WV"] = torch.as_tensor(np.stack(W))
+    p["bpred"] = torch.as_tensor(np.stack(b))
+    per_doc = []
+    ch = 100
+    for k in range(0, D, ch):  # per-document losses, in chunks
+        out = sm.forward(p, tok[k:k + ch], valid[k:k + ch], sw)
+        pick = out.gather(-1, words[k:k + ch].expand(len(W), -1, -1)[..., None])[..., 0]
+        per = (out * out).sum(-1) - 2 * pick + 1.0
+        mf = masked[k:k + ch].to(torch.float64)
+        per_doc.append((per * mf).sum(-1) / mf.sum(-1).clamp_min(1))
+    per_doc = torch.cat(per_doc, 1).numpy()  # (len(W), D)
+    return per_doc.mean(1), per_doc.std(1, ddof=1) / math.sqrt(D)
+
+
+def mc_loss_topics_off(W, b, m, seed, N, D):
+    """Null of the Monte Carlo: the same documents with the topic structure switched off (every
+    document covers all T topics, so words are uniform over the vocabulary)."""
+    T, v, tau, p_m, p_c, p_r = m
+    return mc_loss(W, b, (T, v, T, p_m, p_c, p_r), seed, N, D)
+
+
+def bias_bound(W, b, N):
+    """O(1/N) finite-document bias of the per-document loss: the masked-position average and
+    the empirical token distribution are ratios of sums over N positions; the bound
+    (||W||_2^2 + 4 max|W| + 4 max|b|) / N of the original audit."""
+    return np.array([(np.linalg.norm(w, 2) ** 2 + 4 * np.abs(w).max() + 4 * np.abs(bb).max()) / N
+                     for w, bb in zip(W, b)])
