@@ -308,8 +308,10 @@ class Trace:
 
 def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: str = "signgd",
           log_every: int = 1, test_every: int | None = None, learnable_head: bool = False,
-          betas=(0.9, 0.999), adam_eps: float = 1e-15, log=None, stop=None, tail: float = 0.0) -> Trace:
-    """Full-batch training of every seed at once.  SignGD: W <- W - eta sgn(grad), sgn(0) = 0;
+          betas=(0.9, 0.999), adam_eps: float = 1e-15, log=None, stop=None, tail: float = 0.0,
+          sign_zero: float = 0.0) -> Trace:
+    """Full-batch training of every seed at once.  SignGD: W <- W - eta sgn(grad), sgn(0) = 0
+    (`sign_zero` in {-1, 0, 1} sets sgn(0) otherwise: a null of the audit, not the paper's rule);
     GD: W <- W - eta grad; Adam: bias-corrected, betas, eps.  The head is trained only with
     learnable_head=True.  `log`: names of tracked quantities to keep (default all).
     `stop`: optional callable(tracked quantities of this step, a dict of (S, ...) arrays) -> bool,
@@ -337,6 +339,8 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
     ts, logs, tts, tl, te = [], [], [], [], []
     if tail < 0:
         raise ValueError(f"tail must be >= 0, got {tail}")
+    if sign_zero not in (-1, 0, 1):
+        raise ValueError(f"sign_zero must be -1, 0 or 1, got {sign_zero!r}")
     t_stop = None
     for step in range(steps + 1):
         g, f, A = gradients(D.P, D.y, p)
@@ -358,7 +362,10 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
                 new.append(w)
                 continue
             if optimizer == "signgd":
-                w = w - eta * torch.sign(gw)
+                sg = torch.sign(gw)
+                if sign_zero:
+                    sg = torch.where(gw == 0, torch.full_like(gw, float(sign_zero)), sg)
+                w = w - eta * sg
             elif optimizer == "gd":
                 w = w - eta * gw
             else:

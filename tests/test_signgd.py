@@ -69,6 +69,19 @@ def test_sign_zero_is_zero():
     assert torch.equal(W0[~unused[:, None, :].expand_as(W0)], W1[~unused[:, None, :].expand_as(W1)])
 
 
+def test_sign_zero_option_moves_only_the_zero_gradient_coordinates():
+    prob, p = _small()
+    base = sim.train(prob, p, eta=1e-2, steps=2)
+    plus = sim.train(prob, p, eta=1e-2, steps=2, sign_zero=1)
+    used = (prob.train.xi != 0).flatten(1, 2).any(1)
+    used[:, 0] = True
+    m = used[:, None, :].expand_as(p.WQ)
+    assert torch.equal(base.final.WQ[m], plus.final.WQ[m])  # the gradient's support: unchanged
+    assert torch.allclose(plus.final.WQ[~m], p.WQ[~m] - 2e-2)  # sgn(0) = +1: moved by 2 eta
+    with pytest.raises(ValueError, match="sign_zero"):
+        sim.train(prob, p, eta=1e-2, steps=1, sign_zero=0.5)
+
+
 def test_theory_constants():
     assert np.isclose(th.expected_xi_l1(10, 2.0), 10 * 2 * np.sqrt(2 / np.pi))
     assert np.isclose(th.lemma41_slope(0.1, 10, 2.0), 2 * 0.1 * 10 * 2 * np.sqrt(2 / np.pi))

@@ -34,66 +34,6 @@ from properties.signgd.runs import (  # noqa: F401  (shared runs and settings)
 
 
 # --------------------------------------------------------------------------------------------
-# Constant step magnitude and linear value dynamics (exact)
-# --------------------------------------------------------------------------------------------
-register(Claim(
-    id="signgd.step_magnitude", where="Section 4, eqs. (8)-(9) and the text around them",
-    statement="Under SignGD every tracked inner product moves by exactly eta (signal: alpha_s, "
-              "beta_s, <w_{V,j,r}, mu>) or eta ||xi_i||_1 (noise: a_{s,i}, b_{s,i}, "
-              "<w_{V,j,r}, y_i xi_i>) per step; the value dynamics are linear: "
-              "V_mu(t) = V_mu(0) + 2 eta t, V_i(t) = V_i(0) + 2 eta t ||xi_i||_1.",
-    assumptions=_SETTING + "; every gradient coordinate on {1} and the training supports nonzero "
-                           "(it is, until softmax outputs underflow).",
-    prediction="theory.signgd.STEP_SIGNAL, STEP_NOISE, V_MU_T, V_I_T",
-    simulation="sim.signgd.train (full model, analytic gradients), logged every step",
-    metric="max_abs of |increment| - eta (resp. eta ||xi_i||_1) over steps, seeds, neurons, "
-           "samples; max_abs of V(t) - closed form",
-    tolerance="float64 round-off on the inner products' scale (ops ~ 10 x steps)",
-    reading="Exact only with disjoint supports and orthogonal data (each noise coordinate "
-            "belongs to one sample); with overlapping or non-orthogonal supports the noise "
-            "increments are sums of signs and the claim does not apply (not audited there).",
-))
-
-STEP_CASE = st.tuples(st.lists(SEED, min_size=2, max_size=3, unique=True), st.integers(4, 30),
-                      st.integers(2, 8), st.floats(0.5, 3.0), st.floats(1e-4, 3e-3),
-                      st.floats(1e-5, 1e-3))
-
-
-@audits("signgd.step_magnitude")
-@examples(3)
-@given(STEP_CASE)
-def test_signgd_step_magnitude(case):
-    seeds, s, n, sigma_p, sigma_0, eta = case
-    d = 1 + n * s + s + 3
-    prob = sim.make_problem(seeds, n=n, s=s, d=d, sigma_p=sigma_p, disjoint=True, n_test=8, device="cpu")
-    p0 = sim.init_params(seeds, d=d, m_k=4, m_v=4, sigma_0=sigma_0, device="cpu")
-    steps = 150
-    tr = sim.train(prob, p0, eta=eta, steps=steps, log=("alpha", "beta", "a", "b", "vsig_rows",
-                                                         "vnoise_rows", "V", "V_mu"))
-    q = sim.squeeze_L2(tr.q)
-    c = eta * tr.xi_l1[..., 0]  # (S, n)
-    scale = float(max(np.abs(q["a"]).max(), np.abs(q["vnoise_rows"]).max(), 1e-3))
-    tol = Tolerance.roundoff(scale, ops=10 * steps)
-    for k_ in ("alpha", "beta", "vsig_rows"):
-        inc = np.abs(np.diff(q[k_], axis=0))
-        check_close("signgd.step_magnitude", inc, np.full_like(inc, eta), tol,
-                    control=np.full_like(inc, 1.01 * eta), what=f"|step| of {k_}")
-    for k_, cb in (("a", c[:, None, :]), ("b", c[:, None, :]), ("vnoise_rows", c[:, None, None, :])):
-        inc = np.abs(np.diff(q[k_], axis=0))
-        pred = np.broadcast_to(cb, inc.shape)
-        check_close("signgd.step_magnitude", inc, pred, tol, control=pred * 1.01,
-                    what=f"|step| of {k_}")
-    t = tr.t.astype(float)
-    Vmu = th.value_mu(q["V_mu"][0][None], eta, t[:, None])
-    Vi = th.value_noise(q["V"][0][None], eta, t[:, None, None], tr.xi_l1[None, ..., 0])
-    check_close("signgd.step_magnitude", q["V_mu"], Vmu, tol, control=q["V_mu"][0][None] + eta * t[:, None],
-                what="V_mu(t) = V_mu(0) + 2 eta t")
-    check_close("signgd.step_magnitude", q["V"], Vi, tol,
-                control=th.value_noise(q["V"][0][None], eta, t[:, None, None], 0.99 * tr.xi_l1[None, ..., 0]),
-                what="V_i(t) = V_i(0) + 2 eta t ||xi_i||_1")
-
-
-# --------------------------------------------------------------------------------------------
 # Exact reduced dynamics
 # --------------------------------------------------------------------------------------------
 register(Claim(
