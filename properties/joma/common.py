@@ -5,6 +5,9 @@ Imports no claim file (tests/test_layout.py).
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+import numpy as np
 from hypothesis import strategies as st
 
 from sim.joma import make_problem
@@ -22,3 +25,27 @@ def problem(draw_params, attention):
     seeds, M_C, K, extra_d, N, act, A = draw_params
     return make_problem(seeds, M_C=M_C, K=K, C=max(K, 2), d=M_C + 1 + extra_d, N=N,
                         attention=attention, activation=act, A=A, device="cpu")
+
+
+# --------------------------------------------------------------------------------------------
+# Section 5 / Appendix A.5 (HBLT): strategies and exact constants shared by Lemmas 7-8,
+# Theorem 5 and Eqn. 9
+# --------------------------------------------------------------------------------------------
+rho_full = st.floats(-1.0, 1.0, allow_nan=False)
+
+
+@st.composite
+def signed_rho(draw, lo=0.1, hi=0.99):
+    return draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(lo, hi))
+
+
+@st.composite
+def class_prior(draw, max_D=3):
+    D = draw(st.integers(1, max_D))
+    w = np.asarray(draw(st.lists(st.floats(0.05, 1.0), min_size=D, max_size=D)))
+    return w / w.sum()
+
+
+def eq9_c1(h, depth):
+    """The exact eps coefficient H(2H-L)/(2L) of Eqn 108 at rho = rho_0 = 1-eps (a Fraction)."""
+    return Fraction(h * (2 * h - depth), 2 * depth)

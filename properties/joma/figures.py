@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import torch
+
+from properties.joma.common import eq9_c1
+from sim import joma as sj
 from sim.joma import solve_eqn3
 from theory import joma as th
 
@@ -39,4 +43,55 @@ def plot_theorem2(path):
     fig.suptitle("joma.theorem2 on the reduced Eqn. 3 (solve_ivp)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_theorem5(path):
+    """Theorem 5: exact enumeration of HBLT(rho) against the corrected and printed rho_0."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    p0, q, depth = np.array([0.3, 0.7]), np.array([0.2, 0.6]), 4
+    rs = np.linspace(-1, 1, 41)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for h, col in zip(range(1, depth), ["C0", "C1", "C2"]):
+        ex = []
+        for r in rs:
+            tree = sj.make_hblt(p0, q, float(r), 2, depth, 1)
+            C, _ = sj.hblt_exact_leaf_cooccurrence(tree)
+            Hm = tree.cla_height_matrix()
+            ex.append(float(C[int(torch.nonzero(Hm[0] == h)[0, 0]), 0]))
+        ax.plot(rs, ex, "o", color=col, ms=3, label=f"exact enumeration, H={h}")
+        ax.plot(rs, th.theorem5_corrected(rs, q, p0, h, depth), "-", color=col,
+                label=f"corrected rho_0, H={h}")
+        ax.plot(rs, th.theorem5_printed(rs, q, p0, h, depth), "--", color=col,
+                label=f"printed rho_0, H={h}")
+    ax.set_xlabel("rho")
+    ax.set_ylabel("P[y_l=1 | y_m=1]")
+    ax.set_title("Theorem 5, HBLT(rho), B=1, N_ch=2, L=4, D=2")
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_eq9(path):
+    """Eqn 9: the printed and corrected remainders against eps (60-digit arithmetic)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    eps_v = np.logspace(-5, -1, 30)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for (h, depth), col in zip([(1, 3), (1, 4), (3, 4), (2, 5)], ["C0", "C1", "C2", "C3"]):
+        e_p = th.eq9_remainder_mp(eps_v, h, depth, 0)
+        e_c = th.eq9_remainder_mp(eps_v, h, depth, eq9_c1(h, depth))
+        ax.loglog(eps_v, np.maximum(e_p, 1e-30), "--", color=col, label=f"printed, H={h}, L={depth}")
+        ax.loglog(eps_v, np.maximum(e_c, 1e-30), "-", color=col, label=f"corrected, H={h}, L={depth}")
+    ax.set_ylim(1e-12, 1)
+    ax.set_xlabel("eps")
+    ax.set_ylabel("|remainder|")
+    ax.set_title("Eqn 9 remainders (L = 2H: identically 0, not drawn)", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -435,34 +435,6 @@ for _id, _plot in (("joma.theorem1.linear", _plot_theorem1("linear")),
 # --------------------------------------------------------------------------------------------
 # Figures (drawn on demand by the audit report; no work at import)
 # --------------------------------------------------------------------------------------------
-def _plot_theorem5(path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    p0, q, depth = np.array([0.3, 0.7]), np.array([0.2, 0.6]), 4
-    rs = np.linspace(-1, 1, 41)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for h, col in zip(range(1, depth), ["C0", "C1", "C2"]):
-        ex = []
-        for r in rs:
-            tree = sj.make_hblt(p0, q, float(r), 2, depth, 1)
-            C, _ = sj.hblt_exact_leaf_cooccurrence(tree)
-            Hm = tree.cla_height_matrix()
-            ex.append(float(C[int(torch.nonzero(Hm[0] == h)[0, 0]), 0]))
-        ax.plot(rs, ex, "o", color=col, ms=3, label=f"exact enumeration, H={h}")
-        ax.plot(rs, th.theorem5_corrected(rs, q, p0, h, depth), "-", color=col,
-                label=f"corrected rho_0, H={h}")
-        ax.plot(rs, th.theorem5_printed(rs, q, p0, h, depth), "--", color=col,
-                label=f"printed rho_0, H={h}")
-    ax.set_xlabel("rho")
-    ax.set_ylabel("P[y_l=1 | y_m=1]")
-    ax.set_title("Theorem 5, HBLT(rho), B=1, N_ch=2, L=4, D=2")
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def _plot_eq9(path):
     import matplotlib
     matplotlib.use("Agg")
@@ -518,47 +490,6 @@ register(Claim(
               "product and explicit sum of Eqn 91) in tests/.",
     reading="Per-edge |rho| drawn in [0.1, 0.99] with random sign so that the off-by-one control "
             "always differs; rho in {0, +-1} is covered by unit tests.",
-))
-
-_T5_REASON = ("The proof parametrises P(y_1=0|y_0=k) = (1 + p_{k|0})/2 (Eqn 102), so the rho_0 "
-              "it uses is 2 P(y_1=0) - 1 = 2 p_{.|0}^T p_0 - 1 with p_{.|0} the probabilities "
-              "(the same convention as rho_c := 2P[y_c=0]-1 in Eqn 93); the statement defines "
-              "p_{.|0} := [P(y_l=0|y_0=k)] as the probabilities themselves, giving rho_0 = "
-              "P(y_1=0). Exact enumeration of HBLT(rho) agrees with the corrected rho_0 to "
-              "float64 round-off and refutes the printed one (wherever rho^{L-1} != 0).")
-register(Claim(
-    id="joma.theorem5",
-    where="Section 5, Theorem 5 (proof: Appendix A.5, Eqns 92-108)",
-    statement="If tokens l and m have a common latent ancestor (CLA) of depth H, then "
-              "P[y_l=1|y_m=1] = 1/2 (1 + rho^{2H} - 2 rho^{L-1} rho_0)/(1 - rho^{L-1} rho_0), where "
-              "L is the total depth of the hierarchy and rho_0 := p_{.|0}^T p_0, p_0 = [P(y_0=k)] "
-              "in R^D, p_{.|0} := [P(y_l=0|y_0=k)] in R^D, {y_l} the immediate children of the "
-              "root y_0.",
-    assumptions="HBLT(rho): one rho on every binary-binary edge; class prior p0 over D classes; "
-                "CLA a binary latent (1 <= H <= L-1).",
-    prediction="theory.joma.theorem5_printed, theory.joma.theorem5_corrected",
-    simulation="sim.joma.hblt_exact_leaf_cooccurrence (exact, N <= 15 binary nodes); "
-               "sim.joma.hblt_sample + empirical_leaf_cooccurrence (Monte Carlo, 26-45 "
-               "nodes)",
-    metric="max_abs over all leaf pairs with a binary CLA (exact); max |z| of binomial "
-           "z-scores over one pair per H (Monte Carlo)",
-    tolerance="exact: float64 round-off of a 2^N-term sum; Monte Carlo: z-scores against "
-              "Tolerance.monte_carlo(se=1, false_fail=1e-6, comparisons=L-1) with SE = "
-              "sqrt(p(1-p)/#(y_m=1)) (conditional binomial). Controls: independence "
-              "P[y_l=1|y_m=1] = P[y_l=1] (exact), the printed rho_0 (corrected), the alternative "
-              "depth readings whenever they differ from the literal one.",
-    corrected="Same formula with rho_0 := 2 p_{.|0}^T p_0 - 1 = 2 P(y_1=0) - 1 (for root "
-              "children with different p_{.|0}: that of the root child y_1 above l and m).",
-    reason=_T5_REASON,
-    reading="Literal reading (the paper's layer numbering, Section 5: tokens at layer s=0, root "
-            "at the top): L = number of edges from the root y_0 to a token (the root's layer "
-            "index), H = number of edges from the CLA down to each token (the CLA's layer "
-            "index s), so rho_{c|1} = rho^{L-1-H} as the proof says. Alternatives tested and "
-            "rejected by exact enumeration wherever they differ: L = number of levels including "
-            "the leaves (L+1), and H = the CLA's depth counted from the root (L-H). Pairs whose "
-            "only common ancestor is the root are outside the theorem (not a latent, no "
-            "rho_{c|1}) and not tested.",
-    plot=_plot_theorem5,
 ))
 
 _EQ9_REASON = ("The numerator and denominator of Eqn 108 are both O(eps), so dropping their "
@@ -668,118 +599,6 @@ def test_joma_lemma8_printed(shape, p0, data):
             ctrl.append(np.asarray(_M_np(float(np.prod(edge_r[:-1]))), float).ravel())
     check_close("joma.lemma8", np.concatenate(obs), np.concatenate(pred),
                 Tolerance.roundoff(1.0, 4.0 * 2 ** N), control=np.concatenate(ctrl))
-
-
-# --------------------------------------------------------------------------------------------
-# Theorem 5
-# --------------------------------------------------------------------------------------------
-# (B, N_ch, L) with N <= 15 binary nodes and N_ch >= 2 (pairs with a binary CLA exist)
-_T5_EXACT_SHAPES = [(1, 2, 2), (2, 2, 2), (3, 2, 2), (1, 3, 2), (2, 3, 2), (1, 4, 2),
-                    (1, 6, 2), (1, 2, 3), (2, 2, 3), (1, 3, 3), (1, 2, 4)]
-_WITNESS_RHO = 0.6  # added to every example: there every control differs from the claim
-
-
-def _t5_exact_case(B, Nch, depth, p0, q0, r):
-    """Observed exact P[y_l=1|y_m=1] and the per-pair (H, q of y_1, P[y_l=1]) for every ordered
-    leaf pair with a binary CLA."""
-    tree = sj.make_hblt(p0, q0, r, Nch, depth, B)
-    C, marg = sj.hblt_exact_leaf_cooccurrence(tree)
-    Hm = tree.cla_height_matrix().numpy()
-    lv = tree.leaves.tolist()
-    ii, jj = np.nonzero((Hm >= 1) & (Hm <= depth - 1))
-    ycq = tree.q0.numpy()[[tree.root_child_of(lv[j]) for j in jj]]  # (P, D)
-    return C.numpy()[ii, jj], Hm[ii, jj], ycq, marg.numpy()[ii], tree.num_nodes
-
-
-def _t5_predict(fn, r, qs, p0, Hs, depth):
-    return np.array([fn(r, q, p0, h, depth) for q, h in zip(qs, Hs)], dtype=np.float64)
-
-
-@st.composite
-def t5_exact_params(draw, shared_q=None):
-    B, Nch, depth = draw(st.sampled_from(_T5_EXACT_SHAPES), label="(B, N_ch, L)")
-    p0 = draw(class_prior(), label="p0")
-    shared = draw(st.booleans()) if shared_q is None else shared_q
-    nq = 1 if shared else B
-    q = np.asarray(draw(st.lists(st.lists(st.floats(0.05, 0.95), min_size=p0.size,
-                                          max_size=p0.size), min_size=nq, max_size=nq),
-                        label="q0 = P(y_1=0|y_0=k)"))
-    q0 = np.broadcast_to(q, (B, p0.size)).copy()
-    r = draw(rho_full, label="rho")
-    return B, Nch, depth, p0, q0, r
-
-
-def _t5_all(params):
-    B, Nch, depth, p0, q0, r = params
-    out = []
-    for rr in (r, _WITNESS_RHO):
-        obs, Hs, qs, marg, N = _t5_exact_case(B, Nch, depth, p0, q0, rr)
-        out.append(dict(r=rr, obs=obs, H=Hs, q=qs, marg=marg, N=N))
-    cat = lambda key: np.concatenate([o[key] for o in out])  # noqa: E731
-
-    def pred(fn):
-        return np.concatenate([_t5_predict(fn, o["r"], o["q"], p0, o["H"], depth) for o in out])
-    tol = Tolerance.roundoff(1.0, 4.0 * 2 ** out[0]["N"])
-    return cat("obs"), cat("marg"), pred, tol
-
-
-@audits("joma.theorem5", form="printed", fails=_T5_REASON)
-@examples(10, printed_fails=True)
-@given(params=t5_exact_params(shared_q=True))
-def test_joma_theorem5_printed(params):
-    obs, marg, pred, tol = _t5_all(params)
-    check_close("joma.theorem5", obs, pred(th.theorem5_printed), tol, control=marg,
-                what="printed rho_0 = p^T p0 vs exact enumeration")
-
-
-@audits("joma.theorem5", form="corrected")
-@examples(30)
-@given(params=t5_exact_params())
-def test_joma_theorem5_corrected(params):
-    obs, marg, pred, tol = _t5_all(params)
-    corr = pred(th.theorem5_corrected)
-    check_close("joma.theorem5", obs, corr, tol, control=marg, what="vs independence")
-    check_close("joma.theorem5", obs, corr, tol, control=pred(th.theorem5_printed),
-                what="vs printed rho_0")
-    # alternative depth readings: rejected wherever they differ from the literal reading
-    for alt in (th.theorem5_alt_levels, th.theorem5_alt_top_depth):
-        a = pred(alt)
-        if np.max(np.abs(a - corr)) > 10 * tol.value:
-            check_close("joma.theorem5", obs, corr, tol, control=a, what=alt.__name__)
-
-
-# Monte Carlo on larger trees: (B, N_ch, L)
-_T5_MC_SHAPES = [(2, 3, 3), (1, 2, 5), (3, 2, 4), (1, 3, 4)]
-_T5_MC_N = 100_000
-
-
-@audits("joma.theorem5", form="corrected")
-@examples(6)
-@given(shape=st.sampled_from(_T5_MC_SHAPES), p0=class_prior(), r=st.floats(0.6, 0.9),
-       qs=st.lists(st.floats(0.05, 0.5), min_size=3, max_size=3),
-       seed=st.integers(0, 2 ** 31 - 1))
-def test_joma_theorem5_corrected_monte_carlo(shape, p0, r, qs, seed):
-    """One leaf pair per H; z = (F - p)/SE with SE = sqrt(p(1-p)/#(y_m=1)) (binomial given the
-    samples with y_m = 1). The ranges (rho in [0.6, 0.9], P(y_1=0|k) in [0.05, 0.5], n = 1e5)
-    keep the printed rho_0 at least 15 SE away for some H (grid-checked over the strategy), far
-    beyond the ~5.2 SE threshold: the control has power."""
-    B, Nch, depth = shape
-    q = np.asarray(qs[: p0.size])
-    tree = sj.make_hblt(p0, q, r, Nch, depth, B)
-    F, count = sj.empirical_leaf_cooccurrence(sj.hblt_sample(tree, _T5_MC_N,
-                                                                 make_generator(seed)))
-    Hm = tree.cla_height_matrix()
-    z, zc = [], []
-    for h in range(1, depth):
-        m = int(torch.nonzero(Hm[0] == h)[0, 0])  # leaf 0 and a leaf at CLA height h
-        p_corr = float(th.theorem5_corrected(r, q, p0, h, depth))
-        p_print = float(th.theorem5_printed(r, q, p0, h, depth))
-        se = np.sqrt(p_corr * (1 - p_corr) / float(count[0]))
-        z.append((float(F[m, 0]) - p_corr) / se)
-        zc.append((float(F[m, 0]) - p_print) / se)
-    tol = Tolerance.monte_carlo(1.0, false_fail=1e-6, comparisons=depth - 1)
-    check_close("joma.theorem5", np.asarray(z), np.zeros(len(z)), tol,
-                control=np.asarray(z) - np.asarray(zc), what="Monte Carlo z-scores")
 
 
 # --------------------------------------------------------------------------------------------
