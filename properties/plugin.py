@@ -25,42 +25,41 @@ import fnmatch  # noqa: E402
 import json  # noqa: E402
 
 import pytest  # noqa: E402
-import torch  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 from properties import check  # noqa: E402
 from properties import world as _world  # noqa: E402
 
-torch.set_num_threads(1)
-
 SHRINK_SECONDS = 60
-try:  # Hypothesis shrinks a failure for up to 300 s by default; bound it (private constant)
-    from hypothesis.internal.conjecture import engine as _engine
-    if hasattr(_engine, "MAX_SHRINKING_SECONDS"):
-        _engine.MAX_SHRINKING_SECONDS = SHRINK_SECONDS
-except ImportError:  # pragma: no cover - a Hypothesis without that module: its own bound holds
-    pass
+PROFILES = ("ci", "dev", "thorough")
+PROFILE = None  # set in pytest_configure
 
-# --- Hypothesis profiles -------------------------------------------------------------------
-# `ci` extends Hypothesis' built-in ci profile (derandomized, no example database, blobs
-# printed) so that every worker and every run draws the same examples.
-settings.register_profile(
-    "ci", parent=settings.get_profile("ci"), deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "dev", deadline=None, max_examples=50, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "thorough", deadline=None, max_examples=500, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
-if PROFILE not in ("ci", "dev", "thorough"):
-    raise ValueError(f"HYPOTHESIS_PROFILE must be ci, dev or thorough, got {PROFILE!r}")
-os.environ["HYPOTHESIS_PROFILE"] = PROFILE  # properties.check.examples() scales by it
-settings.load_profile(PROFILE)
+
+def _setup_hypothesis_and_torch():
+    """The plugin's global settings, applied in pytest_configure (not at import)."""
+    global PROFILE
+    import torch
+    torch.set_num_threads(1)  # one thread per xdist worker
+    try:  # Hypothesis shrinks a failure for up to 300 s by default; bound it (private constant)
+        from hypothesis.internal.conjecture import engine as _engine
+        if hasattr(_engine, "MAX_SHRINKING_SECONDS"):
+            _engine.MAX_SHRINKING_SECONDS = SHRINK_SECONDS
+    except ImportError:  # pragma: no cover - a Hypothesis without that module: its own bound
+        pass
+    # `ci` extends Hypothesis' built-in ci profile (derandomized, no example database, blobs
+    # printed) so that every worker and every run draws the same examples.
+    quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    settings.register_profile("ci", parent=settings.get_profile("ci"), deadline=None,
+                              suppress_health_check=quiet)
+    settings.register_profile("dev", deadline=None, max_examples=50, database=None,
+                              suppress_health_check=quiet)
+    settings.register_profile("thorough", deadline=None, max_examples=500, database=None,
+                              suppress_health_check=quiet)
+    PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+    if PROFILE not in PROFILES:
+        raise pytest.UsageError(f"HYPOTHESIS_PROFILE must be one of {PROFILES}, got {PROFILE!r}")
+    os.environ["HYPOTHESIS_PROFILE"] = PROFILE  # properties.check.examples() scales by it
+    settings.load_profile(PROFILE)
 
 
 @pytest.fixture(scope="session")
@@ -78,6 +77,8 @@ def device():
 
 
 def pytest_report_header(config):
+    import torch
+
     from sim import default_device
     return f"audit: hypothesis profile={PROFILE}, torch {torch.__version__}, device={default_device()}"
 
@@ -87,6 +88,8 @@ def pytest_addoption(parser):
     g.addoption("--audit-raw", default=None, help="write per-test audit rows to this JSON file")
     g.addoption("--claims", default=None,
                 help="comma-separated globs of claim ids; deselect properties of other claims")
+    g.addoption("--audit-expect", default=None,
+                help="JSON {claim id: number of properties}: print a line as each claim finishes")
 
 
 def _claim_mark(item):
@@ -170,9 +173,30 @@ def pytest_runtest_makereport(item, call):
 
 
 class _Collector:
-    def __init__(self, path):
+    def __init__(self, path, expect=None, config=None):
         self.path = path
         self.rows = []
+        self.expect = expect or {}
+        self.config = config
+        self.done: dict[str, list] = {}
+
+    def _progress(self, row):
+        cid = row["claim"]
+        if cid not in self.expect:
+            return
+        seen = self.done.setdefault(cid, [])
+        seen.append(row["outcome"])
+        if len(seen) == self.expect[cid]:
+            tr = self.config.pluginmanager.get_plugin("terminalreporter") if self.config else None
+            counts = ", ".join(f"{n} {o}" for o, n in sorted(
+                {o: seen.count(o) for o in seen}.items()))
+            line = (f"[{sum(len(v) == self.expect[k] for k, v in self.done.items())}/"
+                    f"{len(self.expect)}] {cid}: {counts}")
+            if tr is not None:
+                tr.ensure_newline()
+                tr.write_line(line)
+            else:
+                print(line, flush=True)
 
     def pytest_runtest_logreport(self, report):
         for key, val in report.user_properties:
@@ -195,6 +219,7 @@ class _Collector:
             row.update(nodeid=report.nodeid, outcome=outcome, seconds=report.duration,
                        message=msg[-2000:])
             self.rows.append(row)
+            self._progress(row)
 
     def pytest_sessionfinish(self, session):
         if self.path:
@@ -214,7 +239,10 @@ class _Collector:
 
 
 def pytest_configure(config):
+    _setup_hypothesis_and_torch()
     path = config.getoption("--audit-raw")
+    expect = config.getoption("--audit-expect")
+    expect = json.loads(open(expect).read()) if expect else None
     # only the controller (no `workerinput`) collects the rows (and writes them with --audit-raw)
     if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(_Collector(path), "audit-collector")
+        config.pluginmanager.register(_Collector(path, expect, config), "audit-collector")

@@ -16,7 +16,7 @@ def test_audit_reports_true_and_false_conjecture(tmp_path):
            "--conjecture", str(ROOT / "examples" / "conjecture_exp_logits.py"),
            str(ROOT / "tests" / "conjectures" / "false_softmax_logits.py")]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode != 0, "a refuted conjecture must make the audit exit non-zero"
+    assert proc.returncode == 1, "a refuted conjecture makes the audit exit 1 (--fail-on refuted)"
     rows = {r["id"]: r for r in json.loads((tmp_path / "audit.json").read_text())["claims"]}
     assert set(rows) == {"conjecture.exp_logits_nonnegative", "conjecture.softmax_logits_nonnegative"}
     true, false = rows["conjecture.exp_logits_nonnegative"], rows["conjecture.softmax_logits_nonnegative"]
@@ -34,4 +34,68 @@ def test_audit_reports_true_and_false_conjecture(tmp_path):
     assert doc["schema_version"] == 2 and doc["false_fail_budget"] == 0.0
     assert false["failing_draws"], "the report shows the draw that failed"
     assert "conjecture.exp_logits_nonnegative" in proc.stdout and "refuted" in proc.stdout
+    # one progress line per claim as its last property finishes
+    assert "conjecture.exp_logits_nonnegative: 1 passed" in proc.stdout
+    assert doc["commit"] and doc["versions"]["torch"] and doc["profile"] == "ci"
+    assert doc["interrupted"] is False
+    assert false["rerun"] and "false_softmax_logits.py::test_softmax_logits_nonnegative" in false["rerun"][0]
     assert (tmp_path / "audit.md").read_text().count("## `conjecture.") == 2
+
+
+def _cli(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "properties", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))
+
+
+def test_only_that_matches_nothing_is_a_usage_error_naming_close_matches(tmp_path):
+    proc = _cli("audit", "--only", "joma.theorm2", "--report", str(tmp_path))
+    assert proc.returncode == 2 and "matches no claim" in proc.stderr
+    assert "joma.theorem2" in proc.stderr
+    proc = _cli("audit", "--only", "joma.theorem2,nosuch.*", "--report", str(tmp_path))
+    assert proc.returncode == 2 and "'nosuch.*'" in proc.stderr
+    assert not (tmp_path / "audit.json").exists()  # nothing ran
+
+
+def test_an_unwritable_report_fails_before_the_run(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    proc = _cli("audit", "--only", "joma.*", "--report", str(blocker / "sub"))
+    assert proc.returncode == 2 and "not a writable directory" in proc.stderr
+
+
+def test_a_busy_report_directory_is_refused(tmp_path):
+    (tmp_path / ".audit.lock").write_text(str(os.getpid()))  # this test's process is alive
+    proc = _cli("audit", "--only", "joma.*", "--report", str(tmp_path))
+    assert proc.returncode == 2 and "another audit" in proc.stderr
+    (tmp_path / ".audit.lock").write_text("999999999")  # a stale lock is taken over
+    proc = _cli("list", "--report", str(tmp_path))
+    assert proc.returncode == 0
+
+
+def test_list_and_show(tmp_path):
+    proc = _cli("list", "--report", str(tmp_path))
+    assert proc.returncode == 0 and "joma.theorem5" in proc.stdout and "signgd." in proc.stdout
+    proc = _cli("show", "joma.theorem5", "--report", str(tmp_path))
+    assert proc.returncode == 0 and "As printed:" in proc.stdout and "Assumptions:" in proc.stdout
+    proc = _cli("show", "joma.theorm5", "--report", str(tmp_path))
+    assert proc.returncode == 2 and "joma.theorem5" in proc.stderr
+
+
+def test_an_interrupted_audit_exits_130(tmp_path):
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "properties", "audit", "--only",
+                             "conjecture.*", "-n", "0", "--no-plots", "--report", str(tmp_path),
+                             "--conjecture", str(ROOT / "examples" / "conjecture_exp_logits.py")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))
+    time.sleep(6)  # past the registry load, inside the pytest run
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 1:  # the run had already finished: nothing to interrupt
+        return
+    assert proc.returncode == 130, (proc.returncode, err[-500:])
+    if (tmp_path / "audit.json").exists():
+        assert json.loads((tmp_path / "audit.json").read_text())["interrupted"] is True
+    assert not (tmp_path / ".audit.lock").exists()
