@@ -34,67 +34,6 @@ from properties.signgd.runs import (  # noqa: F401  (shared runs and settings)
 
 
 # --------------------------------------------------------------------------------------------
-# Exact reduced dynamics
-# --------------------------------------------------------------------------------------------
-register(Claim(
-    id="signgd.reduced_dynamics", where="Statement sheet, 'Exact reduced dynamics' [D] (Section 4)",
-    statement="For orthogonal data with pairwise-disjoint training supports the full model's SignGD "
-              "trajectory, seen through the tracked inner products, is the scalar system "
-              "V_mu += 2 eta, V_i += 2 c_i, a += c sgn(D (b - beta)), "
-              "b += c sgn(D (s11 s12 alpha + s21 s22 a)), alpha += eta sgn(sum_i g D s11 s12 (b - beta)), "
-              "beta -= eta sgn(sum_i g D (s11 s12 alpha + s21 s22 a)).",
-    assumptions=_SETTING + "; L = 2.",
-    prediction="sim.signgd.reduced_dynamics (independent numpy implementation of the sheet's rules)",
-    simulation="sim.signgd.train (full model), every step",
-    metric="max_abs over steps, seeds, neurons, samples of full - reduced (free-running from the "
-           "same init), for alpha, beta, a, b, V_mu, V_i, s11, s21 and the margins",
-    tolerance="float64 round-off: 20 x steps ops on the scale of the largest inner product",
-    reading="Applies only where every noise coordinate belongs to one training sample and mu is "
-            "orthogonal to all noise: the non-orthogonal and overlapping-support variants of "
-            "Table 3 are outside it (there the sim is the only reference). In float64 the full "
-            "model stops following it once a softmax output nears round-off (compared up to the "
-            "first step with min(s, 1 - s) < 1e-12): s22 = 1 - s21 rounds to 1, the softmax "
-            "backward A (g - A g) loses its zero row sum to cancellation and a query-noise "
-            "gradient sign can flip (found by Hypothesis: n = 6, s = 13, eta = 8.9e-5, s21 = 1e-16 "
-            "at step 1257); later still, underflow to exact 0 freezes coordinates (sgn(0) = 0). "
-            "The same caveat bounds signgd.step_magnitude in time (its runs stop at 150 steps).",
-))
-
-RED_CASE = st.tuples(st.lists(SEED, min_size=2, max_size=3, unique=True), st.integers(10, 30),
-                     st.sampled_from([4, 6, 8]), st.floats(0.8, 2.0), st.floats(5e-4, 2e-3),
-                     st.floats(3e-5, 1e-4))
-
-
-@audits("signgd.reduced_dynamics")
-@examples(2)
-@given(RED_CASE)
-def test_signgd_reduced_dynamics(case):
-    seeds, s, n, sigma_p, sigma_0, eta = case
-    d = 1 + n * s + 40
-    prob = sim.make_problem(seeds, n=n, s=s, d=d, sigma_p=sigma_p, disjoint=True, n_test=8, device="cpu")
-    p0 = sim.init_params(seeds, d=d, m_k=6, m_v=8, sigma_0=sigma_0, device="cpu")
-    steps = 1500
-    tr = sim.train(prob, p0, eta=eta, steps=steps, log=("alpha", "beta", "a", "b", "V", "V_mu",
-                                                         "s11", "s21", "margin"))
-    q = sim.squeeze_L2(tr.q)
-    c = eta * tr.xi_l1[..., 0]
-    r = sim.reduced_dynamics(q["alpha"][0], q["beta"][0], q["a"][0], q["b"][0], q["V_mu"][0],
-                             q["V"][0], c, eta, steps)
-    rc = sim.reduced_dynamics(q["alpha"][0], q["beta"][0], q["a"][0], q["b"][0], q["V_mu"][0],
-                              q["V"][0], 1.001 * c, 1.001 * eta, steps)  # control: eta off by 0.1%
-    # where the rules apply in float64: before any softmax output falls below ~1e4 eps. Then
-    # s22 = 1 - s21 rounds to 1, the softmax backward A (g - A g) loses its zero row sum to
-    # cancellation, and the full model's gradient sign can differ from the exact rule's
-    tiny = np.minimum(np.minimum(q["s21"], 1 - q["s21"]), np.minimum(q["s11"], 1 - q["s11"]))
-    tiny = tiny.reshape(len(tr.t), -1).min(1) < 1e-12
-    cut = int(np.argmax(tiny)) if tiny.any() else steps + 1
-    scale = float(np.abs(q["a"]).max() + np.abs(q["V"]).max() + 1e-3)
-    tol = Tolerance.roundoff(scale, ops=20 * steps)
-    for k_ in ("alpha", "beta", "a", "b", "V_mu", "V", "s11", "s21", "margin"):
-        check_close("signgd.reduced_dynamics", q[k_][:cut], r[k_][:cut], tol, control=rc[k_][:cut], what=k_)
-
-
-# --------------------------------------------------------------------------------------------
 # Lemma 4.1 (Stage I)
 # --------------------------------------------------------------------------------------------
 register(Claim(
