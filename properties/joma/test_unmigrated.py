@@ -432,29 +432,6 @@ for _id, _plot in (("joma.theorem1.linear", _plot_theorem1("linear")),
 # joma.theorem5 Theorem 5: token co-occurrence P[y_l=1|y_m=1]; erratum in the definition of rho_0
 # joma.eq9      Eqn 9: rho = rho_0 = 1-eps expansion; erratum in the order of the remainder
 
-# --------------------------------------------------------------------------------------------
-# Figures (drawn on demand by the audit report; no work at import)
-# --------------------------------------------------------------------------------------------
-def _plot_eq9(path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    eps_v = np.logspace(-5, -1, 30)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for (h, depth), col in zip([(1, 3), (1, 4), (3, 4), (2, 5)], ["C0", "C1", "C2", "C3"]):
-        e_p = th.eq9_remainder_mp(eps_v, h, depth, 0)
-        e_c = th.eq9_remainder_mp(eps_v, h, depth, _c1(h, depth))
-        ax.loglog(eps_v, np.maximum(e_p, 1e-30), "--", color=col, label=f"printed, H={h}, L={depth}")
-        ax.loglog(eps_v, np.maximum(e_c, 1e-30), "-", color=col, label=f"corrected, H={h}, L={depth}")
-    ax.set_ylim(1e-12, 1)
-    ax.set_xlabel("eps")
-    ax.set_ylabel("|remainder|")
-    ax.set_title("Eqn 9 remainders (L = 2H: identically 0, not drawn)", fontsize=9)
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
 
 # --------------------------------------------------------------------------------------------
 # Claims
@@ -490,35 +467,6 @@ register(Claim(
               "product and explicit sum of Eqn 91) in tests/.",
     reading="Per-edge |rho| drawn in [0.1, 0.99] with random sign so that the off-by-one control "
             "always differs; rho in {0, +-1} is covered by unit tests.",
-))
-
-_EQ9_REASON = ("The numerator and denominator of Eqn 108 are both O(eps), so dropping their "
-               "O(eps^2) terms (as Eqn 9's middle expression does) changes the ratio at O(eps): "
-               "a sympy series gives P = 1 - H/L + H(2H-L)/(2L) eps - H(2H-L)(4H-L-3)/(12L) "
-               "eps^2 + O(eps^3), so the remainder of 1 - H/L is O(eps), not O(eps^2), unless "
-               "L = 2H (where P = 1/2 exactly).")
-register(Claim(
-    id="joma.eq9",
-    where="Section 5, remark after Theorem 5, Eqn 9",
-    statement="With rho = rho_0 = 1 - eps: P[y_l=1|y_m=1] = 1/2 [(1 + 1 - 2H eps - 2(1 - L eps))/"
-              "(1 - (1 - L eps))] + O(eps^2) = 1 - H/L + O(eps^2).",
-    assumptions="Theorem 5's closed form with rho = rho_0 = 1 - eps; 1 <= H <= L-1.",
-    prediction="theory.joma.eq9_printed, theory.joma.eq9_corrected",
-    simulation="theory.joma.eq9_remainder_mp (Eqn 108 in 60-digit mpmath); for small "
-               "trees also sim.joma.hblt_exact_leaf_cooccurrence with rho = 1-eps and "
-               "P(y_1=0) = 1 - eps/2 (corrected rho_0 = 1-eps)",
-    metric="log-log slope of the remainder vs eps over eps = 1e-3 * 2^-k, k = 0..7 "
-           "(enumeration: 0.02 * 2^-k, k = 0..4)",
-    tolerance="slope within 0.25 of the claimed order (check_order); control: a linear term "
-              "off by eps/2 must show slope 1, not the claimed order",
-    corrected="P[y_l=1|y_m=1] = 1 - H/L + H(2H-L)/(2L) eps + O(eps^2) (the eps^2 coefficient "
-              "-H(2H-L)(4H-L-3)/(12L) vanishes at L = 4H-3, where the remainder is O(eps^3)); "
-              "at L = 2H the printed form holds exactly (P = 1/2).",
-    reason=_EQ9_REASON,
-    reading="Eqn 9 sets rho_0 = 1-eps directly in Eqn 108 (so the rho_0 erratum of Theorem 5 "
-            "does not enter); H, L as in Theorem 5's literal reading. The printed O(eps^2) is "
-            "audited for L != 2H (drawn L in 3..12); L = 2H is a separate passing property.",
-    plot=_plot_eq9,
 ))
 
 
@@ -600,87 +548,6 @@ def test_joma_lemma8_printed(shape, p0, data):
     check_close("joma.lemma8", np.concatenate(obs), np.concatenate(pred),
                 Tolerance.roundoff(1.0, 4.0 * 2 ** N), control=np.concatenate(ctrl))
 
-
-# --------------------------------------------------------------------------------------------
-# Eqn 9
-# --------------------------------------------------------------------------------------------
-_EQ9_EPS = 1e-3 * 2.0 ** -np.arange(8)
-
-
-@st.composite
-def eq9_HL(draw):
-    depth = draw(st.integers(3, 12), label="L")
-    h = draw(st.integers(1, depth - 1), label="H")
-    assume(depth != 2 * h)
-    return h, depth
-
-
-def _c1(h, depth):
-    return Fraction(h * (2 * h - depth), 2 * depth)
-
-
-@audits("joma.eq9", form="printed", fails=_EQ9_REASON)
-@examples(20, printed_fails=True)
-@given(hl=eq9_HL())
-def test_joma_eq9_printed(hl):
-    h, depth = hl
-    err = th.eq9_remainder_mp(_EQ9_EPS, h, depth, 0)
-    ctrl = th.eq9_remainder_mp(_EQ9_EPS, h, depth, _c1(h, depth) + Fraction(1, 2))
-    check_order("joma.eq9", _EQ9_EPS, err, 2, control_errors=ctrl,
-                what=f"printed 1 - H/L, H={h}, L={depth}")
-
-
-@audits("joma.eq9", form="corrected")
-@examples(25)
-@given(hl=eq9_HL())
-def test_joma_eq9_corrected(hl):
-    h, depth = hl
-    err = th.eq9_remainder_mp(_EQ9_EPS, h, depth, _c1(h, depth))
-    ctrl = th.eq9_remainder_mp(_EQ9_EPS, h, depth, _c1(h, depth) + Fraction(1, 2))
-    check_order("joma.eq9", _EQ9_EPS, err, th.eq9_remainder_order(h, depth),
-                control_errors=ctrl, what=f"corrected, H={h}, L={depth}")
-
-
-@audits("joma.eq9", form="corrected")
-@examples(10)
-@given(h=st.integers(1, 6), e=st.floats(1e-12, 0.5))
-def test_joma_eq9_corrected_L_eq_2H_exact(h, e):
-    """At L = 2H the corrected linear term vanishes and Eqn 108 at rho = rho_0 = 1-eps is 1/2 =
-    1 - H/L exactly: the printed Eqn 9 holds there (to mpmath's 60 digits)."""
-    depth = 2 * h
-    err = th.eq9_remainder_mp([e], h, depth, 0)
-    ctrl = th.eq9_remainder_mp([e], h, depth, Fraction(1, 2))
-    check_close("joma.eq9", err, np.zeros(1), Tolerance(1e-45, "mpmath 60-digit round-off"),
-                control=ctrl - err)
-
-
-@audits("joma.eq9", form="corrected")
-@examples(2)
-@given(depth=st.sampled_from([3, 4]))
-def test_joma_eq9_corrected_enumeration(depth):
-    """Small trees (B=1, N_ch=2, D=1) with rho = 1-eps on every edge and P(y_1=0) = 1-eps/2
-    (corrected rho_0 = 1-eps): exact enumeration minus 1 - H/L - H(2H-L)/(2L) eps has the
-    predicted order for every H != L/2."""
-    eps_v = 0.02 * 2.0 ** -np.arange(5)
-    obs = {}
-    for e in eps_v:
-        tree = sj.make_hblt([1.0], [1 - e / 2], 1 - e, 2, depth, 1)
-        C, _ = sj.hblt_exact_leaf_cooccurrence(tree)
-        Hm = tree.cla_height_matrix()
-        for h in range(1, depth):
-            m = int(torch.nonzero(Hm[0] == h)[0, 0])
-            obs.setdefault(h, []).append(float(C[m, 0]))
-    for h in range(1, depth):
-        o = np.asarray(obs[h])
-        if depth == 2 * h:
-            check_close("joma.eq9", o, np.full_like(o, 0.5), Tolerance.roundoff(1.0, 2.0 ** 16),
-                        control=o + eps_v / 2, what=f"L=2H enumeration, H={h}")
-            continue
-        c1 = float(_c1(h, depth))
-        err = np.abs(o - (1 - h / depth) - c1 * eps_v)
-        ctrl = np.abs(o - (1 - h / depth) - (c1 + 0.5) * eps_v)
-        check_order("joma.eq9", eps_v, err, th.eq9_remainder_order(h, depth),
-                    control_errors=ctrl, what=f"enumeration H={h}, L={depth}")
 
 
 #==================================================================================================
