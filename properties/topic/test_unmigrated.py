@@ -85,40 +85,6 @@ _EXACT_TOL = ("float64 round-off of the enumerated moments and the closed forms 
               "(||W||_2^2 + 4 max|W| + 4 max|b|) / N")
 
 register(Claim(
-    id="topic.theorem1", where="Theorem 1 (Section 4, Appendix B)",
-    statement="With W^K = W^Q = 0, W^V = I, b^pred_i = -p_m p_r/((1-(1-p_c)p_m)Tv) (i >= 1), "
-              "squared loss, the optimal E = W^E^T W^E satisfies: E_00 = -c2 u_0, "
-              "sum_{l in t} E_0l = u_0 v; E_i0 = -c2 u_i; sum_{l in topic(i)} E_il = c3 + u_i v; "
-              "sum_{l in t} E_il = u_i v for t != topic(i). Same-topic embeddings have larger "
-              "inner products than different-topic ones.",
-    assumptions=_SETTING.replace("one-hot embeddings (eq. 7, W^E = I)", "trainable W^E (eq. 6), "
-                                 "d = Tv + 1") + ", b^pred_0 = 0.",
-    prediction="theory.topic.lemma1_member(with_c1=False) (the Lemma 1 family with -c1 removed)",
-    simulation="sim.topic.infinite_loss with bias b; gradient descent on W^E (d = Tv+1) by autograd",
-    metric="max_abs loss gap and gradient for family members; family residual of the trained E",
-    tolerance="round-off for the exact part; the trained E: residual <= 1e-3 after L-BFGS to "
-              "gradient tolerance 1e-10 (optimisation error, checked with the loss gap < 1e-8)",
-    reading="b^pred_0 = 0 ('b^pred_0' is not printed; the bias only on words).  E must be PSD; "
-            "the family contains PSD members (u = 0: c3/v on same-topic blocks), so the optimum "
-            "over PSD E is the family's PSD part.",
-))
-register(Claim(
-    id="topic.theorem2", where="Theorem 2 (Section 5.2, Appendix C)",
-    statement="Under mild L2 regularisation the optimal W^V has W*_0j = 0; W*_i0 = "
-              "(c2 c3 - c1 Tv)/(c2^2 + Tv); W*_il = -(c1 c2 + c3)/(c2^2 + Tv) for l not in "
-              "topic(i); W*_il = that + c3/v for l in topic(i).",
-    assumptions=_SETTING + ", b^pred = 0, ridge lambda ||W^V||_F^2 with lambda -> 0.",
-    prediction="theory.topic.theorem2_wstar (printed); theory.topic.theorem2_min_norm_u (sympy "
-               "derivation of the minimum-norm family member)",
-    simulation="sim.topic.ridge_minimiser C (M + lambda I)^-1 and min_norm_minimiser C M^+",
-    metric="max_abs(C M^+ - W*); max_abs(ridge minimiser - W*) vs lambda (order 1)",
-    tolerance="round-off for C M^+; ridge path: log-log slope 1 +- 0.25 over lambda = 1e-3..1e-6",
-    reading="'Mild L2' read as lambda -> 0 (ridge lambda ||W||_F^2; with the unsquared norm the "
-            "minimisers trace the same curve, so the limit is the same minimum-norm member). "
-            "b^pred = 0 (not trained).  The interval claims for c1, c2, c3 are audited separately "
-            "as topic.theorem2.ranges.",
-))
-register(Claim(
     id="topic.theorem2.ranges", where="Theorem 2 (constants), Section 5.2",
     statement="c1 = p_r/((1-p_c-p_r)(1-(1-p_c)p_m)Tv) in (0, 1), c2 in (0, +inf), c3 in (1, +inf).",
     assumptions="p_m, p_c, p_r in (0, 1), p_c + p_r < 1, T, v >= 1 (those of Theorem 2).",
@@ -262,111 +228,8 @@ def mc_model(draw):
 
 
 # --------------------------------------------------------------------------------------------
-# Theorem 1
-# --------------------------------------------------------------------------------------------
-def _t1_bias(m):
-    T, v, tau, p_m, p_c, p_r = m
-    n = T * v + 1
-    b = np.full(n, -p_m * p_r / ((1 - (1 - p_c) * p_m) * T * v))
-    b[0] = 0.0
-    return b
-
-
-@audits("topic.theorem1")
-@examples(12)
-@given(small_model(), SEED)
-def test_topic_theorem1_family_attains_minimum(m, seed):
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    rng = np.random.default_rng(seed)
-    b = _t1_bias(m)
-    Es = np.stack([_random_member(rng, m, with_c1=False) for _ in range(3)])
-    L = sm.infinite_loss(torch.tensor(Es), mom, torch.tensor(b)).numpy()
-    wrong = np.stack([_random_member(rng, m, with_c1=True) for _ in range(3)])  # keeps -c1
-    Lc = sm.infinite_loss(torch.tensor(wrong), mom, torch.tensor(b)).numpy()
-    scale = float(np.abs(Es).max() ** 2 * mom["n"] + 1)
-    tol = Tolerance.roundoff(scale, ops=10 * mom["n"] ** 2)
-    check_close("topic.theorem1", L, np.full_like(L, 1 - 1 / (tau * v)), tol, control=Lc,
-                what="Theorem 1 family attains the minimum with the printed b^pred")
-    check_close("topic.theorem1", max(_grad_norm(E, mom, b) for E in Es), 0.0, tol,
-                control=_grad_norm(wrong[0], mom, b), what="zero gradient in E")
-
-
-@audits("topic.theorem1")
-@examples(4)
-@given(small_model().filter(lambda m: m[0] * m[1] <= 16), SEED)
-def test_topic_theorem1_trained_embeddings(m, seed):
-    """Minimise the Assumption-1 loss over W^E (E = W^E^T W^E) from a random init by L-BFGS."""
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    n = mom["n"]
-    g = make_generator(seed)
-    WE = (torch.randn(n, n, generator=g, dtype=torch.float64) / math.sqrt(n)).requires_grad_(True)
-    b = torch.tensor(_t1_bias(m))
-    opt = torch.optim.LBFGS([WE], lr=1, max_iter=3000, tolerance_grad=1e-12,
-                            tolerance_change=1e-16, history_size=50, line_search_fn="strong_wolfe")
-
-    def closure():
-        opt.zero_grad()
-        L = sm.infinite_loss(WE.T @ WE, mom, b)
-        L.backward()
-        return L
-
-    opt.step(closure)
-    E = (WE.T @ WE).detach().numpy()
-    gap = float(sm.infinite_loss(torch.tensor(E), mom, b)) - (1 - 1 / (tau * v))
-    check_close("topic.theorem1", gap, 0.0, Tolerance(1e-8, "optimisation: L-BFGS loss gap"),
-                control=float(sm.infinite_loss(torch.eye(n, dtype=torch.float64), mom, b))
-                - (1 - 1 / (tau * v)), what="trained E reaches the minimum")
-    _, res = th.lemma1_fit(E, T, v, p_m, p_c, p_r, with_c1=False)
-    _, res_c = th.lemma1_fit(E, T, v, p_m, p_c, p_r, with_c1=True)
-    check_close("topic.theorem1", res, np.zeros_like(res),
-                Tolerance(1e-3, "optimisation: family residual ~ sqrt(loss gap 1e-8) x cond"),
-                control=res_c if p_r / ((1 - p_c - p_r) * (1 - (1 - p_c) * p_m) * T * v) > 0.05
-                else res + 1.0, what="trained E satisfies Theorem 1's conditions")
-    # same-topic inner products larger on average: own-block sum - other-block sum = c3 > 0
-    B = E[1:, 1:].reshape(T * v, T, v).sum(-1)
-    own = B[np.arange(T * v), np.arange(T * v) // v]
-    other = (B.sum(1) - own) / (T - 1)
-    check_at_least("topic.theorem1", float((own - other).min()), 0.0,
-                   "same-topic block sums exceed different-topic ones (margin c3 > 1)",
-                   control=float((other - own).max()), what="same-topic more similar")
-
-
-# --------------------------------------------------------------------------------------------
 # Theorem 2
 # --------------------------------------------------------------------------------------------
-@audits("topic.theorem2")
-@examples(15)
-@given(small_model())
-def test_topic_theorem2_wstar_is_min_norm_minimiser(m):
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    Ws = th.theorem2_wstar(T, v, p_m, p_c, p_r)
-    W0 = sm.min_norm_minimiser(mom)
-    D = th.definition2_dv(T, v, p_m, p_c, p_r)  # control: another minimiser, not the min-norm one
-    cond = float(np.linalg.cond(mom["M"] + np.eye(mom["n"]) - mom["M"] @ np.linalg.pinv(mom["M"])))
-    tol = Tolerance.roundoff(float(np.abs(Ws).max() + 1) * cond, ops=10 * mom["n"])
-    check_close("topic.theorem2", W0, Ws, tol, control=D, what="C M^+ = printed W*")
-
-
-@audits("topic.theorem2")
-@examples(6)
-@given(small_model().filter(lambda m: m[0] * m[1] <= 18))
-def test_topic_theorem2_ridge_path(m):
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    Ws = th.theorem2_wstar(T, v, p_m, p_c, p_r)
-    D = th.definition2_dv(T, v, p_m, p_c, p_r)
-    mu = np.linalg.eigvalsh(mom["M"])
-    mu_min = mu[mu > 1e-12 * mu.max()].min()
-    lams = [mu_min * 10.0**-k for k in (2, 3, 4, 5)]
-    err = [np.abs(sm.ridge_minimiser(mom, lam) - Ws).max() for lam in lams]
-    cerr = [np.abs(sm.ridge_minimiser(mom, lam) - D).max() for lam in lams]
-    check_order("topic.theorem2", lams, err, 1.0, control_errors=cerr,
-                what="ridge minimiser -> W* at rate lambda")
-
-
 @audits("topic.theorem2.ranges", form="printed",
         fails="c1 is unbounded: it exceeds 1 when p_r > (1 - p_c - p_r)(1 - (1 - p_c) p_m) Tv")
 @examples(30, printed_fails=True)
