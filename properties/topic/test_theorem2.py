@@ -123,6 +123,14 @@ register(Claim(
             "as topic.theorem2.ranges.  The limit identity (A) is exact; the convergence (B) is "
             "decided by a trend over four lambdas (asymptotic in lambda).",
     asymptotic="lambda",
+    history=(
+        "2026-12-03: on the first run (NoPower, no claim failure) the rival 'same = diff + c3' "
+        "coincided with W* at v = 1 and was replaced by i0_sign; the ridge trend's residual SE "
+        "(2 dof, t = 31.6) let curved rival paths pass, so the fit now uses se = the solve's "
+        "round-off (false-fail 1e-6); the W* rivals were taken out of the ridge property (a "
+        "rival ~1e-9 from W* lies below its smallest ridge error) and are decided by the exact "
+        "C M^+ = W* property.",
+    ),
     alternatives=WSTAR_RIVALS + (
         rival("rate_half", lambda: 0.5, "ridge error ~ lambda^(1/2) (another exponent)",
               replaces="rate"),
