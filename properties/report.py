@@ -233,6 +233,9 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "paper": claim.paper if claim else "",
         "where": claim.where if claim else "",
         "statement": claim.statement if claim else "",
+        "assumptions": claim.assumptions if claim else "",
+        "reading": claim.reading if claim else None,
+        "simulation": claim.simulation if claim else "",
         "verdict": verdict,
         "max_error": None if worst is None else worst[1],
         "tolerance": None if worst is None else worst[2],
@@ -252,6 +255,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "control": None if worst is None else worst[4],
         "properties": [{"test": r["nodeid"], "form": r["form"], "outcome": r["outcome"],
                         "failure": _failure(r), "draws": r.get("draws", 0),
+                        "draw_params": r.get("draw_params", []),
                         "explicit_examples": r.get("explicit_examples", 0),
                         "seconds": round(r["seconds"], 3)} for r in rows],
     }
@@ -303,13 +307,24 @@ def _alts_cell(r) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    head = ("id", "citation", "verdict", "error", "tolerance", "draws", "alts rejected", "seconds")
-    body = [(r["id"], r["where"][:44], r["verdict"],
+    """The console table: one line per claim, nothing truncated (the citation and the detail
+    are in audit.md).  For an erratum, the printed form's failure stands beside the corrected
+    form's numbers."""
+    head = ("id", "verdict", "error", "tolerance", "printed form", "draws", "alts rejected",
+            "seconds")
+
+    def printed(r):
+        pe = r.get("printed_error")
+        if r["verdict"] != "erratum" or not pe:
+            return ""
+        return f"fails: {_fmt(pe['error'])} vs {_fmt(pe['tolerance'])}"
+
+    body = [(r["id"], r["verdict"],
              ("score " if r["comparison"] == "score>=tol" else "") + _fmt(r["max_error"]),
              ("min " if r["comparison"] == "score>=tol" else "") + _fmt(r["tolerance"]),
-             str(r["draws"]), _alts_cell(r), f"{r['seconds']:.1f}") for r in rows]
+             printed(r), str(r["draws"]), _alts_cell(r), f"{r['seconds']:.1f}") for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])] + [line(b) for b in body]
     s = summary(rows)
     out.append("")
@@ -350,6 +365,10 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
             pe = r["printed_error"]
             out += [f"Printed form: worst error {_fmt(pe['error'])} against tolerance "
                     f"{_fmt(pe['tolerance'])}.", ""]
+        out += [f"**Assumptions.** {r.get('assumptions', '')}", ""]
+        if r.get("reading"):
+            out += [f"**Reading.** {r['reading']}", ""]
+        out += [f"**Simulation.** {r.get('simulation', '')}", ""]
         out += [f"**Tolerance / error model.** {r['tolerance_model']}", "",
                 f"Worst observed: {_fmt(r['max_error'])} against {_fmt(r['tolerance'])}; "
                 f"{r['draws']} distinct draws (fewest of the deciding properties).", ""]
@@ -375,6 +394,14 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
         if r["failing_draws"]:
             out += ["Failing draws: " + "; ".join(f"`{f['test']}`: {f['draw']}"
                                                   for f in r["failing_draws"]), ""]
+        if r.get("rerun"):
+            out += ["Rerun: " + "; ".join(f"`{c}`" for c in r["rerun"]), ""]
+        for p in r["properties"]:
+            if p.get("draw_params"):
+                out += [f"Draws of `{p['test'].split('::')[-1]}`: "
+                        + "; ".join(f"`{d}`" for d in p["draw_params"][:8])
+                        + (f" (+{len(p['draw_params']) - 8} more)" if len(p["draw_params"]) > 8
+                           else ""), ""]
         if r["detail"]:
             out += [f"Detail: {r['detail']}", ""]
         if r["id"] in plots:

@@ -258,7 +258,8 @@ class Run:
     fails: str | None
     takes_world: bool
     sink: check.Sink = field(default_factory=check.Sink)
-    draws: set = field(default_factory=set)            # fingerprints of completed, checked draws
+    draws: dict = field(default_factory=dict)          # fingerprint -> named parameters of
+                                                        # each completed, checked draw
     unchecked_draws: int = 0                            # completed draws that made no check
     mismatches: list = field(default_factory=list)      # (draw, message) for a printed form
     inconclusive: list = field(default_factory=list)    # (draw, message)
@@ -280,6 +281,7 @@ class Run:
             a["messages"] = a["messages"][:3]
             alts.append(a)
         return {"records": self.sink.records, "draws": len(self.draws),
+                "draw_params": list(self.draws.values())[:20],
                 "unchecked_draws": self.unchecked_draws, "checks": self.sink.checks,
                 "trends": self.sink.trends,
                 "false_fail": self.sink.false_fail,
@@ -341,16 +343,19 @@ def _run_draw(inner: Callable, args, kwargs):
             raise  # an invalid draw: Hypothesis draws another; nothing is counted
         except ClaimMismatch as e:
             run.sink.merge(sink)
-            run.failing_draw = _draw_repr(draw_kwargs)
-            run.draws.add(key())
             if run.fails is None:
+                if run.failing_draw is None:  # later calls are Hypothesis shrinking this one
+                    run.draws.setdefault(key(), _draw_repr(draw_kwargs))
+                run.failing_draw = _draw_repr(draw_kwargs)
                 raise
+            run.failing_draw = _draw_repr(draw_kwargs)
+            run.draws.setdefault(key(), _draw_repr(draw_kwargs))
             run.mismatches.append((run.failing_draw, str(e).splitlines()[0]))
             return None
         except Inconclusive as e:
             run.sink.merge(sink)
             run.inconclusive.append((_draw_repr(draw_kwargs), str(e.msg)))
-            run.draws.add(key())
+            run.draws.setdefault(key(), _draw_repr(draw_kwargs))
             return None
         except Exception:
             run.sink.merge(sink)
@@ -359,10 +364,10 @@ def _run_draw(inner: Callable, args, kwargs):
     run.sink.merge(sink)
     if sink.checks == 0:
         run.unchecked_draws += 1
-    else:
-        run.draws.add(key())
-    if not run.takes_world or run.fails is not None:
-        return None
+    elif run.failing_draw is None or run.fails is not None:  # not a shrink attempt
+        run.draws.setdefault(key(), _draw_repr(draw_kwargs))
+    if not run.takes_world or run.fails is not None or run.failing_draw is not None:
+        return None  # no alternatives for a printed form expected to fail, nor while shrinking
     for alt in claim.alternatives:
         stats = run.alt_stats(alt)
         if alt.replaces not in world.requested:
