@@ -20,7 +20,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties.registry import attach_plot
-from properties import Claim, Tolerance, audits, check_at_least, check_close, check_order, examples, register
+from properties import Claim, Tolerance, audits, check_at_least, check_close, examples, register
+from properties.topic.common import probs
 from sim import make_generator
 from sim import topic as sm
 from theory import topic as th
@@ -32,57 +33,6 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 # --------------------------------------------------------------------------------------------
 SEED = st.integers(0, 2**31 - 1)
 
-
-@st.composite
-def probs(draw, lo=0.02):
-    p_m = draw(st.floats(0.05, 0.9))
-    p_c = draw(st.floats(lo, 0.6))
-    p_r = draw(st.floats(lo, min(0.6, 0.95 - p_c)))
-    return p_m, p_c, p_r
-
-
-@st.composite
-def small_model(draw):
-    """(T, v, tau, p_m, p_c, p_r) with tau < T, small enough to enumerate all tau-subsets."""
-    T = draw(st.integers(2, 6))
-    v = draw(st.integers(1, 4))
-    tau = draw(st.integers(1, T - 1))
-    return (T, v, tau, *draw(probs()))
-
-
-def _setup(m):
-    T, v, tau, p_m, p_c, p_r = m
-    return m, sm.subset_moments(T, v, tau, p_m, p_c, p_r)
-
-
-def _grad_norm(W, mom, b=None, lam=0.0, wrt_b=False):
-    W = torch.tensor(W, requires_grad=True)
-    bb = None if b is None else torch.tensor(b, requires_grad=wrt_b)
-    sm.infinite_loss(W, mom, bb, lam).backward()
-    g = W.grad.abs().max().item()
-    if wrt_b:
-        g = max(g, bb.grad.abs().max().item())
-    return g
-
-
-def _random_member(rng, m, with_c1=True, u_scale=0.3):
-    T, v, tau, p_m, p_c, p_r = m
-    n = T * v + 1
-    return th.lemma1_member(T, v, p_m, p_c, p_r, rng.normal(0, u_scale, n),
-                            rng.uniform(0.2, 1.0, (n, n)), with_c1=with_c1)
-
-
-# --------------------------------------------------------------------------------------------
-# Claims
-# --------------------------------------------------------------------------------------------
-_SETTING = ("one-hot embeddings (eq. 7, W^E = I), uniform attention (W^K = W^Q = 0), squared "
-            "MLM loss (eqs. 1, 3) over all Tv + 1 output coordinates, Assumption 1 (exactly tau "
-            "topics, empirical word frequencies 1/(tau v)), 1 <= tau < T, p_m, p_c, p_r in (0, 1), "
-            "p_c + p_r < 1")
-_EXACT_TOL = ("float64 round-off of the enumerated moments and the closed forms (Tolerance."
-              "roundoff, scale = the matrices' magnitude); finite-document Monte Carlo: z x SE "
-              "(false-fail 1e-6) plus the O(1/N) finite-document bias bound "
-              "(||W||_2^2 + 4 max|W| + 4 max|b|) / N")
 
 register(Claim(
     id="topic.theorem2.ranges", where="Theorem 2 (constants), Section 5.2",
@@ -97,30 +47,6 @@ register(Claim(
     reason="c1 grows without bound as p_c + p_r -> 1 or for small Tv: e.g. p_m = 0.5, "
            "p_c = 0.05, p_r = 0.9, T = 2, v = 1 gives c1 = 0.9 / (0.05 x 0.525 x 2) = 17.1. "
            "Theorem 2 itself does not use c1 < 1.",
-))
-register(Claim(
-    id="topic.theorem4", where="Theorem 4 (Appendix C)",
-    statement="Without regularisation, the Stage-1 minimisers of the loss over W^V are exactly "
-              "the Lemma 1 family with W := W^V.",
-    assumptions=_SETTING + ", b^pred = 0, no regularisation.",
-    prediction="theory.topic.lemma1_fit (family residual)",
-    simulation="sim.topic.gd_infinite: full-batch gradient descent on the Assumption-1 loss from "
-               "random initialisations (lands on W* + W0 (I - M M^+), not on W*)",
-    metric="max_abs family residual of the GD limit; distance from W*",
-    tolerance="optimisation: GD contracts the error along range(M) by (1 - 2 lr mu_min)^steps; "
-              "residual tolerance 1e-7 at the chosen steps (checked by the loss gap)",
-))
-register(Claim(
-    id="topic.definition2", where="Definition 2 (Section 5.3 / Appendix D.4)",
-    statement="D^V with D_0j = 0, D_i0 = -c1, D_ii = c3 and every other entry 0 is a Stage-1 "
-              "minimiser (a member of the Theorem 4 family).",
-    assumptions=_SETTING + ", b^pred = 0.",
-    prediction="theory.topic.definition2_dv; lemma1_fit",
-    simulation="sim.topic.infinite_loss (+ autograd gradient); finite-document MC",
-    metric="family residual, loss gap, gradient (max_abs)",
-    tolerance=_EXACT_TOL,
-    reading="[R] item: the entries of D^V were rebuilt from Appendix D.4's text; D^V is the "
-            "family member with all u_i = 0 and each own-topic block sum placed on the diagonal.",
 ))
 _S2_MODEL = ("explicit three-value attention model (Assumption 2 [R]): unnormalised weight of a "
              "key token l for a query token q is beta if l = q, alpha if l != q are words of the "
@@ -189,47 +115,6 @@ register(Claim(
 # --------------------------------------------------------------------------------------------
 # Lemma 1
 # --------------------------------------------------------------------------------------------
-def _mc_loss(W, b, m, seed, N, D):
-    """Finite-document MC estimate of the uniform-attention loss with (W, b), by the eq. 7 model."""
-    T, v, tau, p_m, p_c, p_r = m
-    g = make_generator(seed)
-    n = T * v + 1
-    words, valid = sm.sample_documents(g, D, T, v, model="theory", tau=tau, N=N)
-    tok, masked = sm.mask_tokens(g, words, valid, p_m, p_c, p_r, n - 1)
-    sw = sm.Switches(onehot=True, uniform=True)
-    p = sm.init_params(g, len(W), n, sw=sw, WV=None, device="cpu")
-    p["WV"] = torch.as_tensor(np.stack(W))
-    p["bpred"] = torch.as_tensor(np.stack(b))
-    per_doc = []
-    for k in range(0, D, 250):  # per-document losses, in chunks
-        out = sm.forward(p, tok[k:k + 250], valid[k:k + 250], sw)
-        pick = out.gather(-1, words[k:k + 250].expand(len(W), -1, -1)[..., None])[..., 0]
-        per = (out * out).sum(-1) - 2 * pick + 1.0
-        mf = masked[k:k + 250].to(torch.float64)
-        per_doc.append((per * mf).sum(-1) / mf.sum(-1).clamp_min(1))
-    per_doc = torch.cat(per_doc, 1).numpy()  # (len(W), D)
-    return per_doc.mean(1), per_doc.std(1, ddof=1) / math.sqrt(D)
-
-
-def _bias_bound(W, b, N):
-    return np.array([(np.linalg.norm(w, 2) ** 2 + 4 * np.abs(w).max() + 4 * np.abs(bb).max()) / N
-                     for w, bb in zip(W, b)])
-
-
-@st.composite
-def mc_model(draw):
-    T = draw(st.integers(2, 5))
-    v = draw(st.integers(2, 4))
-    tau = draw(st.integers(1, T - 1))
-    p_m = draw(st.floats(0.2, 0.6))
-    p_c = draw(st.floats(0.05, 0.4))
-    p_r = draw(st.floats(0.05, 0.4))
-    return T, v, tau, p_m, p_c, p_r
-
-
-# --------------------------------------------------------------------------------------------
-# Theorem 2
-# --------------------------------------------------------------------------------------------
 @audits("topic.theorem2.ranges", form="printed",
         fails="c1 is unbounded: it exceeds 1 when p_r > (1 - p_c - p_r)(1 - (1 - p_c) p_m) Tv")
 @examples(30, printed_fails=True)
@@ -261,77 +146,6 @@ def test_topic_theorem2_ranges_corrected(T, v, pp):
 # --------------------------------------------------------------------------------------------
 # Theorem 4 and Definition 2
 # --------------------------------------------------------------------------------------------
-@audits("topic.theorem4")
-@examples(8)
-@given(small_model().filter(lambda m: m[0] * m[1] <= 18), SEED)
-def test_topic_theorem4_gd_lands_in_family(m, seed):
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    n = mom["n"]
-    rng = np.random.default_rng(seed)
-    mu = np.linalg.eigvalsh(mom["M"])
-    mu_max, mu_min = mu.max(), mu[mu > 1e-12 * mu.max()].min()
-    lr = 0.5 / mu_max
-    steps = int(min(200_000, math.ceil(math.log(1e-13) / math.log(1 - 2 * lr * mu_min))))
-    W0 = rng.normal(0, 0.5, (3, n, n))
-    W = sm.gd_infinite(W0, mom, steps=min(steps, 20000), lr=lr)
-    # GD exact limit: W* + W0 (I - M M^+)
-    res = np.stack([th.lemma1_fit(w, T, v, p_m, p_c, p_r)[1] for w in W])
-    gap = sm.infinite_loss(torch.tensor(W), mom).numpy() - (1 - 1 / (tau * v))
-    contraction = (1 - 2 * lr * mu_min) ** min(steps, 20000)
-    tol = Tolerance(1e-7 + 10 * contraction * float(np.abs(W0).max()) * n,
-                    "GD error along range(M) x (1 - 2 lr mu_min)^steps, + 1e-7")
-    ctrl = np.stack([th.lemma1_fit(w, T, v, p_m, p_c, p_r)[1] for w in W0])  # the random init
-    check_close("topic.theorem4", res, np.zeros_like(res), tol, control=ctrl,
-                what="GD limit satisfies the Lemma 1 conditions")
-    check_close("topic.theorem4", gap, np.zeros_like(gap), tol, control=gap + 1.0, what="loss gap")
-    Ws = th.theorem2_wstar(T, v, p_m, p_c, p_r)
-    dist = float(np.abs(W - Ws).max(axis=(1, 2)).min())
-    check_at_least("topic.theorem4", dist, 1e-3, "GD from random init does not land on W* "
-                   "(the family is larger than W*)", control=0.0, what="not unique")
-
-
-@audits("topic.definition2")
-@examples(15)
-@given(small_model())
-def test_topic_definition2_in_family(m):
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    D = th.definition2_dv(T, v, p_m, p_c, p_r)
-    u, res = th.lemma1_fit(D, T, v, p_m, p_c, p_r)
-    Dc = D.copy()
-    Dc[1:, 0] *= -1  # control: +c1 instead of -c1
-    _, res_c = th.lemma1_fit(Dc, T, v, p_m, p_c, p_r)
-    tol = Tolerance.roundoff(float(np.abs(D).max() + 1), ops=100)
-    check_close("topic.definition2", res, np.zeros_like(res), tol, control=res_c,
-                what="D^V satisfies the Lemma 1 conditions")
-    check_close("topic.definition2", u, np.zeros_like(u), tol, control=u + 1, what="with u = 0")
-    L = float(sm.infinite_loss(torch.tensor(D), mom))
-    Lc = float(sm.infinite_loss(torch.tensor(Dc), mom))
-    scale = float(np.abs(D).max() ** 2 * mom["n"] + 1)
-    tl = Tolerance.roundoff(scale, ops=10 * mom["n"] ** 2)
-    check_close("topic.definition2", L, 1 - 1 / (tau * v), tl, control=Lc, what="loss = minimum")
-    check_close("topic.definition2", _grad_norm(D, mom), 0.0, tl, control=_grad_norm(Dc, mom),
-                what="zero gradient")
-
-
-@audits("topic.definition2")
-@examples(2)
-@given(mc_model(), SEED)
-def test_topic_definition2_finite_document_mc(m, seed):
-    """D^V's finite-document loss matches the Assumption-1 minimum (up to MC + O(1/N))."""
-    m, mom = _setup(m)
-    T, v, tau, p_m, p_c, p_r = m
-    D = th.definition2_dv(T, v, p_m, p_c, p_r)
-    N, Dn = 2000, 600
-    est, se = _mc_loss([D], [np.zeros(mom["n"])], m, seed, N, Dn)
-    tol_mc = Tolerance.monte_carlo(float(se[0]), 1e-6)
-    bias = float(_bias_bound([D], [np.zeros(mom["n"])], N)[0])
-    tol = Tolerance(tol_mc.value + bias, tol_mc.model + f" + finite-N bias bound {bias:.3g}")
-    check_close("topic.definition2", est[0], 1 - 1 / (tau * v), tol,
-                control=1 - 1 / (tau * v) + 0.05 + 3 * tol.value, what="MC loss = minimum")
-
-
 # --------------------------------------------------------------------------------------------
 # Theorems 3 and 5 (Stage 2)
 # --------------------------------------------------------------------------------------------
