@@ -213,11 +213,22 @@ def cmd_audit(args) -> int:
     env = dict(os.environ, HYPOTHESIS_PROFILE=profile, OMP_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     os.environ["HYPOTHESIS_PROFILE"] = profile
-    registry = load_registry(args.conjecture)
-    chosen, pats = select(set(registry), args.only)
-    expect = {k: v for k, v in properties_per_claim().items() if k in set(chosen)}
+    with _Lock(report):
+        try:
+            registry = load_registry(args.conjecture)
+        except Exception as e:  # a property module that does not import: the audit is broken
+            print(f"theorem-audit: loading the claims failed: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+            return EXIT_BROKEN
+        chosen, pats = select(set(registry), args.only)
+        return _audit(args, profile, env, report, json_path, registry, chosen, pats)
 
-    with _Lock(report), tempfile.TemporaryDirectory() as tmp:
+
+def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int:
+    from properties import report as rep
+
+    expect = {k: v for k, v in properties_per_claim().items() if k in set(chosen)}
+    with tempfile.TemporaryDirectory() as tmp:
         raw_path, expect_path = Path(tmp) / "raw.json", Path(tmp) / "expect.json"
         expect_path.write_text(json.dumps(expect))
         cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT / "pyproject.toml"),
