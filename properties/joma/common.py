@@ -1,4 +1,4 @@
-"""Helpers shared by the JoMA claim files (Sections 2-3: Eqn. 2 problems and strategies).
+"""Helpers shared by the JoMA claim files (strategies, problems and small exact helpers).
 
 Imports no claim file (tests/test_layout.py).
 """
@@ -49,3 +49,37 @@ def class_prior(draw, max_D=3):
 def eq9_c1(h, depth):
     """The exact eps coefficient H(2H-L)/(2L) of Eqn 108 at rho = rho_0 = 1-eps (a Fraction)."""
     return Fraction(h * (2 * h - depth), 2 * depth)
+
+
+# --------------------------------------------------------------------------------------------
+# Section 4 / Appendix A.3 (nonlinear activation, uniform attention): Monte Carlo helpers shared
+# by Lemma 1, Theorem 3 and Lemmas 2-4
+# --------------------------------------------------------------------------------------------
+MC_FALSE_FAIL = 1e-6  # per Monte Carlo check (two-sided, Bonferroni over its coordinates)
+seeds = st.integers(0, 2 ** 31 - 1)
+vnorms = st.one_of(st.floats(0.3, 0.8), st.floats(1.25, 3.0))  # ||v|| away from 1
+
+
+def mc_tol(k):
+    """Threshold on the max |z| over k coordinates: false-fail MC_FALSE_FAIL per check."""
+    from properties import Tolerance
+    return Tolerance.monte_carlo(1.0, MC_FALSE_FAIL, k)
+
+
+def orth(rng, m, n):
+    return np.linalg.qr(rng.normal(size=(m, n)))[0]
+
+
+def unit(rng, n):
+    u = rng.normal(size=n)
+    return u / np.linalg.norm(u)
+
+
+def isotropic(family, n, sigma, nu):
+    from theory import joma as th
+    return th.Isotropic(family, n, sigma, nu)
+
+
+def cat(pair):
+    """(vector, scalar) -> one vector (the M + 1 coordinates of a Monte Carlo check)."""
+    return np.concatenate([np.atleast_1d(pair[0]), [pair[1]]])
