@@ -395,7 +395,7 @@ def _run_draw(inner: Callable, args, kwargs):
 
 def _finish(run: Run):
     """After the last draw: the printed form's verdict, power, and inconclusive trends."""
-    if run.sink.checks == 0 and not run.mismatches:
+    if run.sink.checks == 0 and not run.mismatches and not run.inconclusive:
         raise PropertyError(f"{run.claim_id}: the property made no check "
                             f"({run.unchecked_draws} draws completed without one)")
     if run.fails is not None:
@@ -410,6 +410,8 @@ def _finish(run: Run):
     if run.takes_world:
         row = run.as_row()
         applicable = [a for a in row["alternatives"] if a["draws"] > 0]
+        if not applicable and run.inconclusive:  # nothing was decided, so nothing to reject
+            raise Inconclusive("inconclusive: " + "; ".join(m for _, m in run.inconclusive[:3]))
         if not applicable:
             names = ", ".join(a["name"] for a in row["alternatives"]) or "none declared"
             raise NoPower(f"{run.claim_id}: no alternative of the claim ({names}) replaces a slot "

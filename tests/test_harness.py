@@ -606,3 +606,19 @@ def test_st_data_draws_are_counted_by_what_was_drawn_and_not_replayed():
 
     exc, _ = run_row(prop2)
     assert isinstance(exc, PropertyError) and "st.data()" in str(exc)
+
+
+def test_a_property_inconclusive_on_every_draw_is_inconclusive_not_a_power_failure():
+    cid = "harness.all_inconclusive"
+    claim(cid, (rival("exponent_one", lambda: -1.0, "exponent -1", replaces="exponent"),),
+          asymptotic="n")
+
+    @audits(cid)
+    @settings(max_examples=3, database=None, derandomize=True, deadline=None)
+    @given(seed=st.integers(0, 100))
+    def prop(world, seed):
+        check_trend(cid, [16.0], [0.3], exponent=world.prediction(lambda: -0.5, "exponent")())
+
+    exc, row = run_row(prop)
+    assert isinstance(exc, Inconclusive) and "three" in str(exc.msg)
+    assert verdict_for(W._claim(cid), [row])["verdict"] == "not-audited"
