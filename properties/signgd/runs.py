@@ -292,3 +292,60 @@ def t1_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
                 V_mu0=q["V_mu"][0].reshape(shape), V0=q["V"][0].reshape(shape + (-1,)),
                 xi_l1=tr.xi_l1[..., 0].reshape(shape + (-1,)), eta=float(eta),
                 steps=int(tr.t[-1]))
+
+
+# --------------------------------------------------------------------------------------------
+# Stages I-III only: runs that stop at the last seed's T_4^- (signgd.table2, signgd.lemma4_2)
+# --------------------------------------------------------------------------------------------
+S2_SEEDS = 16  # seeds per draw: the independent units of the pair counts' error model
+S2_CANON = (11, 30, 1.0, 1e-3, 6e-5)  # seed0, s, sigma_p, sigma_0, eta: the sheet's CPU setting
+S2_RUN = st.tuples(SEED, st.integers(20, 30), st.floats(1.0, 2.0), st.floats(7e-4, 1.3e-3),
+                   st.floats(5e-5, 7e-5))
+
+
+class _PastT4m:
+    """Stop rule: True once every seed has had its T_4^- event, detected online exactly as
+    sim.signgd.stage_times detects it (a wrong-sign key noise that moved away from sgn alpha for
+    TURN_LOOKBACK steps, alpha's sign unchanged, turns towards it)."""
+
+    def __init__(self):
+        self.K = sim.TURN_LOOKBACK
+        self.b, self.sa, self.done = [], [], None
+
+    def __call__(self, q):
+        b, sa = q["b"][..., 0], np.sign(q["alpha"])[..., None]  # (S, m_k, n), (S, m_k, 1)
+        self.b.append(b), self.sa.append(sa)
+        K = self.K
+        self.b, self.sa = self.b[-(K + 2):], self.sa[-(K + 2):]
+        if self.done is None:
+            self.done = np.zeros(b.shape[0], dtype=bool)
+        if len(self.b) == K + 2:
+            B, SA = self.b, self.sa  # B[-1] = b(k), B[-1 - j] = b(k - j)
+            db = lambda j: np.sign(B[-1 - j] - B[-2 - j])  # noqa: E731  db[k - 1 - j]
+            away = np.ones(b.shape, dtype=bool)
+            for j in range(1, K + 1):
+                away &= (db(j) == -SA[-1]) & (SA[-1 - j] == SA[-1])
+            turning = (np.sign(b) != SA[-1]) & (db(0) == SA[-1]) & away
+            self.done |= turning.any((-1, -2))
+        return bool(self.done.all())
+
+
+@functools.lru_cache(maxsize=8)
+def stage2_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
+               n_seeds: int = S2_SEEDS, optimizer: str = "signgd"):
+    """n_seeds seeds of the CPU setting (m_k = 8, m_v = 16, d = 1 + n s + 120), logged every step
+    to the step at which the last seed has had its T_4^- (cap CAP).  Returns per-seed Table 2
+    counts at T_4^- - 1 (the end of Stage III, after Stage II): M (seeds, 4, 4), rows the sign of
+    (a, b) at init, columns at T_4^- - 1, both in the order ++, +-, -+, --; and the stage times."""
+    seeds = [seed0 + k for k in range(n_seeds)]
+    prob, p0 = _problem(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
+    tr = sim.train(prob, p0, eta=eta, steps=CAP, optimizer=optimizer,
+                   log=("alpha", "beta", "a", "b", "V", "V_mu"), stop=_PastT4m(), tail=0.0)
+    q, T = sim.squeeze_L2(tr.q), sim.stage_times(tr)
+    if not np.isfinite(T["T4m"]).all():
+        raise RuntimeError(f"stage2_run{(seed0, s, sigma_p, sigma_0, eta)}: some seed had no "
+                           f"T_4^- within {CAP} steps")
+    t_end = T["T4m"].astype(int) - 1
+    a1, b1 = _at(q["a"], t_end), _at(q["b"], t_end)
+    M = np.stack([_table(q["a"][0][j], q["b"][0][j], a1[j], b1[j]) for j in range(len(seeds))])
+    return dict(M=M, T=T, a0=q["a"][0], b0=q["b"][0], a1=a1, b1=b1, steps=int(tr.t[-1]))

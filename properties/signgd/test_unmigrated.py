@@ -31,6 +31,7 @@ from properties.signgd.runs import (  # noqa: F401  (shared runs and settings)
     L43_CANON, L43_RUN, L43_DELTA, L43_PRINTED, _L43_SETTING, _sign_patterns, _l43_runs,
     l43_run, OPT_SEEDS, OPT_LOG_EVERY, OPT_LOG, _OPT_SETTING, GD_TAIL, GD_RATES, GD_SIGMA_P,
     _gd_runs, _GD_SETTING)
+from properties.signgd.figures import _plot_table2  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------------------------
@@ -102,22 +103,6 @@ register(Claim(
     reading="'At least about 1/2 each' is read as each conditional probability = 1/2 up to Monte "
             "Carlo error [R]. T_2 is measured (definition in signgd.stage_order).",
 ))
-register(Claim(
-    id="signgd.table2", where="Table 2 (Section 3.1), 2000 (neuron, sample) pairs",
-    statement="Sign of (a, b) at init vs at the end of Stage II: ++ -> (486, 1, 0, 25); "
-              "+- -> (244, 4, 9, 250); -+ -> (223, 10, 4, 221); -- -> (37, 2, 3, 481) over "
-              "(++, +-, -+, --); column sums 990, 17, 16, 977.",
-    assumptions=_SETTING + " (Table 3 row (a)'s numbers were lost, so the CPU setting stands in).",
-    prediction="Table 2's fractions: aligned 0.984; P(keep|++) 0.949; P(++|+-) 0.494; "
-               "P(++|-+) 0.502; P(keep|--) 0.920; positive share of aligned 0.503",
-    simulation="sim.signgd.train, pairs pooled over seeds, counted at T_4^- - 1",
-    metric="max_abs over the six fractions of simulated - Table 2",
-    tolerance="Monte Carlo: binomial SE of the difference of two proportions (ours pooled over "
-              "seeds x 64 pairs; the paper's from its counts), false-fail 1e-3 over 6 comparisons",
-    reading="Fractions, not raw counts. Pairs are treated as independent draws (they share a "
-            "neuron's signal and a sample's norm; the run's own spread is the check).",
-    plot=lambda path: _plot_table2(path),
-))
 
 
 
@@ -140,48 +125,6 @@ def test_signgd_lemma4_2(cfg):
                 control=1.0, what="P(++ | disagree at init) = 1/2")
 
 
-
-
-@audits("signgd.table2")
-@examples(1)
-@stage_run
-def test_signgd_table2(cfg):
-    M, ok = _table_at_end_of_stage3(cfg)
-    fr, cnt = _table_fractions(M)
-    p = np.clip((fr * cnt + TABLE2_FR * TABLE2_N) / (cnt + TABLE2_N), 0.02, 0.98)
-    se = float(np.max(np.sqrt(p * (1 - p) * (1 / cnt + 1 / TABLE2_N))))
-    control = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5])  # independent signs (the init table)
-    check_close("signgd.table2", fr, TABLE2_FR, Tolerance.monte_carlo(se, 1e-3, comparisons=6),
-                control=control, what="Table 2 fractions")
-
-
-def _plot_table2(path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    tr, q, st_ = _run(*CANON)
-    al = (np.sign(q["a"]) == np.sign(q["b"])).mean((-1, -2))
-    sa = np.sign(q["alpha"])[..., None]
-    ka = (np.sign(q["b"]) == sa).mean((-1, -2))
-    qa = (np.sign(q["a"]) == sa).mean((-1, -2))
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-    for x, lab_ in ((al, "sgn a = sgn b"), (ka, "sgn b = sgn alpha"), (qa, "sgn a = sgn alpha")):
-        ax[0].plot(tr.t, x.mean(1), label=lab_)
-    for k_, c_ in (("T2", "k"), ("T4m", "r"), ("T4p", "g"), ("T4", "b")):
-        ax[0].axvline(np.median(st_[k_][np.isfinite(st_[k_])]), color=c_, ls=":", lw=0.8)
-    ax[0].set(xscale="symlog", xlim=(0, tr.t[-1]), xlabel="step", ylabel="fraction of (neuron, sample) pairs",
-              title="alignment fractions (mean over seeds; median stage lines)")
-    ax[0].legend(fontsize=7)
-    M, _ = _table_at_end_of_stage3(CANON)
-    fr, _ = _table_fractions(M)
-    xs = np.arange(6)
-    ax[1].bar(xs - 0.2, TABLE2_FR, 0.4, label="Table 2")
-    ax[1].bar(xs + 0.2, fr, 0.4, label="simulated")
-    ax[1].set_xticks(xs, ["aligned", "keep|++", "++|+-", "++|-+", "keep|--", "+ share"], fontsize=7)
-    ax[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 # --------------------------------------------------------------------------------------------

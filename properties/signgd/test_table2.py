@@ -1,0 +1,190 @@
+"""signgd.table2: the sign of (query noise, key noise) at init vs at the end of Stage II.
+
+Six fractions of the table are compared with the simulation, each against its own error (issue
+11: one tolerance from the largest of six standard errors let an aligned fraction of 0.80 pass
+against 0.98).  The simulation's error is clustered by seed (pairs of one seed share neurons and
+samples; seeds are independent), with a Student t critical value on J - 1 degrees of freedom; the
+paper's side is the binomial error of its own counts (all it reports).
+
+The printed aligned fraction 0.984 then fails: in the stand-in CPU setting every pair of every
+seed is aligned before T_4^- (the sheet's T_2, alignment complete, is finite in every seed), so
+the simulated fraction is 1 and the paper's 2000 pairs put 0.984 at ~5.7 of its standard errors
+from it.  The corrected form keeps the five conditional fractions (which carry the content: the
+memory of an agreeing init sign, the fair split of disagreeing pairs, the balance of signs) and
+states the aligned fraction as 1; that half is what T_2 < T_4^- means, so the evidence is the five
+fractions and the finiteness of T_2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import example, given
+
+from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
+from properties.signgd.common import FRACTION_NAMES, clustered_fractions, t_crit, table_parts
+from properties.signgd.figures import _plot_table2
+from properties.signgd.runs import (_SETTING, S2_CANON, S2_RUN, S2_SEEDS, TABLE2, COLS, _problem,
+                                    _table, stage2_run)
+from sim import signgd as sim
+
+CID = "signgd.table2"
+FALSE_FAIL = 1e-3  # per draw, over the six fractions
+TABLE2_M = np.array([TABLE2[k] for k in COLS], dtype=np.float64)
+
+
+def _paper_side(M):
+    """Fractions of a printed (4, 4) table and their binomial SEs (pairs taken as independent:
+    the table gives counts only)."""
+    num, den = table_parts(M)
+    f = num / den
+    return f, np.sqrt(f * (1 - f) / den)
+
+
+def printed_table():
+    """Table 2 as printed: six fractions and the binomial SE of each."""
+    return _paper_side(TABLE2_M)
+
+
+def corrected_table():
+    """The correction: aligned fraction 1 (every pair aligned at the end of Stage II); the five
+    conditional fractions as printed, with their binomial SEs."""
+    f, se = _paper_side(TABLE2_M)
+    return np.r_[1.0, f[1:]], np.r_[0.0, se[1:]]
+
+
+def aligned_080_table():
+    """Rival (issue 11's example): the printed table with the aligned fraction 0.80."""
+    f, se = _paper_side(TABLE2_M)
+    return np.r_[0.80, f[1:]], np.r_[np.sqrt(0.8 * 0.2 / TABLE2_M.sum()), se[1:]]
+
+
+def keep_half_table():
+    """Rival: agreeing pairs keep their init sign with probability 1/2 (no memory: 'either sign
+    with probability 1/2' read for every pair, not only for the disagreeing ones)."""
+    f, se = corrected_table()
+    f = f.copy()
+    f[1] = f[4] = 0.5
+    return f, se
+
+
+def follow_query_table():
+    """Rival: a disagreeing pair takes the query noise's init sign (P(++|+-) = 1, P(++|-+) = 0)."""
+    f, se = corrected_table()
+    f = f.copy()
+    f[2], f[3] = 1.0, 0.0
+    return f, se
+
+
+def untrained_run(seed0, s, sigma_p, sigma_0, eta):
+    """Null: no training; the 'end' signs are the init signs."""
+    seeds = [seed0 + k for k in range(S2_SEEDS)]
+    prob, p0 = _problem(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
+    q = sim.squeeze_L2(sim.tracked(prob, p0, keep=("a", "b")))
+    return dict(M=np.stack([_table(q["a"][j], q["b"][j], q["a"][j], q["b"][j])
+                            for j in range(len(seeds))]))
+
+
+def random_sign_run(seed0, s, sigma_p, sigma_0, eta):
+    """Null: alignment without the mechanism: at the end both members of each pair take one
+    fair random sign, independent of the init (seeded by the draw)."""
+    r = stage2_run(seed0, s, sigma_p, sigma_0, eta)
+    g = np.random.default_rng(seed0)
+    e = g.choice([-1.0, 1.0], size=r["a0"].shape)
+    return dict(M=np.stack([_table(r["a0"][j], r["b0"][j], e[j], e[j])
+                            for j in range(e.shape[0])]))
+
+
+register(Claim(
+    id=CID, where="Table 2 (Section 3.1), 2000 (neuron, sample) pairs",
+    statement="Sign of (a, b) at init vs at the end of Stage II: ++ -> (486, 1, 0, 25); "
+              "+- -> (244, 4, 9, 250); -+ -> (223, 10, 4, 221); -- -> (37, 2, 3, 481) over "
+              "(++, +-, -+, --); column sums 990, 17, 16, 977.",
+    assumptions=_SETTING + " (Table 3 row (a)'s numbers were lost, so the CPU setting stands in); "
+                f"{S2_SEEDS} seeds per draw, s in [20, 30], sigma_p in [1, 2], sigma_0 in "
+                "[7e-4, 1.3e-3], eta in [5e-5, 7e-5]; the sheet's CPU setting (s = 30, sigma_p = "
+                "1, sigma_0 = 1e-3, eta = 6e-5) is an explicit example",
+    prediction="Table 2's fractions: aligned 0.984; P(keep|++) 0.949; P(++|+-) 0.494; "
+               "P(++|-+) 0.502; P(keep|--) 0.920; positive share of aligned 0.503",
+    simulation="properties.signgd.runs.stage2_run: sim.signgd.train to the last seed's T_4^- "
+               "(detected online as sim.signgd.stage_times does), pairs counted per seed at "
+               "T_4^- - 1 (after Stage II, before Stage IV)",
+    metric="per fraction: |simulated (pooled over seeds) - Table 2|",
+    tolerance="Monte Carlo, per fraction: t_{J-1} x sqrt(SE_sim^2 + SE_paper^2), SE_sim "
+              "cluster-robust over the J = 16 seeds (ratio estimator), SE_paper binomial from "
+              "Table 2's counts; family-wise false-fail 1e-3 per draw over the six fractions "
+              "(Bonferroni)",
+    corrected="At the end of Stage II every (neuron, sample) pair is aligned (aligned fraction "
+              "1, not 0.984: T_2, alignment complete, comes before T_4^- in every seed); the "
+              "five conditional fractions of Table 2 (P(keep|++) 0.949, P(++|+-) 0.494, "
+              "P(++|-+) 0.502, P(keep|--) 0.920, positive share 0.503) agree with the "
+              "simulation within their per-fraction errors.",
+    reason="With per-fraction errors the printed aligned fraction 0.984 +- 0.003 (2000 pairs) "
+           "is incompatible with the simulated 1.000 (every seed aligns every pair before "
+           "T_4^-); the old tolerance (t x the largest of six SEs, ~0.16) hid it. The paper's "
+           "setting (Table 3 row (a)) was lost, so its 98.4% may be a count taken before "
+           "alignment completed in its run; in the stand-in setting no pair is left.",
+    reading="Fractions, not raw counts. The end of Stage II is counted at T_4^- - 1 (Stage III "
+            "moves the signals, not the noise signs; T_2 <= T_4^- - 1 when T_2 is finite). "
+            "The aligned fraction = 1 in the correction is the finiteness of T_2, not a "
+            "separate measurement; the five conditional fractions are the evidence. Rivals: "
+            "the printed table; the aligned fraction 0.80 (issue 11); keep = 1/2 (no memory); "
+            "disagreeing pairs follow the query. Nulls: no training; aligned pairs with a "
+            "fair random sign independent of the init.",
+    history=("2026-12-03 (issue 11): one tolerance from the largest of six SEs (pairs as "
+             "independent) replaced by per-fraction errors, the simulation's clustered by seed "
+             "(t on J - 1 df), the paper's binomial; counted on a new run of 16 seeds per draw "
+             "stopped at the last T_4^- (was: 4 seeds per draw, 8 in the canonical run, of the "
+             "1.25 t* stage run; same counts on the shared seeds). With these errors the printed "
+             "aligned fraction fails on every draw, so the claim became an erratum with the "
+             "correction above.",),
+    plot=lambda path: _plot_table2(path),
+    alternatives=(
+        rival("printed_table", printed_table, "the printed form (erratum): aligned 0.984",
+              replaces="table"),
+        rival("aligned_080", aligned_080_table, "issue 11: an aligned fraction of 0.80, which "
+              "the old single tolerance accepted", replaces="table"),
+        rival("keep_half", keep_half_table, "neighbouring reading: 'either sign with "
+              "probability 1/2' for every pair, P(keep | agree) = 1/2", replaces="table"),
+        rival("follow_query", follow_query_table, "a disagreeing pair takes the query noise's "
+              "init sign: P(++|+-) = 1, P(++|-+) = 0", replaces="table"),
+        null("untrained", untrained_run, "training off: the end signs are the init signs",
+             replaces="run"),
+        null("random_sign", random_sign_run, "alignment without memory: both members take one "
+             "fair random sign, independent of the init", replaces="run"),
+    ),
+))
+
+
+def _compare(world_or_none, cfg, table_fn):
+    run_fn = stage2_run if world_or_none is None else world_or_none.simulation(
+        stage2_run, "run", pure=True)
+    pred_fn = table_fn if world_or_none is None else world_or_none.prediction(table_fn, "table")
+    r = run_fn(*cfg)
+    num, den = table_parts(r["M"])
+    f, se, J = clustered_fractions(num, den)
+    fp, sep = pred_fn()
+    crit = t_crit(FALSE_FAIL, 6, J - 1)
+    for k, name in enumerate(FRACTION_NAMES):
+        s_tot = float(np.sqrt(np.nan_to_num(se[k]) ** 2 + sep[k] ** 2))
+        tol = Tolerance.derived(max(crit * s_tot, 1e-12),
+                                f"Monte Carlo: t_{J - 1} {crit:.2f} x SE {s_tot:.3g} (seed-"
+                                f"clustered simulation, binomial table; false-fail "
+                                f"{FALSE_FAIL:g} over 6 fractions)", FALSE_FAIL / 6)
+        check_close(CID, f[k], fp[k], tol, what=f"{name}: simulated {f[k]:.3f}")
+
+
+@audits(CID, fails="the aligned fraction is 1.000 in every draw (all pairs align before T_4^-), "
+                   "0.984 +- 0.003 in Table 2")
+@examples(3)
+@example(cfg=S2_CANON)
+@given(cfg=S2_RUN)
+def test_signgd_table2_printed(cfg):
+    _compare(None, cfg, printed_table)
+
+
+@audits(CID, form="corrected")
+@examples(3)
+@example(cfg=S2_CANON)
+@given(cfg=S2_RUN)
+def test_signgd_table2_corrected(world, cfg):
+    _compare(world, cfg, corrected_table)
