@@ -83,3 +83,23 @@ def isotropic(family, n, sigma, nu):
 def cat(pair):
     """(vector, scalar) -> one vector (the M + 1 coordinates of a Monte Carlo check)."""
     return np.concatenate([np.atleast_1d(pair[0]), [pair[1]]])
+
+
+def M_np(r):
+    """Definition 1's M(rho) as a float 2x2 array (theory.joma.M lambdified)."""
+    return np.asarray(_M_LAMBDA(r), float)
+
+
+def p_np(r):
+    """Definition 1's p(rho) as a float 2x1 array (theory.joma.p lambdified)."""
+    return np.asarray(_P_LAMBDA(r), float)
+
+
+def _lambdify_M_p():
+    import sympy as sp
+
+    from theory import joma as th
+    return (sp.lambdify(th.rho, th.M(th.rho), "numpy"), sp.lambdify(th.rho, th.p(th.rho), "numpy"))
+
+
+_M_LAMBDA, _P_LAMBDA = _lambdify_M_p()
