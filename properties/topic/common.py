@@ -176,3 +176,89 @@ def bias_bound(W, b, N):
     (||W||_2^2 + 4 max|W| + 4 max|b|) / N of the original audit."""
     return np.array([(np.linalg.norm(w, 2) ** 2 + 4 * np.abs(w).max() + 4 * np.abs(bb).max()) / N
                      for w, bb in zip(W, b)])
+
+
+# --------------------------------------------------------------------------------------------
+# Stage 2 (Theorems 3 and 5): the explicit three-value attention model, minimised
+# --------------------------------------------------------------------------------------------
+S2_MODEL = ("explicit three-value attention model (Assumption 2 [R]): unnormalised weight of a "
+            "key token l for a query token q is beta if l = q, alpha if l != q are words of the "
+            "same topic, 1 otherwise, times the key's Assumption-1 frequency p~_S(l); a masked "
+            "query shows its word (p_c), a uniform random word (p_r) or [MASK]. Two readings of "
+            "[MASK] (not recovered): 'token' ([MASK] is a one-word topic) and 'uniform' (a "
+            "[MASK] query attends uniformly, [MASK] keys weigh 1); both are audited")
+
+
+def golden(f, lo, hi, iters=80):
+    gr = (math.sqrt(5) - 1) / 2
+    a, b = lo, hi
+    c, d = b - gr * (b - a), a + gr * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(iters):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - gr * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + gr * (b - a)
+            fd = f(d)
+    return (a + b) / 2
+
+
+def gamma_star(T, v, tau, p_m, p_c, p_r, mq):
+    args = (p_m, p_c, p_r, T, v)
+    coef = (th._wi0(*args), th._wdiff(*args), th._wsame(*args))
+    lg = np.linspace(np.log(1e-3), np.log(1e12), 1500)
+    L = sm.stage2_loss_fast("block", coef, T, v, tau, p_m, p_c, p_r, np.exp(lg), np.exp(lg), mq)
+    k = int(L.argmin())
+    if k in (0, len(lg) - 1):
+        raise AssertionError(f"gamma* at the grid edge ({np.exp(lg[k]):.3g}): widen the grid")
+    f = lambda x: float(sm.stage2_loss_fast("block", coef, T, v, tau, p_m, p_c, p_r,  # noqa: E731
+                                            np.exp(x), np.exp(x), mq))
+    return math.exp(golden(f, lg[k - 1], lg[k + 1]))
+
+
+def ab_star(T, v, tau, p_m, p_c, p_r, mq):
+    from scipy.optimize import minimize
+    cc = th.constants(p_m, p_c, p_r, T, v)
+    coef = (-cc["c1"], cc["c3"])
+    la = np.linspace(np.log(1e-5), np.log(1e10), 90)
+    A, B = np.meshgrid(la, la, indexing="ij")
+    L = sm.stage2_loss_fast("diag", coef, T, v, tau, p_m, p_c, p_r, np.exp(A), np.exp(B), mq)
+    i, j = np.unravel_index(int(L.argmin()), L.shape)
+    f = lambda z: float(sm.stage2_loss_fast("diag", coef, T, v, tau, p_m, p_c, p_r,  # noqa: E731
+                                            np.exp(z[0]), np.exp(z[1]), mq))
+    res = minimize(f, [A[i, j], B[i, j]], method="Nelder-Mead",
+                   options=dict(xatol=1e-8, fatol=1e-15, maxiter=2000))
+    za, zb = (res.x if res.fun <= L[i, j] else (A[i, j], B[i, j]))
+    if zb >= la[-1] - 1e-9 or zb <= la[0] + 1e-9:
+        raise AssertionError("beta* at the grid edge: widen the grid")
+    return math.exp(za), math.exp(zb)
+
+
+
+
+def gamma_opt(T, v, tau, p_m, p_c, p_r, mq):
+    """gamma* of Theorem 3: the optimal gamma = ((v-1) alpha + beta)/v over (alpha, beta) with
+    W^V = Theorem 2's W*.  'uniform' [MASK] reading: the loss depends on gamma only, so
+    alpha = beta = gamma (gamma_star).  'token' reading: a [MASK] query weighs [MASK] keys by
+    beta and words by 1, so the loss is L_words(gamma) + L_mask(beta) (word queries see only
+    their topic sums, p~ (beta + (v-1) alpha) = p~ v gamma, under the block-uniform W*): it is
+    separable, and gamma* is found at beta = 1 fixed, alpha = (v gamma - 1)/(v - 1)."""
+    if mq == "uniform":
+        return gamma_star(T, v, tau, p_m, p_c, p_r, mq)
+    args = (p_m, p_c, p_r, T, v)
+    coef = (th._wi0(*args), th._wdiff(*args), th._wsame(*args))
+
+    def loss(lg):
+        g = np.exp(lg)
+        return sm.stage2_loss_fast("block", coef, T, v, tau, p_m, p_c, p_r,
+                                   (v * g - 1.0) / (v - 1), np.ones_like(g), mq)
+
+    lg = np.linspace(np.log(1.0 / v) + 1e-6, np.log(1e12), 1500)
+    L = loss(lg)
+    k = int(L.argmin())
+    if k in (0, len(lg) - 1):
+        raise AssertionError(f"gamma* at the grid edge ({np.exp(lg[k]):.3g}): widen the grid")
+    return math.exp(golden(lambda x: float(loss(np.array(x))), lg[k - 1], lg[k + 1]))

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from properties.registry import attach_plot
 from properties import Claim, Tolerance, audits, check_at_least, check_close, examples, register
-from properties.topic.common import probs
+from properties.topic.common import S2_MODEL, ab_star, probs
 from sim import make_generator
 from sim import topic as sm
 from theory import topic as th
@@ -48,44 +48,12 @@ register(Claim(
            "p_c = 0.05, p_r = 0.9, T = 2, v = 1 gives c1 = 0.9 / (0.05 x 0.525 x 2) = 17.1. "
            "Theorem 2 itself does not use c1 < 1.",
 ))
-_S2_MODEL = ("explicit three-value attention model (Assumption 2 [R]): unnormalised weight of a "
-             "key token l for a query token q is beta if l = q, alpha if l != q are words of the "
-             "same topic, 1 otherwise, times the key's Assumption-1 frequency p~_S(l); a masked "
-             "query shows its word (p_c), a uniform random word (p_r) or [MASK]. Two readings of "
-             "[MASK] (not recovered): 'token' ([MASK] is a one-word topic) and 'uniform' (a "
-             "[MASK] query attends uniformly, [MASK] keys weigh 1); both are audited")
-register(Claim(
-    id="topic.theorem3", where="Theorem 3 (Section 5.3, Appendix D.3)",
-    statement="With W^V frozen to Theorem 2's W*, b^pred = 0, squared loss, Assumptions 1-4, "
-              "the optimal (alpha, beta) satisfy lambda1 (tau - 1) < gamma < lambda2 T with "
-              "gamma = ((v-1)/v) alpha + beta/v, lambda1 = (1-(1-p_c)p_m+p_m p_r)(1+(1-p_c)p_m)/"
-              "(2(1-(1-p_c)p_m)), lambda2 = 100((1-(1-p_c)p_m)/(p_m p_r) + 1). Only gamma matters.",
-    assumptions="Assumptions 1-4: T, tau -> inf, tau = o(T), v > (c4+1)^2 + 1, p_m < 1/2, "
-                "p_c = p_r in (0, 1/2); " + _S2_MODEL,
-    prediction="theory.topic.theorem3_bounds",
-    simulation="sim.topic.stage2_loss_fast(kind='block') minimised over gamma (log grid + "
-               "golden-section refinement); explicit stage2_loss for the 'only gamma' identity",
-    metric="log margin min(log(gamma*/lo), log(hi/gamma*)); |L(alpha, beta) - L(alpha', beta')| "
-           "at equal gamma",
-    tolerance="margin >= 0 (strict inequalities; gamma* located to < 1e-6 relative); round-off "
-              "for the only-gamma identity",
-    reading="[R] form of the bounds and of Assumption 2. The asymptotic statement is audited at "
-            "tau in {32, 64, 128}, T >= tau^2 (the regime tau = o(T)); at small tau or T ~ tau "
-            "the lower bound can fail in the 'token' reading (e.g. tau = 16, T = 256: gamma* = "
-            "4.1 < 8.7), and with small p_r it needs T ~ tau^3 (p_m = 0.125, p_c = p_r = 0.0625, "
-            "tau = 32, T = 1024: gamma* = 5.2 < 17.5), so the audit uses T in {tau^3, 4 tau^3}. "
-            "'Only gamma matters' holds exactly in the 'uniform' [MASK] reading but NOT in the "
-            "'token' reading ([MASK] queries then weigh [MASK] keys by beta alone), so Theorem 3 "
-            "is audited in the 'uniform' reading only. Note: the proof's Case-1 "
-            "constant (1 + c4 p_m p_r)(2 - c4)/(2 c4) is smaller than the printed lambda1; the "
-            "printed (stronger) bound is the one audited.",
-))
 register(Claim(
     id="topic.theorem5", where="Theorem 5 (Section 5.3, Appendix D.4)",
     statement="With W^V frozen to D^V, the optimal (alpha, beta) satisfy "
               "(1 + c4 p_m p_r) v tau / (100 c4) < beta < c7 (1/(c4 p_m p_r) + 1) v T and "
               "alpha < c4 beta / (v - 1), c7 = 1/(c4 (sqrt(v-1) - 1/c4 - 1)).",
-    assumptions="Assumptions 1-4 (as in Theorem 3); " + _S2_MODEL,
+    assumptions="Assumptions 1-4 (as in Theorem 3); " + S2_MODEL,
     prediction="theory.topic.theorem5_bounds",
     simulation="sim.topic.stage2_loss_fast(kind='diag') minimised over (log alpha, log beta) "
                "(grid + Nelder-Mead)",
@@ -159,88 +127,6 @@ def regime(draw, taus=(32, 64, 128), cube=False):
     p_c = draw(st.floats(0.05, 0.45))
     mq = draw(st.sampled_from(["token", "uniform"]))
     return T, v, tau, p_m, p_c, p_c, mq
-
-
-def _golden(f, lo, hi, iters=80):
-    gr = (math.sqrt(5) - 1) / 2
-    a, b = lo, hi
-    c, d = b - gr * (b - a), a + gr * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(iters):
-        if fc < fd:
-            b, d, fd = d, c, fc
-            c = b - gr * (b - a)
-            fc = f(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + gr * (b - a)
-            fd = f(d)
-    return (a + b) / 2
-
-
-def gamma_star(T, v, tau, p_m, p_c, p_r, mq):
-    args = (p_m, p_c, p_r, T, v)
-    coef = (th._wi0(*args), th._wdiff(*args), th._wsame(*args))
-    lg = np.linspace(np.log(1e-3), np.log(1e12), 1500)
-    L = sm.stage2_loss_fast("block", coef, T, v, tau, p_m, p_c, p_r, np.exp(lg), np.exp(lg), mq)
-    k = int(L.argmin())
-    if k in (0, len(lg) - 1):
-        raise AssertionError(f"gamma* at the grid edge ({np.exp(lg[k]):.3g}): widen the grid")
-    f = lambda x: float(sm.stage2_loss_fast("block", coef, T, v, tau, p_m, p_c, p_r,  # noqa: E731
-                                            np.exp(x), np.exp(x), mq))
-    return math.exp(_golden(f, lg[k - 1], lg[k + 1]))
-
-
-@audits("topic.theorem3")
-@examples(6)
-@given(regime(taus=(32, 64), cube=True).filter(lambda r: r[-1] == "uniform"))
-def test_topic_theorem3_optimum_within_bounds(r):
-    T, v, tau, p_m, p_c, p_r, mq = r
-    g = gamma_star(T, v, tau, p_m, p_c, p_r, mq)
-    lo, hi = th.theorem3_bounds(T, tau, v, p_m, p_c, p_r)
-    margin = min(math.log(g / lo), math.log(hi / g))
-    control = min(math.log(1.0 / lo), math.log(hi / 1.0))  # uniform attention gamma = 1
-    check_at_least("topic.theorem3", margin, 0.0, "lambda1 (tau-1) < gamma* < lambda2 T (log margin)",
-                   control=control, what=f"gamma*={g:.4g} in ({lo:.4g}, {hi:.4g}), mask={mq}")
-
-
-@audits("topic.theorem3")
-@examples(8)
-@given(st.integers(2, 6).flatmap(lambda T: st.tuples(st.just(T), st.integers(2, 5), st.integers(1, T - 1))),
-       probs(), st.just("uniform"), st.floats(0.1, 30), st.floats(0.1, 30), st.floats(0.1, 30))
-def test_topic_theorem3_only_gamma_matters(Tvt, pp, mq, alpha, beta, alpha2):
-    T, v, tau = Tvt
-    p_m, p_c, p_r = pp
-    gamma = ((v - 1) * alpha + beta) / v
-    beta2 = v * gamma - (v - 1) * alpha2
-    if beta2 <= 0:
-        alpha2, beta2 = gamma, gamma
-    Ws = th.theorem2_wstar(T, v, p_m, p_c, p_r)
-    L1 = sm.stage2_loss(Ws, T, v, tau, p_m, p_c, p_r, alpha, beta, mq)
-    L2 = sm.stage2_loss(Ws, T, v, tau, p_m, p_c, p_r, alpha2, beta2, mq)
-    D = th.definition2_dv(T, v, p_m, p_c, p_r)  # control: D^V does distinguish alpha from beta
-    Lc1 = sm.stage2_loss(D, T, v, tau, p_m, p_c, p_r, alpha, beta, mq)
-    Lc2 = sm.stage2_loss(D, T, v, tau, p_m, p_c, p_r, gamma + 5.0, max(v * gamma - (v - 1) * (gamma + 5.0), 1e-3), mq)
-    check_close("topic.theorem3", float(L1), float(L2), Tolerance.roundoff(10.0, ops=100 * T * v),
-                control=float(L1 + abs(Lc1 - Lc2) + 1e-6), what="loss depends on (alpha, beta) only via gamma")
-
-
-def ab_star(T, v, tau, p_m, p_c, p_r, mq):
-    from scipy.optimize import minimize
-    cc = th.constants(p_m, p_c, p_r, T, v)
-    coef = (-cc["c1"], cc["c3"])
-    la = np.linspace(np.log(1e-5), np.log(1e10), 90)
-    A, B = np.meshgrid(la, la, indexing="ij")
-    L = sm.stage2_loss_fast("diag", coef, T, v, tau, p_m, p_c, p_r, np.exp(A), np.exp(B), mq)
-    i, j = np.unravel_index(int(L.argmin()), L.shape)
-    f = lambda z: float(sm.stage2_loss_fast("diag", coef, T, v, tau, p_m, p_c, p_r,  # noqa: E731
-                                            np.exp(z[0]), np.exp(z[1]), mq))
-    res = minimize(f, [A[i, j], B[i, j]], method="Nelder-Mead",
-                   options=dict(xatol=1e-8, fatol=1e-15, maxiter=2000))
-    za, zb = (res.x if res.fun <= L[i, j] else (A[i, j], B[i, j]))
-    if zb >= la[-1] - 1e-9 or zb <= la[0] + 1e-9:
-        raise AssertionError("beta* at the grid edge: widen the grid")
-    return math.exp(za), math.exp(zb)
 
 
 @audits("topic.theorem5")
