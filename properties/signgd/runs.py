@@ -349,3 +349,22 @@ def stage2_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
     a1, b1 = _at(q["a"], t_end), _at(q["b"], t_end)
     M = np.stack([_table(q["a"][0][j], q["b"][0][j], a1[j], b1[j]) for j in range(len(seeds))])
     return dict(M=M, T=T, a0=q["a"][0], b0=q["b"][0], a1=a1, b1=b1, steps=int(tr.t[-1]))
+
+
+def untrained_run(seed0, s, sigma_p, sigma_0, eta):
+    """Null of signgd.table2 / lemma4_2: no training; the 'end' signs are the init signs."""
+    seeds = [seed0 + k for k in range(S2_SEEDS)]
+    prob, p0 = _problem(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
+    q = sim.squeeze_L2(sim.tracked(prob, p0, keep=("a", "b")))
+    return dict(M=np.stack([_table(q["a"][j], q["b"][j], q["a"][j], q["b"][j])
+                            for j in range(len(seeds))]))
+
+
+def random_sign_run(seed0, s, sigma_p, sigma_0, eta):
+    """Null of signgd.table2 / lemma4_2: alignment without the mechanism: at the end both members
+    of each pair take one fair random sign, independent of the init (seeded by the draw)."""
+    r = stage2_run(seed0, s, sigma_p, sigma_0, eta)
+    g = np.random.default_rng(seed0)
+    e = g.choice([-1.0, 1.0], size=r["a0"].shape)
+    return dict(M=np.stack([_table(r["a0"][j], r["b0"][j], e[j], e[j])
+                            for j in range(e.shape[0])]))

@@ -84,50 +84,6 @@ def test_signgd_lemma4_1(cfg):
 
 
 # --------------------------------------------------------------------------------------------
-# Lemma 4.2 and Table 2 (Stage II)
-# --------------------------------------------------------------------------------------------
-
-register(Claim(
-    id="signgd.lemma4_2", where="Lemma 4.2 (Stage II), Section 4.1",
-    statement="Query and key noise align their signs per (neuron, sample): pairs that agree at "
-              "init keep their sign and grow; pairs that disagree resolve to either sign with "
-              "conditional probability at least about 1/2 each.",
-    assumptions=_SETTING + "; " + _RANGE,
-    prediction="after Stage II: sgn a = sgn b for every pair; P(keep | agree) ~ 1; "
-               "P(++ | disagree) ~ 1/2",
-    simulation="sim.signgd.train; T_2, T_4^- by sim.signgd.stage_times",
-    metric="measured at T_4^- - 1 (end of Stage III, after Stage II): aligned fraction (all seeds, "
-           "pairs); pooled P(keep | agree at init); pooled P(++ | disagree at init)",
-    tolerance="aligned fraction >= 0.98 (Table 2's 98%); P(keep|agree) >= 0.9 (Table 2: 93%); "
-              "P(++|disagree) within Monte Carlo of 1/2 (binomial SE, false-fail 1e-4)",
-    reading="'At least about 1/2 each' is read as each conditional probability = 1/2 up to Monte "
-            "Carlo error [R]. T_2 is measured (definition in signgd.stage_order).",
-))
-
-
-
-@audits("signgd.lemma4_2")
-@examples(1)
-@stage_run
-def test_signgd_lemma4_2(cfg):
-    M, ok = _table_at_end_of_stage3(cfg)
-    fr, cnt = _table_fractions(M)
-    check_at_least("signgd.lemma4_2", float(fr[0]), 0.98, "aligned fraction >= 0.98",
-                   control=float((M[0].sum() + M[3].sum()) / M.sum()),  # aligned at init
-                   what="aligned after Stage II")
-    keep = (M[0, 0] + M[3, 3]) / (M[0].sum() + M[3].sum())
-    check_at_least("signgd.lemma4_2", float(keep), 0.9, "P(keep | agree at init) >= 0.9",
-                   control=float((M[0, 3] + M[3, 0] + 0.5 * (M[0, 0] + M[3, 3])) / (M[0].sum() + M[3].sum())),
-                   what="agreeing pairs keep their sign")
-    n_dis = M[1, 0] + M[1, 3] + M[2, 0] + M[2, 3]
-    p = (M[1, 0] + M[2, 0]) / n_dis
-    check_close("signgd.lemma4_2", p, 0.5, Tolerance.monte_carlo(0.5 / np.sqrt(n_dis), 1e-4),
-                control=1.0, what="P(++ | disagree at init) = 1/2")
-
-
-
-
-# --------------------------------------------------------------------------------------------
 # Lemma 4.3 (end of Stage II) and Lemma 4.4 (Stage III)
 # --------------------------------------------------------------------------------------------
 register(Claim(
