@@ -103,3 +103,27 @@ def _lambdify_M_p():
 
 
 _M_LAMBDA, _P_LAMBDA = _lambdify_M_p()
+
+
+# --------------------------------------------------------------------------------------------
+# Theorem 1 (Eqn. 2 runs): strategy, random initialisation, per-token statistics
+# --------------------------------------------------------------------------------------------
+T1_PARAMS = st.tuples(SEEDS, st.integers(2, 8), st.integers(1, 3), st.integers(0, 3),
+                      st.sampled_from([16, 32, 64]), st.sampled_from(["linear", "relu"]),
+                      st.floats(0.5, 2.0))
+
+
+def random_init(p, seed, scale):
+    """(W0, z0) with i.i.d. N(0, scale^2) entries from a local generator seeded by `seed`."""
+    import torch
+    S, d, M_C, N, K = p.shape
+    g = torch.Generator().manual_seed(seed)
+    return (scale * torch.randn(S, d, K, generator=g, dtype=torch.float64),
+            scale * torch.randn(S, M_C, generator=g, dtype=torch.float64))
+
+
+def token_stats(tr):
+    """(s2, n2): s2 = sum_k v_kl^2, shape (T, S, M_C); n2 = sum_k ||v_k||^2, shape (T, S, 1)."""
+    s2 = (tr.V ** 2).sum(-1)
+    n2 = (tr.V ** 2).sum((-2, -1))[..., None]
+    return s2, n2

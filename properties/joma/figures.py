@@ -9,9 +9,9 @@ import numpy as np
 
 import torch
 
-from properties.joma.common import eq9_c1
+from properties.joma.common import eq9_c1, random_init, token_stats
 from sim import joma as sj
-from sim.joma import solve_eqn3
+from sim.joma import make_problem, simulate_eqn2, solve_eqn3
 from theory import joma as th
 
 
@@ -95,3 +95,42 @@ def plot_eq9(path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def plot_theorem1(kind):
+    """Theorem 1 (linear or exp attention): drift of the flow invariant, of the rival dropping
+    the square / the 1/2 (z - sum v^2), and of the exact discrete identity, against eta."""
+    flow = {"linear": th.theorem1_linear, "exp": th.theorem1_exp}[kind]
+    discrete = {"linear": th.theorem1_linear_discrete, "exp": th.theorem1_exp_discrete}[kind]
+    wrong = th.lambdify_invariant(th.THEOREM1_EXP_WRONG)  # z - sum_k v_k^2
+
+    def plot(path):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        p = make_problem([0, 1, 2], M_C=6, K=2, d=9, N=32, attention=kind, activation="relu",
+                         device="cpu")
+        W0, z0 = random_init(p, 0, 0.4)
+        etas = [0.04 / 2 ** i for i in range(6)]
+        err, cerr, derr = [], [], []
+        for eta in etas:
+            tr = simulate_eqn2(p, eta=eta, horizon=1.0, W0=W0, z0=z0)
+            s2, _ = token_stats(tr)
+            drift = lambda I: np.abs(I - I[0])[-1].max()  # noqa: E731
+            err.append(drift(flow(z=tr.z, s2=s2)))
+            cerr.append(drift(wrong(z=tr.z, s2=s2)))
+            derr.append(drift(discrete(z=tr.z, s2=s2, Q_v=tr.Qv, Q_z=tr.Qz)) + 1e-17)
+        fig, ax = plt.subplots(figsize=(5, 3.6))
+        ax.loglog(etas, err, "o-", label="Theorem 1 invariant (flow)")
+        ax.loglog(etas, cerr, "s--", label="rival: z - sum v^2")
+        ax.loglog(etas, derr, "^:", label="exact discrete identity")
+        ax.loglog(etas, np.array(etas) * err[0] / etas[0], "k-", lw=0.6, label="slope 1")
+        ax.set_xlabel("step size eta")
+        ax.set_ylabel("max drift of the invariant at t = 1")
+        ax.set_title(f"joma.theorem1.{kind}: drift vs step size")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return plot

@@ -68,6 +68,9 @@ from theory import joma as th
 
 from properties.joma.common import ETAS, SEEDS  # noqa: E402  (shared with the claim files)
 from properties.joma.common import problem as _problem  # noqa: E402
+from properties.joma.common import T1_PARAMS  # noqa: E402
+from properties.joma.common import random_init as _random_init  # noqa: E402
+from properties.joma.common import token_stats as _stats  # noqa: E402
 
 # --------------------------------------------------------------------------------------------
 # Claims
@@ -80,28 +83,6 @@ _ORDER_TOL = ("discretization: gradient steps of size eta approximate the flow w
               "(eta halved 3 times) within 1 +- 0.25; plus the exact discrete-time identity "
               "(drift corrected by the accumulated squared increments) to float64 round-off")
 
-register(Claim(
-    id="joma.theorem1.linear", where="Theorem 1 (linear attention), Section 3; proof Eqns. 11-15",
-    statement="Linear attention (sigma(x) = x, A = 1): the dynamics of Eqn. 2 satisfies "
-              "z_m^2(t) = sum_k v_k^2(t) + c, with v_k := U_C^T w_k.",
-    assumptions=_T1_SETTING + "; random (nonzero) initialisation.",
-    prediction="theory.joma.THEOREM1_LINEAR (and THEOREM1_LINEAR_DISCRETE)",
-    simulation="sim.joma.simulate_eqn2(attention='linear')",
-    metric="max over tokens, seeds, logged times of |I(t) - I(0)|",
-    tolerance=_ORDER_TOL,
-    reading="Squares are elementwise. Zero initialisation is a stationary point for linear "
-            "attention (b = z o x = 0 and g_f = 0), so the theorem is audited from random inits.",
-))
-register(Claim(
-    id="joma.theorem1.exp", where="Theorem 1 (exp attention), Section 3; proof Eqns. 13-15",
-    statement="Exp attention (sigma = exp, A const): the dynamics of Eqn. 2 satisfies "
-              "z_m(t) = 1/2 sum_k v_k^2(t) + c.",
-    assumptions=_T1_SETTING + "; random initialisation; horizon before the blow-up of exp attention.",
-    prediction="theory.joma.THEOREM1_EXP (and THEOREM1_EXP_DISCRETE)",
-    simulation="sim.joma.simulate_eqn2(attention='exp')",
-    metric="max over tokens, seeds, logged times of |I(t) - I(0)|",
-    tolerance=_ORDER_TOL,
-))
 register(Claim(
     id="joma.theorem1.softmax", where="Theorem 1 (softmax attention), Section 3; proof Eqns. 16-19",
     statement="Softmax attention: if bbar_m := E_{q=m}[b] is constant over time and "
@@ -146,25 +127,9 @@ register(Claim(
              "raised ValueError). The horizon is now drawn on the step grid, 400..800 steps of "
              "0.05 (the same range); the verdict did not change.",),
 ))
-register(Claim(
-    id="joma.theorem1.zero_init", where="Theorem 1, last sentence (Section 3)",
-    statement="Under zero initialization (w_k(0) = 0, z_m(0) = 0), the time-independent constant c = 0.",
-    assumptions=_T1_SETTING + "; exp attention (for linear attention and for ReLU, zero init is a "
-                              "stationary point of Eqn. 2, so the statement holds trivially).",
-    prediction="theory.joma.THEOREM1_EXP with c = 0: z_m(t) = 1/2 sum_k v_k^2(t)",
-    simulation="sim.joma.simulate_eqn2(attention='exp', zero init)",
-    metric="|z_m(T) - 1/2 sum_k v_k^2(T)| vs eta; exact discrete identity with c = 0",
-    tolerance=_ORDER_TOL,
-))
-
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
-T1_PARAMS = st.tuples(SEEDS, st.integers(2, 8), st.integers(1, 3), st.integers(0, 3),
-                      st.sampled_from([16, 32, 64]), st.sampled_from(["linear", "relu"]),
-                      st.floats(0.5, 2.0))
-
-
 def _simulate_within_horizon(p, **kw):
     """simulate_eqn2, discarding draws whose horizon runs past the blow-up of exp attention:
     those parameters are outside the theorem's assumptions (the simulator rejects them)."""
@@ -172,19 +137,6 @@ def _simulate_within_horizon(p, **kw):
         return simulate_eqn2(p, **kw)
     except BlowUpError:
         reject()
-
-
-def _random_init(p, seed, scale):
-    S, d, M_C, N, K = p.shape
-    g = torch.Generator().manual_seed(seed)
-    return (scale * torch.randn(S, d, K, generator=g, dtype=torch.float64),
-            scale * torch.randn(S, M_C, generator=g, dtype=torch.float64))
-
-
-def _stats(tr):
-    s2 = (tr.V ** 2).sum(-1)  # (T, S, M_C): sum_k v_kl^2
-    n2 = (tr.V ** 2).sum((-2, -1))[..., None]  # (T, S, 1): sum_k ||v_k||^2
-    return s2, n2
 
 
 def _drift(I):
@@ -195,92 +147,6 @@ def _assume_moves(tr):
     """Discard draws where nothing moves (every ReLU unit inactive on every sample: a fixed
     point of Eqn. 2, where any invariant holds trivially and no check can tell forms apart)."""
     assume(np.abs(tr.V[-1] - tr.V[0]).max() > 1e-9 and np.abs(tr.z[-1] - tr.z[0]).max() > 1e-9)
-
-
-# --------------------------------------------------------------------------------------------
-# Theorem 1: linear and exp attention
-# --------------------------------------------------------------------------------------------
-_T1 = {"linear": (th.theorem1_linear, th.theorem1_linear_discrete, th.lambdify_invariant(th.THEOREM1_LINEAR_WRONG)),
-       "exp": (th.theorem1_exp, th.theorem1_exp_discrete, th.lambdify_invariant(th.THEOREM1_EXP_WRONG))}
-
-
-def _t1_exact(kind, params, init_seed, scale, horizon):
-    flow, discrete, wrong = _T1[kind]
-    p = _problem(params, kind)
-    W0, z0 = _random_init(p, init_seed, scale)
-    tr = _simulate_within_horizon(p, eta=horizon / 200, horizon=horizon, W0=W0, z0=z0, log_every=20)
-    _assume_moves(tr)
-    s2, _ = _stats(tr)
-    I = discrete(z=tr.z, s2=s2, Q_v=tr.Qv, Q_z=tr.Qz)
-    scale_ = float(np.abs(tr.z).max() ** 2 + s2.max() + 1)
-    control = wrong(z=tr.z, s2=s2)  # wrong invariant: its drift must exceed the tolerance
-    check_close(f"joma.theorem1.{kind}", I - I[0], np.zeros_like(I),
-                Tolerance.roundoff(scale_, ops=20 * 200), control=control - control[0],
-                what="exact discrete-time identity")
-
-
-def _t1_order(kind, params, init_seed, scale, horizon):
-    flow, _, wrong = _T1[kind]
-    p = _problem(params, kind)
-    W0, z0 = _random_init(p, init_seed, scale)
-    etas, err, cerr = ETAS(horizon / 40), [], []
-    for eta in etas:
-        tr = _simulate_within_horizon(p, eta=eta, horizon=horizon, W0=W0, z0=z0)
-        _assume_moves(tr)
-        s2, _ = _stats(tr)
-        err.append(_drift(flow(z=tr.z, s2=s2))[-1].max())
-        cerr.append(_drift(wrong(z=tr.z, s2=s2))[-1].max())
-    check_order(f"joma.theorem1.{kind}", etas, err, 1.0, control_errors=cerr,
-                what="flow invariant drift vs eta")
-
-
-INIT = (st.integers(0, 2**31 - 1), st.floats(0.1, 0.6), st.floats(0.5, 1.5))
-
-
-@audits("joma.theorem1.linear")
-@examples(8)
-@given(T1_PARAMS, *INIT)
-def test_joma_theorem1_linear_discrete_identity(params, init_seed, scale, horizon):
-    _t1_exact("linear", params, init_seed, scale, horizon)
-
-
-@audits("joma.theorem1.linear")
-@examples(4)
-@given(T1_PARAMS, *INIT)
-def test_joma_theorem1_linear_order(params, init_seed, scale, horizon):
-    _t1_order("linear", params, init_seed, scale, horizon)
-
-
-@audits("joma.theorem1.exp")
-@examples(8)
-@given(T1_PARAMS, *INIT)
-def test_joma_theorem1_exp_discrete_identity(params, init_seed, scale, horizon):
-    _t1_exact("exp", params, init_seed, scale, horizon)
-
-
-@audits("joma.theorem1.exp")
-@examples(4)
-@given(T1_PARAMS, *INIT)
-def test_joma_theorem1_exp_order(params, init_seed, scale, horizon):
-    _t1_order("exp", params, init_seed, scale, horizon)
-
-
-@audits("joma.theorem1.zero_init")
-@examples(4)
-@given(T1_PARAMS.map(lambda t: (*t[:5], "linear", t[6])), st.floats(0.5, 1.5))
-def test_joma_theorem1_zero_init(params, horizon):
-    p = _problem(params, "exp")
-    etas, err, cerr = ETAS(horizon / 40), [], []
-    for eta in etas:
-        tr = simulate_eqn2(p, eta=eta, horizon=horizon)  # zero initialisation
-        s2, _ = _stats(tr)
-        err.append(np.abs(th.theorem1_exp(z=tr.z, s2=s2))[-1].max())  # c = 0
-        cerr.append(np.abs(th.theorem1_exp(z=tr.z, s2=s2) - 0.05)[-1].max())  # wrong: c = 0.05
-        exact = th.theorem1_exp_discrete(z=tr.z, s2=s2, Q_v=tr.Qv)
-        check_close("joma.theorem1.zero_init", exact, np.zeros_like(exact),
-                    Tolerance.roundoff(float(np.abs(tr.z).max() + 1), ops=10 * len(tr.t) * 40),
-                    control=exact + 0.05, what="exact discrete identity with c = 0")
-    check_order("joma.theorem1.zero_init", etas, err, 1.0, control_errors=cerr)
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,37 +229,6 @@ def test_joma_theorem1_softmax_fig2(params, horizon):
 # --------------------------------------------------------------------------------------------
 # Figures for the report (fixed seeds; drawn with matplotlib's Agg backend by the audit command)
 # --------------------------------------------------------------------------------------------
-def _plot_theorem1(kind):
-    def plot(path):
-        import matplotlib.pyplot as plt
-
-        flow, discrete, wrong = _T1[kind]
-        p = make_problem([0, 1, 2], M_C=6, K=2, d=9, N=32, attention=kind, activation="relu",
-                         device="cpu")
-        W0, z0 = _random_init(p, 0, 0.4)
-        etas = [0.04 / 2 ** i for i in range(6)]
-        err, cerr, derr = [], [], []
-        for eta in etas:
-            tr = simulate_eqn2(p, eta=eta, horizon=1.0, W0=W0, z0=z0)
-            s2, _ = _stats(tr)
-            err.append(_drift(flow(z=tr.z, s2=s2))[-1].max())
-            cerr.append(_drift(wrong(z=tr.z, s2=s2))[-1].max())
-            derr.append(_drift(discrete(z=tr.z, s2=s2, Q_v=tr.Qv, Q_z=tr.Qz))[-1].max() + 1e-17)
-        fig, ax = plt.subplots(figsize=(5, 3.6))
-        ax.loglog(etas, err, "o-", label="Theorem 1 invariant (flow)")
-        ax.loglog(etas, cerr, "s--", label="control: wrong invariant")
-        ax.loglog(etas, derr, "^:", label="exact discrete identity")
-        ax.loglog(etas, np.array(etas) * err[0] / etas[0], "k-", lw=0.6, label="slope 1")
-        ax.set_xlabel("step size eta")
-        ax.set_ylabel("max drift of the invariant at t = 1")
-        ax.set_title(f"joma.theorem1.{kind}: drift vs step size")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-    return plot
-
-
 def _plot_fig2(path):
     import matplotlib.pyplot as plt
 
@@ -416,10 +251,7 @@ def _plot_fig2(path):
     plt.close(fig)
 
 
-for _id, _plot in (("joma.theorem1.linear", _plot_theorem1("linear")),
-                   ("joma.theorem1.exp", _plot_theorem1("exp")),
-                   ("joma.theorem1.softmax_fig2", _plot_fig2)):
-    attach_plot(_id, _plot)
+attach_plot("joma.theorem1.softmax_fig2", _plot_fig2)
 
 
 #==================================================================================================
