@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from properties.registry import attach_plot
 from properties import Claim, Tolerance, audits, check_at_least, check_close, examples, register
-from properties.topic.common import S2_MODEL, ab_star, probs
+from properties.topic.common import probs
 from sim import make_generator
 from sim import topic as sm
 from theory import topic as th
@@ -47,19 +47,6 @@ register(Claim(
     reason="c1 grows without bound as p_c + p_r -> 1 or for small Tv: e.g. p_m = 0.5, "
            "p_c = 0.05, p_r = 0.9, T = 2, v = 1 gives c1 = 0.9 / (0.05 x 0.525 x 2) = 17.1. "
            "Theorem 2 itself does not use c1 < 1.",
-))
-register(Claim(
-    id="topic.theorem5", where="Theorem 5 (Section 5.3, Appendix D.4)",
-    statement="With W^V frozen to D^V, the optimal (alpha, beta) satisfy "
-              "(1 + c4 p_m p_r) v tau / (100 c4) < beta < c7 (1/(c4 p_m p_r) + 1) v T and "
-              "alpha < c4 beta / (v - 1), c7 = 1/(c4 (sqrt(v-1) - 1/c4 - 1)).",
-    assumptions="Assumptions 1-4 (as in Theorem 3); " + S2_MODEL,
-    prediction="theory.topic.theorem5_bounds",
-    simulation="sim.topic.stage2_loss_fast(kind='diag') minimised over (log alpha, log beta) "
-               "(grid + Nelder-Mead)",
-    metric="log margins of the three inequalities at the optimum",
-    tolerance="margin >= 0 (strict inequalities)",
-    reading="[R] form of the bounds. Audited at tau in {8, ..., 128}, T >= tau^2, v in {10, 20}.",
 ))
 register(Claim(
     id="topic.empirical.wv_blockwise_l2", where="Section 6 (Figure 2)",
@@ -114,34 +101,6 @@ def test_topic_theorem2_ranges_corrected(T, v, pp):
 # --------------------------------------------------------------------------------------------
 # Theorem 4 and Definition 2
 # --------------------------------------------------------------------------------------------
-# --------------------------------------------------------------------------------------------
-# Theorems 3 and 5 (Stage 2)
-# --------------------------------------------------------------------------------------------
-@st.composite
-def regime(draw, taus=(32, 64, 128), cube=False):
-    """Assumptions 3-4: tau large, T >= tau^2, v >= 10 > (c4 + 1)^2 + 1, p_m < 1/2, p_c = p_r."""
-    tau = draw(st.sampled_from(taus))
-    T = tau ** (3 if cube else 2) * draw(st.sampled_from([1, 4] if cube else [1, 4, 16]))
-    v = draw(st.sampled_from([10, 20]))
-    p_m = draw(st.floats(0.05, 0.45))
-    p_c = draw(st.floats(0.05, 0.45))
-    mq = draw(st.sampled_from(["token", "uniform"]))
-    return T, v, tau, p_m, p_c, p_c, mq
-
-
-@audits("topic.theorem5")
-@examples(6)
-@given(regime(taus=(8, 16, 32, 64, 128)))
-def test_topic_theorem5_optimum_within_bounds(r):
-    T, v, tau, p_m, p_c, p_r, mq = r
-    a, b = ab_star(T, v, tau, p_m, p_c, p_r, mq)
-    lo, hi, ratio = th.theorem5_bounds(T, tau, v, p_m, p_c, p_r)
-    margin = min(math.log(b / lo), math.log(hi / b), math.log(ratio * b / a))
-    control = min(math.log(1.0 / lo), math.log(hi / 1.0), math.log(ratio))  # alpha = beta = 1
-    check_at_least("topic.theorem5", margin, 0.0, "beta_lo < beta* < beta_hi, alpha* < c4 beta*/(v-1)",
-                   control=control, what=f"alpha*={a:.3g}, beta*={b:.3g} in ({lo:.3g}, {hi:.3g}), mask={mq}")
-
-
 # --------------------------------------------------------------------------------------------
 # Section 6: block-wise W^V under uniform attention with L2
 # --------------------------------------------------------------------------------------------
