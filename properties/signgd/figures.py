@@ -36,3 +36,23 @@ def _plot_table2(path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _plot_softmax(path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    tr, q, st_ = _run(*CANON)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for k_, lab_, lab2 in (("s11", "s_11 signal->signal", "s_12 signal->noise (1 - s_11)"),
+                           ("s21", "s_21 noise->signal", "s_22 noise->noise (1 - s_21)")):
+        ax.plot(tr.t, q[k_][:, 0].mean(-1), label=lab_ + " (seed 11, mean over i)")
+        ax.plot(tr.t, 1 - q[k_][:, 0].mean(-1), ls="--", label=lab2)
+    for k_, c_ in (("T4m", "r"), ("T4p", "g"), ("T4", "b")):
+        ax.axvline(st_[k_][0], color=c_, ls=":", lw=0.8, label=k_)
+    ax.set(yscale="log", ylim=(1e-12, 1.5), xlabel="step", ylabel="softmax output",
+           title="four softmax outputs (s_12 = 1 - s_11, s_22 = 1 - s_21)")
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

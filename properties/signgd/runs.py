@@ -336,11 +336,13 @@ def stage2_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
     """n_seeds seeds of the CPU setting (m_k = 8, m_v = 16, d = 1 + n s + 120), logged every step
     to the step at which the last seed has had its T_4^- (cap CAP).  Returns per-seed Table 2
     counts at T_4^- - 1 (the end of Stage III, after Stage II): M (seeds, 4, 4), rows the sign of
-    (a, b) at init, columns at T_4^- - 1, both in the order ++, +-, -+, --; and the stage times."""
+    (a, b) at init, columns at T_4^- - 1, both in the order ++, +-, -+, --; the stage times; the
+    init and end signs; s11, s21 (steps x seeds x n) over the run."""
     seeds = [seed0 + k for k in range(n_seeds)]
     prob, p0 = _problem(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
     tr = sim.train(prob, p0, eta=eta, steps=CAP, optimizer=optimizer,
-                   log=("alpha", "beta", "a", "b", "V", "V_mu"), stop=_PastT4m(), tail=0.0)
+                   log=("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21"), stop=_PastT4m(),
+                   tail=0.0)
     q, T = sim.squeeze_L2(tr.q), sim.stage_times(tr)
     if not np.isfinite(T["T4m"]).all():
         raise RuntimeError(f"stage2_run{(seed0, s, sigma_p, sigma_0, eta)}: some seed had no "
@@ -348,7 +350,8 @@ def stage2_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
     t_end = T["T4m"].astype(int) - 1
     a1, b1 = _at(q["a"], t_end), _at(q["b"], t_end)
     M = np.stack([_table(q["a"][0][j], q["b"][0][j], a1[j], b1[j]) for j in range(len(seeds))])
-    return dict(M=M, T=T, a0=q["a"][0], b0=q["b"][0], a1=a1, b1=b1, steps=int(tr.t[-1]))
+    return dict(M=M, T=T, a0=q["a"][0], b0=q["b"][0], a1=a1, b1=b1, steps=int(tr.t[-1]),
+                s11=q["s11"], s21=q["s21"])
 
 
 def untrained_run(seed0, s, sigma_p, sigma_0, eta):
