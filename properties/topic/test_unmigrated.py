@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 from properties.registry import attach_plot
 from properties import Claim, Tolerance, audits, check_at_least, check_close, examples, register
-from properties.topic.common import probs
 from sim import make_generator
 from sim import topic as sm
 from theory import topic as th
@@ -34,20 +33,6 @@ THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 SEED = st.integers(0, 2**31 - 1)
 
 
-register(Claim(
-    id="topic.theorem2.ranges", where="Theorem 2 (constants), Section 5.2",
-    statement="c1 = p_r/((1-p_c-p_r)(1-(1-p_c)p_m)Tv) in (0, 1), c2 in (0, +inf), c3 in (1, +inf).",
-    assumptions="p_m, p_c, p_r in (0, 1), p_c + p_r < 1, T, v >= 1 (those of Theorem 2).",
-    prediction="theory.topic.c1, c2, c3",
-    simulation="none (closed-form constants evaluated over the parameter space)",
-    metric="1 - c1 (must be > 0), c2, c3 - 1",
-    tolerance="exact inequalities (margin > 0)",
-    corrected="c1 in (0, +inf), and c1 < 1 iff p_r < (1 - p_c - p_r)(1 - (1 - p_c) p_m) Tv; "
-              "c2 in (0, +inf), c3 in (1, +inf) as printed",
-    reason="c1 grows without bound as p_c + p_r -> 1 or for small Tv: e.g. p_m = 0.5, "
-           "p_c = 0.05, p_r = 0.9, T = 2, v = 1 gives c1 = 0.9 / (0.05 x 0.525 x 2) = 17.1. "
-           "Theorem 2 itself does not use c1 < 1.",
-))
 register(Claim(
     id="topic.empirical.wv_blockwise_l2", where="Section 6 (Figure 2)",
     statement="With one-hot embeddings frozen and uniform attention (W^K = W^Q = 0), the trained "
@@ -69,40 +54,6 @@ register(Claim(
 
 # --------------------------------------------------------------------------------------------
 # Lemma 1
-# --------------------------------------------------------------------------------------------
-@audits("topic.theorem2.ranges", form="printed",
-        fails="c1 is unbounded: it exceeds 1 when p_r > (1 - p_c - p_r)(1 - (1 - p_c) p_m) Tv")
-@examples(30, printed_fails=True)
-@given(st.integers(1, 20), st.integers(1, 20), probs(lo=0.01))
-@example(2, 1, (0.5, 0.05, 0.9))
-def test_topic_theorem2_ranges_printed(T, v, pp):
-    p_m, p_c, p_r = pp
-    c1, c2, c3 = th.c1(p_m, p_c, p_r, T, v), th.c2(p_m, p_c, p_r), th.c3(p_m, p_c, p_r)
-    score = min(c1, 1 - c1, c2, c3 - 1)
-    check_at_least("topic.theorem2.ranges", score, 0.0, "c1 in (0,1), c2 > 0, c3 > 1",
-                   control=min(-c1, c2))
-
-
-@audits("topic.theorem2.ranges", form="corrected")
-@examples(30)
-@given(st.integers(1, 20), st.integers(1, 20), probs(lo=0.01))
-@example(2, 1, (0.5, 0.05, 0.9))
-def test_topic_theorem2_ranges_corrected(T, v, pp):
-    p_m, p_c, p_r = pp
-    c1, c2, c3 = th.c1(p_m, p_c, p_r, T, v), th.c2(p_m, p_c, p_r), th.c3(p_m, p_c, p_r)
-    check_at_least("topic.theorem2.ranges", min(c1, c2, c3 - 1), 0.0, "c1 > 0, c2 > 0, c3 > 1",
-                   control=-c1)
-    crit = (1 - p_c - p_r) * (1 - (1 - p_c) * p_m) * T * v - p_r  # c1 < 1 iff crit > 0
-    agree = 1.0 if (c1 < 1) == (crit > 0) else -1.0
-    check_at_least("topic.theorem2.ranges", agree, 0.0, "c1 < 1 iff the corrected criterion",
-                   control=-1.0 if abs(crit) > 0 else -1.0, what="criterion for c1 < 1")
-
-
-# --------------------------------------------------------------------------------------------
-# Theorem 4 and Definition 2
-# --------------------------------------------------------------------------------------------
-# --------------------------------------------------------------------------------------------
-# Section 6: block-wise W^V under uniform attention with L2
 # --------------------------------------------------------------------------------------------
 @audits("topic.empirical.wv_blockwise_l2")
 @examples(1)
