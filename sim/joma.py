@@ -224,6 +224,64 @@ def simulate_eqn2(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=Non
     return Trajectory(np.array(cols[0]), *[torch.stack(c).numpy() for c in cols[1:]])
 
 
+def simulate_eqn2_softmax_budget(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=None,
+                                 freeze_z: bool = False):
+    """The steps of simulate_eqn2 for softmax attention, with the two assumption violations of
+    Theorem 1 (softmax) accumulated along the way, per token (left-point rule):
+
+      viol_E = sum_steps eta sum_k (E[g h'_k b b^T] v_k - bbar (E[g h'_k b]^T v_k))
+               (zero when E[g h'_k b b^T] = bbar E[g h'_k b]^T, the theorem's second assumption)
+      viol_b = sum_steps 1/2 sum_k ||v_k||^2 (bbar(t + eta) - bbar(t))
+               (zero when bbar is constant, the first assumption).
+
+    In continuous time d/dt [z - 1/2 sum_k (v_k^2 - ||v_k||^2 bbar)] = -(E-term) + (b-term), so
+    Eqn. 19 drifts by exactly -viol_E + viol_b, up to the O(eta) error of the steps.
+    Returns a dict of numpy arrays: z, V (S, M_C, K), bbar at t = 0 and t = horizon, viol_E, viol_b
+    (S, M_C)."""
+    if p.attention != "softmax":
+        raise ValueError(f"the budget is for softmax attention, got {p.attention!r}")
+    S, d, M_C, N, K = p.shape
+    if not (eta > 0 and math.isfinite(eta)):
+        raise ValueError(f"eta must be finite and > 0, got {eta}")
+    steps = int(round(horizon / eta))
+    if steps < 1 or abs(steps * eta - horizon) > 1e-9 * horizon:
+        raise ValueError(f"horizon / eta must be a positive integer, got {horizon} / {eta}")
+    dev, dt = p.U_C.device, p.U_C.dtype
+    W = torch.zeros(S, d, K, device=dev, dtype=dt) if W0 is None else W0.clone().to(dev, dt)
+    z = torch.zeros(S, M_C, device=dev, dtype=dt) if z0 is None else z0.clone().to(dev, dt)
+    Ut = p.U_C.transpose(1, 2)
+    vE = torch.zeros(S, M_C, device=dev, dtype=dt)
+    vb = torch.zeros_like(vE)
+
+    def state():
+        b = attention_scores(z, p.X, p.attention, p.A)
+        return b, b.mean(1), Ut @ W  # b (S, N, M_C), bbar (S, M_C), V (S, M_C, K)
+
+    b, bbar, V = state()
+    first = (z.cpu().numpy().copy(), V.cpu().numpy().copy(), bbar.cpu().numpy().copy())
+    for _ in range(steps):
+        f = b @ p.U_C.transpose(1, 2) + p.u_q[:, None, :]
+        pre = f @ W
+        hprime = torch.ones_like(pre) if p.activation == "linear" else (pre > 0).to(pre.dtype)
+        coef = p.G * hprime  # (S, N, K)
+        bv = b @ V  # (S, N, K): b^T v_k per sample
+        ebbv = torch.einsum("snk,snm,snk->sm", coef, b, bv) / N  # sum_k E[g h'_k b b^T] v_k
+        vdot = torch.einsum("snk,snm->smk", coef, b) / N  # E[g h'_k b] = dv_k/dt
+        proj = (vdot * V).sum(1)  # (S, K): E[g h'_k b]^T v_k
+        vE += eta * (ebbv - bbar * proj.sum(-1, keepdim=True))
+        nv2 = (V ** 2).sum((1, 2))[:, None]  # sum_k ||v_k||^2
+        W_dot, z_dot = eqn2_velocity(p, W, z)
+        W = W + eta * W_dot
+        if not freeze_z:
+            z = z + eta * z_dot
+        b, bbar_new, V = state()
+        vb += 0.5 * nv2 * (bbar_new - bbar)
+        bbar = bbar_new
+    last = (z.cpu().numpy(), V.cpu().numpy(), bbar.cpu().numpy())
+    return {"z0": first[0], "V0": first[1], "bbar0": first[2], "z": last[0], "V": last[1],
+            "bbar": last[2], "viol_E": vE.cpu().numpy(), "viol_b": vb.cpu().numpy()}
+
+
 # --------------------------------------------------------------------------------------------
 # Reduced dynamics, Eqn. 3:  dv/dt = Delta o exp(v^2 / 2 + c)   (exp attention, K = 1, linear phi)
 # --------------------------------------------------------------------------------------------

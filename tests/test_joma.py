@@ -151,6 +151,27 @@ def test_freeze_z_keeps_attention_fixed_and_v_linear():
     assert np.abs(trained.z[-1]).max() > 0
 
 
+def test_softmax_budget_runs_the_same_steps_and_vanishes_under_the_assumption():
+    import dataclasses
+
+    from sim.joma import simulate_eqn2_softmax_budget
+    p = make_problem([1, 2], M_C=5, K=2, C=3, d=7, N=16, attention="softmax",
+                     activation="relu", device="cpu")
+    W0, z0 = _init(p, 3, 0.4)
+    r = simulate_eqn2_softmax_budget(p, eta=0.05, horizon=1.0, W0=W0, z0=z0)
+    tr = simulate_eqn2(p, eta=0.05, horizon=1.0, W0=W0, z0=z0)
+    np.testing.assert_array_equal(r["z"], tr.z[-1])
+    np.testing.assert_array_equal(r["V"], tr.V[-1])
+    assert np.abs(r["viol_E"]).max() > 1e-6
+    # every sample with the same x: E[g h' b b^T] = bbar E[g h' b]^T exactly (b the same for all)
+    same = dataclasses.replace(p, X=p.X[:, :1].expand_as(p.X).clone())
+    r2 = simulate_eqn2_softmax_budget(same, eta=0.05, horizon=1.0, W0=W0, z0=z0)
+    assert np.abs(r2["viol_E"]).max() < 1e-14
+    with pytest.raises(ValueError, match="softmax"):
+        simulate_eqn2_softmax_budget(make_problem([0], M_C=3, K=1, C=2, d=4, N=8, attention="exp",
+                                                  device="cpu"), eta=0.1, horizon=1.0)
+
+
 def test_eqn2_problem_validates():
     p = make_problem([0], M_C=3, K=1, C=2, d=4, N=4, device="cpu")
     with pytest.raises(ValueError, match="A must be"):

@@ -84,26 +84,6 @@ _ORDER_TOL = ("discretization: gradient steps of size eta approximate the flow w
               "(drift corrected by the accumulated squared increments) to float64 round-off")
 
 register(Claim(
-    id="joma.theorem1.softmax", where="Theorem 1 (softmax attention), Section 3; proof Eqns. 16-19",
-    statement="Softmax attention: if bbar_m := E_{q=m}[b] is constant over time and "
-              "E[sum_k g h'_k b b^T] = bbar_m E[sum_k g h'_k b], then "
-              "z_m(t) = 1/2 sum_k v_k^2(t) - ||v_k(t)||_2^2 bbar_m + c.",
-    assumptions=_T1_SETTING + "; softmax attention; zero and random initialisation.",
-    prediction="theory.joma.THEOREM1_SOFTMAX_PRINTED / THEOREM1_SOFTMAX_EQN19",
-    simulation="sim.joma.simulate_eqn2(attention='softmax')",
-    metric="the component along 1: |1^T(z(t) - z(0)) - predicted|, max over seeds and times",
-    tolerance="float64 round-off (softmax conserves 1^T z exactly, also in discrete time, because "
-              "1^T(diag(b) - b b^T) = 0 when 1^T b = 1)",
-    corrected="z_m(t) = 1/2 sum_k (v_k^2(t) - ||v_k(t)||_2^2 bbar_m) + c  (the proof's Eqn. 19; "
-              "Fig. 2's caption uses this form too: zhat_m2 = -1/2 sum_k ||v_k||^2 bbar_m)",
-    reason="The printed form drops the 1/2 on the bbar term. Since 1^T bbar_m = 1 and "
-           "sum_l v_{kl}^2 = ||v_k||^2, the printed form implies d(1^T z)/dt = -1/2 d(sum_k ||v_k||^2)/dt, "
-           "but softmax attention conserves 1^T z exactly; Eqn. 19 implies 0 (sympy: "
-           "theory.joma.softmax_sum_drift). The printed form fails whatever bbar_m does.",
-    reading="The sum over k is read as applying to both terms (the literal alternative, a single "
-            "k in the second term, fails the same check).",
-))
-register(Claim(
     id="joma.theorem1.softmax_fig2",
     where="Section 3 after Theorem 1, and Fig. 2 (softmax approximation)",
     statement="For softmax attention, even without its assumptions, the invariance of Theorem 1 "
@@ -127,75 +107,11 @@ register(Claim(
              "raised ValueError). The horizon is now drawn on the step grid, 400..800 steps of "
              "0.05 (the same range); the verdict did not change.",),
 ))
-# --------------------------------------------------------------------------------------------
-# Helpers
-# --------------------------------------------------------------------------------------------
-def _simulate_within_horizon(p, **kw):
-    """simulate_eqn2, discarding draws whose horizon runs past the blow-up of exp attention:
-    those parameters are outside the theorem's assumptions (the simulator rejects them)."""
-    try:
-        return simulate_eqn2(p, **kw)
-    except BlowUpError:
-        reject()
-
-
-def _drift(I):
-    return np.abs(I - I[0])
-
-
-def _assume_moves(tr):
-    """Discard draws where nothing moves (every ReLU unit inactive on every sample: a fixed
-    point of Eqn. 2, where any invariant holds trivially and no check can tell forms apart)."""
-    assume(np.abs(tr.V[-1] - tr.V[0]).max() > 1e-9 and np.abs(tr.z[-1] - tr.z[0]).max() > 1e-9)
 
 
 # --------------------------------------------------------------------------------------------
-# Theorem 1: softmax attention
+# Theorem 1: softmax attention, Fig. 2
 # --------------------------------------------------------------------------------------------
-def _softmax_run(params, init, horizon):
-    p = _problem(params, "softmax")
-    W0, z0 = (None, None) if init is None else _random_init(p, *init)
-    tr = simulate_eqn2(p, eta=horizon / 200, horizon=horizon, W0=W0, z0=z0, log_every=20)
-    s2, n2 = _stats(tr)
-    observed = tr.z.sum(-1) - tr.z[0].sum(-1)  # 1^T (z(t) - z(0))
-
-    def predicted_sum(inv):  # 1^T z(t) implied by inv(t) = inv(0)
-        shift = inv(z=0 * tr.z, s2=s2, n2=n2, bbar=tr.bbar)
-        return -(shift.sum(-1) - shift[0].sum(-1))
-
-    tol = Tolerance.roundoff(float(np.abs(tr.z).max() + n2.max() + 1), ops=10 * 200)
-    return tr, observed, predicted_sum, tol
-
-
-SOFTMAX_INIT = st.one_of(st.none(), st.tuples(st.integers(0, 2**31 - 1), st.floats(0.1, 0.6)))
-# zero init with ReLU is a stationary point (h' = 0), where nothing moves: use linear phi there
-SOFTMAX_CASES = st.tuples(T1_PARAMS, SOFTMAX_INIT).map(
-    lambda pi: ((*pi[0][:5], "linear", pi[0][6]) if pi[1] is None else pi[0], pi[1]))
-
-
-@audits("joma.theorem1.softmax", form="printed",
-        fails="the printed form drops the 1/2 on ||v_k||^2 bbar_m and so predicts "
-              "d(1^T z)/dt = -1/2 d(sum_k ||v_k||^2)/dt, while softmax conserves 1^T z exactly")
-@examples(4, printed_fails=True)
-@given(SOFTMAX_CASES, st.floats(2.0, 6.0))
-def test_joma_theorem1_softmax_printed(case, horizon):
-    params, init = case
-    tr, observed, predicted_sum, tol = _softmax_run(params, init, horizon)
-    printed = predicted_sum(th.theorem1_softmax_printed)
-    check_close("joma.theorem1.softmax", observed, printed, tol, control=printed + 1.0)
-
-
-@audits("joma.theorem1.softmax", form="corrected")
-@examples(6)
-@given(SOFTMAX_CASES, st.floats(2.0, 6.0))
-def test_joma_theorem1_softmax_corrected(case, horizon):
-    params, init = case
-    tr, observed, predicted_sum, tol = _softmax_run(params, init, horizon)
-    corrected = predicted_sum(th.theorem1_softmax_eqn19)
-    printed = predicted_sum(th.theorem1_softmax_printed)  # control: the printed form
-    check_close("joma.theorem1.softmax", observed, corrected, tol, control=printed)
-
-
 def normalized_correlation(a, b):
     """Pearson correlation over the last axis (Fig. 2's normalized correlation)."""
     a = a - a.mean(-1, keepdims=True)
