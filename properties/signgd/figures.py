@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from properties.signgd.runs import (CANON, TABLE2_FR, _run, _table_at_end_of_stage3,
-                                    _table_fractions)
+from properties.signgd.runs import (CANON, L43_CANON, L43_DELTA, L43_S, L43_SEEDS, N_SAMPLES,
+                                    TABLE2_FR, _l43_runs, _run, _sign_patterns,
+                                    _table_at_end_of_stage3, _table_fractions)
 
 
 def _plot_table2(path):
@@ -55,4 +56,41 @@ def _plot_softmax(path):
     ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _plot_l43(path):
+    """Lemma 4.3 (4) motion of the signals by T_2 vs s; (3) histogram of the normalised key-noise
+    sums against the random-sign reference."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    runs = _l43_runs(*L43_CANON)
+    xs = np.array(L43_S, float)
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for k_, lab in (("dalpha", "|alpha(T_2) - alpha(0)|"), ("dbeta", "|beta(T_2) - beta(0)|"),
+                    ("tau2", "eta T_2")):
+        y = [np.median(runs[s][k_]) for s in L43_S]
+        ax[0].plot(xs, y, "o-", label=lab + " / sigma_0")
+    ax[0].plot(xs, np.median(runs[L43_S[0]]["dalpha"]) * (xs / xs[0]) ** -0.5, "k--", lw=0.8,
+               label="s^-1/2")
+    ax[0].set_xscale("log"), ax[0].set_yscale("log"), ax[0].set_xlabel("s"), ax[0].legend()
+    ax[0].set_title("Lemma 4.3 (4): signal motion by T_2 (median)", fontsize=9)
+    z = np.concatenate([runs[s]["z_b"].ravel() for s in L43_S])
+    p = np.concatenate([runs[s]["p_b"].ravel() for s in L43_S])
+    ax[1].hist(z, bins=30, range=(0, 3), alpha=0.7, label="measured |sum_i b| / ||b||_2")
+    pats = _sign_patterns(N_SAMPLES)
+    ref = np.concatenate([(np.abs(np.abs(runs[s_]["b"]) @ pats.T)
+                           / np.sqrt((runs[s_]["b"] ** 2).sum(-1))[..., None]).ravel()
+                          for s_ in L43_S])
+    ax[1].hist(ref, bins=30, range=(0, 3), weights=np.full(ref.size, 1 / len(pats)),
+               histtype="step", color="k", label="same magnitudes, random signs")
+    ax[1].axvline(L43_DELTA, color="k", ls=":")
+    ax[1].set_title(f"Lemma 4.3 (3): {int((z < L43_DELTA).sum())} neurons below {L43_DELTA}\n"
+                    f"vs {p.sum():.1f} expected for random signs", fontsize=9)
+    ax[1].legend()
+    fig.suptitle(f"signgd.lemma4_3: sigma_p = {L43_CANON[1]}, sigma_0 = {L43_CANON[2]}, eps = "
+                 f"{L43_CANON[3]}, {L43_SEEDS} seeds per s")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -31,7 +31,7 @@ from properties.signgd.runs import (  # noqa: F401  (shared runs and settings)
     L43_CANON, L43_RUN, L43_DELTA, L43_PRINTED, _L43_SETTING, _sign_patterns, _l43_runs,
     l43_run, OPT_SEEDS, OPT_LOG_EVERY, OPT_LOG, _OPT_SETTING, GD_TAIL, GD_RATES, GD_SIGMA_P,
     _gd_runs, _GD_SETTING)
-from properties.signgd.figures import _plot_softmax, _plot_table2  # noqa: E402,F401
+from properties.signgd.figures import _plot_l43, _plot_softmax, _plot_table2  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------------------------
@@ -528,58 +528,6 @@ def _plot_t2_vs_t1(path):
 # --------------------------------------------------------------------------------------------
 
 
-register(Claim(
-    id="signgd.lemma4_3.item3", where="Lemma 4.3 (3) (end of Stage II), Section 4.1",
-    statement="At T_2 the sums sum_i a_{s,i} and sum_i b_{s,i} are bounded away from 0 (for every "
-              "neuron s).",
-    assumptions=_L43_SETTING,
-    prediction=f"printed: |sum_i b_(s,i)(T_2)| >= {L43_PRINTED} ||b_s(T_2)||_2 for every neuron "
-               "and seed",
-    simulation="sim.signgd.train (full model), every step",
-    metric="min over neurons and seeds of |sum_i b_{s,i}| / ||b_s||_2 at T_2",
-    tolerance=f"none (a threshold reading: {L43_PRINTED} of the root-sum-square, i.e. ~1/30 of the "
-              "sum of the magnitudes)",
-    corrected=f"[D] At T_2 a neuron's aligned pairs carry independent fair signs (Lemma 4.2, Table "
-              f"2), so sum_i b_(s,i) is a random-sign sum, not bounded away from 0: the fraction of "
-              f"neurons with |sum_i b_(s,i)| < {L43_DELTA} ||b_s||_2 equals the mean over neurons of "
-              "P(|sum_i eps_i |b_(s,i)|| < delta ||b_s||) for i.i.d. fair signs eps_i (exact "
-              "enumeration over the 2^n patterns)",
-    reason="The sign of each pair after alignment is that of its larger-magnitude member at init "
-           "(or its shared init sign), independent across samples; a sum of n = 8 independent-sign "
-           "terms falls within 0.1 ||b||_2 of zero with probability ~8%, so with m_k x seeds "
-           "neurons some are always near a tie (the same near-tie neurons break Lemma 4.4's vote).",
-    reading="Corrected-form tolerance: Monte Carlo, the count of near-0 neurons is a sum of "
-            "independent Bernoullis with the enumerated p's (neurons independent across seeds "
-            "and rows), two-sided false-fail 1e-3; control: 'bounded away' (no near-0 neuron) "
-            "must be rejected. The query-noise sums follow the key-noise ones (aligned signs) "
-            "and are only reported.",
-))
-
-
-@audits("signgd.lemma4_3.item3", fails="near-tie neurons: |sum_i b| << ||b||_2 for some s")
-@examples(1, printed_fails=True)
-@l43_run
-def test_signgd_lemma4_3_item3_printed(cfg):
-    runs = _l43_runs(*cfg)
-    z = np.concatenate([r["z_b"].ravel() for r in runs.values()])
-    check_at_least("signgd.lemma4_3.item3", float(z.min()), L43_PRINTED,
-                   "every neuron's |sum_i b| >= 0.1 ||b||_2", what="printed (3)")
-
-
-@audits("signgd.lemma4_3.item3", form="corrected")
-@examples(1)
-@l43_run
-def test_signgd_lemma4_3_item3_corrected(cfg):
-    runs = _l43_runs(*cfg)
-    z = np.concatenate([r["z_b"].ravel() for r in runs.values()])
-    p = np.concatenate([r["p_b"].ravel() for r in runs.values()])
-    count, expected, sd = float((z < L43_DELTA).sum()), float(p.sum()), float(np.sqrt((p * (1 - p)).sum()))
-    tol = Tolerance.monte_carlo(sd, 1e-3)
-    check_close("signgd.lemma4_3.item3", count, expected, tol, control=0.0,
-                what=f"count of neurons with |sum_i b| < {L43_DELTA} ||b||_2 ({z.size} neurons)")
-
-
-attach_plot("signgd.lemma4_3.item3", lambda path: _plot_l43(path))
 
 
 register(Claim(
@@ -637,43 +585,6 @@ def test_signgd_lemma4_3_item4(cfg):
                        f"fitted exponent <= -1/2 + {tol.value:.3g} ({tol.model})",
                        control=bound - 0.0, what=f"exponent of median |{k_[1:]}(T_2) - "
                                                  f"{k_[1:]}(0)| in s")
-
-
-def _plot_l43(path):
-    """Lemma 4.3 (4) motion of the signals by T_2 vs s; (3) histogram of the normalised key-noise
-    sums against the random-sign reference."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    runs = _l43_runs(*L43_CANON)
-    xs = np.array(L43_S, float)
-    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    for k_, lab in (("dalpha", "|alpha(T_2) - alpha(0)|"), ("dbeta", "|beta(T_2) - beta(0)|"),
-                    ("tau2", "eta T_2")):
-        y = [np.median(runs[s][k_]) for s in L43_S]
-        ax[0].plot(xs, y, "o-", label=lab + " / sigma_0")
-    ax[0].plot(xs, np.median(runs[L43_S[0]]["dalpha"]) * (xs / xs[0]) ** -0.5, "k--", lw=0.8,
-               label="s^-1/2")
-    ax[0].set_xscale("log"), ax[0].set_yscale("log"), ax[0].set_xlabel("s"), ax[0].legend()
-    ax[0].set_title("Lemma 4.3 (4): signal motion by T_2 (median)", fontsize=9)
-    z = np.concatenate([runs[s]["z_b"].ravel() for s in L43_S])
-    p = np.concatenate([runs[s]["p_b"].ravel() for s in L43_S])
-    ax[1].hist(z, bins=30, range=(0, 3), alpha=0.7, label="measured |sum_i b| / ||b||_2")
-    pats = _sign_patterns(N_SAMPLES)
-    ref = np.concatenate([(np.abs(np.abs(runs[s_]["b"]) @ pats.T)
-                           / np.sqrt((runs[s_]["b"] ** 2).sum(-1))[..., None]).ravel()
-                          for s_ in L43_S])
-    ax[1].hist(ref, bins=30, range=(0, 3), weights=np.full(ref.size, 1 / len(pats)),
-               histtype="step", color="k", label="same magnitudes, random signs")
-    ax[1].axvline(L43_DELTA, color="k", ls=":")
-    ax[1].set_title(f"Lemma 4.3 (3): {int((z < L43_DELTA).sum())} neurons below {L43_DELTA}\n"
-                    f"vs {p.sum():.1f} expected for random signs", fontsize=9)
-    ax[1].legend()
-    fig.suptitle(f"signgd.lemma4_3: sigma_p = {L43_CANON[1]}, sigma_0 = {L43_CANON[2]}, eps = "
-                 f"{L43_CANON[3]}, {L43_SEEDS} seeds per s")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 # --------------------------------------------------------------------------------------------
