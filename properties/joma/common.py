@@ -127,3 +127,9 @@ def token_stats(tr):
     s2 = (tr.V ** 2).sum(-1)
     n2 = (tr.V ** 2).sum((-2, -1))[..., None]
     return s2, n2
+
+
+def fd_grid(dist, pts=9):
+    """The r-grid of the finite-difference checks of Lemmas 2 and 4 (inside the support)."""
+    lim = 0.8 * dist.sigma if dist.family == "ball" else 3 * dist.std()
+    return np.linspace(-lim, lim, pts)

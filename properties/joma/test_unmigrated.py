@@ -238,31 +238,6 @@ register(Claim(
              "noted, not audited; the stationary points of the true dynamics differ."),
 ))
 
-register(Claim(
-    id="joma.lemma4",
-    where="Lemma 4, Eqn 61, App. A.4",
-    statement=("If phi is homogeneous, phi(x) = phi'(x) x, then there exist c_-, c_+ with "
-               "phi(x) = c_- 1[x<0] + c_+ 1[x>0], and d theta1/dr = (c_- + c_+) p_n(r), "
-               "d theta2/dr = -(c_- + c_+) r p_n(r)."),
-    assumptions=("phi' = c_- 1[x<0] + c_+ 1[x>0] with c_- in +-[0.2, 1.5] (leaky-ReLU type, "
-                 "negative slopes included), c_+ in [0.2, 2]; theta from Eqns 41-42 (unit "
-                 "marginal) for Gaussian, Student-t (nu 3..8), ball."),
-    prediction="theory.joma.lemma4_printed, lemma4_corrected",
-    simulation="quadrature theta (Eqns 41-42) and central finite differences on an r-grid",
-    metric="max abs difference over the grid of (d theta1/dr, d theta2/dr)",
-    tolerance="central difference h = 1e-4 std, truncation + quadrature/h, x100 margin: 1e-6 scale",
-    corrected=("phi'(x) = c_- 1[x<0] + c_+ 1[x>0] (phi(x) = c_+ max(x,0) + c_- min(x,0)), and "
-               "d theta1/dr = (c_+ - c_-) p_n(r), d theta2/dr = -(c_+ - c_-) r p_n(r)."),
-    reason=("theta1(r) = c_- P(s < -r) + c_+ P(s > -r), so d theta1/dr = (c_+ - c_-) p_n(r) "
-            "(p_n symmetric); the printed (c_- + c_+) is right only for c_- = 0 (ReLU). Also the "
-            "statement's phi = step is not homogeneous unless c_- = c_+ = 0: the proof shows phi' "
-            "is piecewise constant."),
-    reading=("'phi(x) = c_- 1[x<0] + c_+ 1[x>0]' read as a typo for phi' (what the proof "
-             "derives, Eqns 62-64); the derivative formulas are audited with that reading. The "
-             "literal step phi fails phi = x phi' (tests/). p_n read as unit marginal."),
-))
-
-
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
@@ -274,9 +249,7 @@ from properties.joma.common import unit as _unit  # noqa: E402
 # --------------------------------------------------------------------------------------------
 # Lemma 2
 # --------------------------------------------------------------------------------------------
-def _fd_grid(dist, pts=9):
-    lim = 0.8 * dist.sigma if dist.family == "ball" else 3 * dist.std()
-    return np.linspace(-lim, lim, pts)
+from properties.joma.common import fd_grid as _fd_grid  # noqa: E402
 
 
 def _fd_tol(c_minus, c_plus):
@@ -475,57 +448,6 @@ def test_joma_lemma3_stationary_printed(m, sigma, nu, a_plus, delta, seed):
                     "Eqn 53: |sum a F| <= ||v|| (||v|| + |xi|) ||root residual|| + quadrature")
     check_close("joma.lemma3", [val], [0.0], tol, control=[ctl],
                 what="sum_j a_j F(r_j) at a stationary point (control: F without theta2(0))")
-
-
-# --------------------------------------------------------------------------------------------
-# Lemma 4
-# --------------------------------------------------------------------------------------------
-@st.composite
-def lemma4_params(draw):
-    family = draw(st.sampled_from(["gaussian", "student_t", "ball"]))
-    n = draw(st.integers(1, 5))
-    sigma = draw(st.floats(0.3, 2.0))
-    nu = draw(st.integers(3, 8))
-    c_minus = draw(st.sampled_from([-1.0, 1.0])) * draw(st.floats(0.2, 1.5))
-    c_plus = draw(st.floats(0.2, 2.0))
-    assume(abs(c_plus - c_minus) > 0.1)
-    return _dist(family, n, sigma, nu), c_minus, c_plus
-
-
-def _lemma4_fd(dist, c_minus, c_plus):
-    psi = th.Psi("step", c_minus, c_plus)
-    h = 1e-4 * dist.std()
-    grid = _fd_grid(dist)
-    d1, d2 = [], []
-    for r in grid:
-        hi, lo = th.theta_unit(r + h, dist, psi), th.theta_unit(r - h, dist, psi)
-        d1.append((hi[0] - lo[0]) / (2 * h))
-        d2.append((hi[1] - lo[1]) / (2 * h))
-    return grid, np.concatenate([d1, d2])
-
-
-@audits("joma.lemma4", form="printed",
-        fails="d theta/dr carries (c_+ - c_-), not (c_- + c_+); printed only right for c_- = 0")
-@examples(5, printed_fails=True)
-@given(p=lemma4_params())
-def test_joma_lemma4_printed(p):
-    dist, c_minus, c_plus = p
-    grid, obs = _lemma4_fd(dist, c_minus, c_plus)
-    pred = np.concatenate(th.lemma4_printed(grid, dist, c_minus, c_plus))
-    check_close("joma.lemma4", obs, pred, _fd_tol(c_minus, c_plus), control=np.zeros_like(obs),
-                what="Eqn 61 as printed (control: theta constant in r)")
-
-
-@audits("joma.lemma4", form="corrected")
-@examples(10)
-@given(p=lemma4_params())
-def test_joma_lemma4_corrected(p):
-    dist, c_minus, c_plus = p
-    grid, obs = _lemma4_fd(dist, c_minus, c_plus)
-    pred = np.concatenate(th.lemma4_corrected(grid, dist, c_minus, c_plus))
-    ctl = np.concatenate(th.lemma4_printed(grid, dist, c_minus, c_plus))
-    check_close("joma.lemma4", obs, pred, _fd_tol(c_minus, c_plus), control=ctl,
-                what="corrected Eqn 61 (control: the printed (c_- + c_+))")
 
 
 #==================================================================================================
