@@ -16,8 +16,6 @@ component, i.e. the L2 penalty switched off.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from hypothesis import example, given
 
