@@ -574,39 +574,6 @@ def plot_rank(path):
 # ============================================================================================
 # Claims
 # ============================================================================================
-Y5, G5 = th.lemma5_true_max()
-Y6, G6 = th.lemma6_true_max()
-
-register(Claim(
-    id="joma.lemma5", where="Appendix A.4.1, Lemma 5 (Eqns. 66-67)",
-    statement="g(y) := (1 - e^{-y^2})/y. Then max_{y>=0} g(y) <= 1/sqrt(2). Proof: a stationary "
-              "point satisfies e^{-y*^2} = 1/(2y*^2+1) (Eqn. 66), there g(y*) = 2y*/(2y*^2+1) = "
-              "2/(2y* + 1/y*) <= 1/sqrt(2) (Eqn. 67).",
-    assumptions="y >= 0 (g(0) := 0 by continuity).",
-    prediction="theory.joma.g, theory.joma.eqn66_expr, theory.joma.eqn67_expr",
-    simulation="dense grid + Hypothesis-drawn y; scipy brentq/minimize_scalar for the true max",
-    metric="1/sqrt(2) - max g (>= 0); Eqn. 66/67 residuals at the true maximiser (max_abs); "
-           "sympy identities g'(y) y^2 = e^{-y^2}(2y^2+1) - 1, g|_{Eqn 66} = Eqn 67, "
-           "(2y + 1/y - 2 sqrt 2) y = (sqrt2 y - 1)^2",
-    tolerance="round-off (1e3 x eps) for the residuals; bound: score >= 0",
-    reading=f"True max g(y*) = {G5:.10f} at y* = {Y5:.10f} (the bound 1/sqrt2 = 0.7071 is not "
-            "attained: AM-GM equality would need y = 1/sqrt2, which does not solve Eqn. 66). "
-            "Negative control: the bound g(y*) - 1e-3 is rejected.",
-))
-
-register(Claim(
-    id="joma.lemma6", where="Appendix A.4.1, Lemma 6",
-    statement="G(y) := e^{-y^2/2} int_0^y e^{x^2/2} dx, then 0 <= G(y) <= 1 for y >= 0; proof via "
-              "G(y) <= (2/y)(1 - e^{-y^2/2}) = sqrt(2) g(y/sqrt 2) and Lemma 5.",
-    assumptions="y >= 0.",
-    prediction="theory.joma.G (= sqrt2 Dawson(y/sqrt2)), theory.joma.G_bound",
-    simulation="Hypothesis-drawn y in [0, 1e3] plus a dense grid; G also by quadrature",
-    metric="min over y of G, 1 - G, sqrt2 g(y/sqrt2) - G (all >= 0); G(Dawson) vs quadrature",
-    tolerance="scores >= -1e3 eps (round-off); quadrature: 1e-10 absolute",
-    reading=f"True max G(y*) = {G6:.10f} at y* = {Y6:.10f} (G' = 1 - yG = 0). Negative control: "
-            "the bound G(y*) - 1e-3 is rejected.",
-))
-
 register(Claim(
     id="joma.theorem4", where="Section 4, Theorem 4 / Eqn. 8; proof Appendix A.4.1 (Eqns. 68-87)",
     statement="Let delta_j(t) := 1 - v_j(t)/mu_j. For the dynamics v_dot ∝ (mu - v) ∘ exp(v^2/2) "
@@ -707,65 +674,6 @@ register(Claim(
             "constant: rejected.",
     plot=plot_rank,
 ))
-
-
-# ============================================================================================
-# Lemma 5
-# ============================================================================================
-@audits("joma.lemma5", form="printed")
-@examples(5)
-@given(ys=st.lists(st.floats(1e-6, 1e3), min_size=1, max_size=64))
-def test_joma_lemma5_printed(ys):
-    cid = "joma.lemma5"
-    grid = np.concatenate([np.linspace(1e-9, 20.0, 200_001), np.asarray(ys)])
-    gmax = float(np.max(th.g(grid)))
-    bound = 1 / math.sqrt(2)
-    ro = 1e3 * np.finfo(float).eps
-    check_at_least(cid, bound / gmax, 1 - ro, "bound / max g >= 1 up to round-off",
-                   control=(G5 - 1e-3) / gmax, what="max g")
-    # Eqn. 66 / 67 at the true maximiser, and g' = 0 there
-    gp = sp.lambdify(th.y, th.g_prime_expr, "numpy")
-    check_close(cid, [th.eqn66_residual(Y5), gp(Y5), th.g(Y5) - th.g_at_stationary(Y5)],
-                [0.0, 0.0, 0.0], Tolerance.roundoff(1.0, 1e3),
-                control=[0.0, 0.0, th.g(Y5) - 2 * Y5 / (Y5 ** 2 + 1)], what="Eqns. 66-67")
-    # sympy: the three algebraic steps of the proof
-    yy = th.y
-    ok66 = sp.simplify(th.g_prime_expr * yy ** 2 - (sp.exp(-yy ** 2) * (2 * yy ** 2 + 1) - 1))
-    ok67 = sp.simplify((1 - 1 / (2 * yy ** 2 + 1)) / yy - th.eqn67_expr)
-    okam = sp.expand((2 * yy + 1 / yy - 2 * sp.sqrt(2)) * yy - (sp.sqrt(2) * yy - 1) ** 2)
-    check_close(cid, [float(ok66 != 0), float(ok67 != 0), float(okam != 0)], [0.0, 0.0, 0.0],
-                Tolerance(0.5, "sympy identity (exact: 0 if the identity simplifies to 0)"),
-                control=[1.0, 0.0, 0.0], what="sympy proof steps")
-
-
-# ============================================================================================
-# Lemma 6
-# ============================================================================================
-@audits("joma.lemma6", form="printed")
-@examples(5)
-@given(ys=st.lists(st.floats(0.0, 1e3), min_size=1, max_size=64))
-def test_joma_lemma6_printed(ys):
-    cid = "joma.lemma6"
-    yv = np.concatenate([np.linspace(0.0, 30.0, 100_001), np.asarray(ys)])
-    Gv = th.G(yv)
-    ro = 1e3 * np.finfo(float).eps
-    check_at_least(cid, float(Gv.min()) + 1.0, 1.0 - ro, "1 + min G >= 1 (G >= 0)",
-                   control=float((-th.G(Y6)) + 1.0), what="G >= 0 (control: -G)")
-    check_at_least(cid, float(1 / Gv.max()), 1 - ro, "1 / max G >= 1 up to round-off",
-                   control=float((G6 - 1e-3) / Gv.max()), what="max G")
-    pos = yv > 1e-150  # below, y^2 underflows (both sides are ~y there)
-    check_at_least(cid, float(np.min(th.G_bound(yv[pos]) / Gv[pos])), 1 - ro,
-                   "sqrt2 g(y/sqrt2) / G >= 1 up to round-off",
-                   control=float(np.min(0.5 * th.G_bound(yv[pos]) / Gv[pos])),
-                   what="intermediate bound")
-    # G (Dawson form) against the definition by quadrature, for drawn y <= 8 and y*
-    yq = np.concatenate([[Y6, 0.5, 3.0], np.asarray([t for t in ys if t <= 8.0])])
-    quad = np.array([math.exp(-t * t / 2) * integrate.quad(lambda s: math.exp(s * s / 2), 0, t,
-                                                           epsabs=1e-13, epsrel=1e-13)[0]
-                     for t in yq])
-    check_close(cid, th.G(yq), quad, Tolerance(1e-10, "quadrature epsrel 1e-13 x e^{y^2/2} "
-                                                     "cancellation, generous"),
-                control=quad * 1.01 + 1e-3, what="G vs definition")
 
 
 # ============================================================================================

@@ -1,0 +1,95 @@
+"""JoMA Lemma 5 (Eqns. 66-67): g(y) = (1 - e^{-y^2})/y has max_{y >= 0} g(y) <= 1/sqrt 2.
+
+What is checked: the bound against a dense grid plus Hypothesis-drawn y (float64, g evaluated
+as -expm1(-y^2)/y without cancellation), the proof's Eqns. 66-67 at the true maximiser y*
+(brentq on Eqn. 66), and the proof's three algebraic steps by sympy.  This is a calculus fact;
+the numbers confirm it and the alternatives show that the same checks reject wrong bounds and a
+wrong stationary value:
+  rival attained_at_amgm (slot bound)  g(1/sqrt 2) = 0.556: the neighbouring reading that the max
+                                       sits where the AM-GM step of Eqn. 67 is tight;
+  rival bound_dropped_2  (slot bound)  1/(2 sqrt 2): Eqn. 67 with its factor 2 dropped;
+  rival eqn67_dropped_2  (slot eqn67)  g(y*) = 2y*/(y*^2 + 1): the 2 of 2y*^2 dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import sympy as sp
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
+                        examples, register, rival)
+from theory import joma as th
+
+Y5, G5 = th.lemma5_true_max()
+
+
+def bound_printed():
+    return 1 / math.sqrt(2)
+
+
+register(Claim(
+    id="joma.lemma5", where="Appendix A.4.1, Lemma 5 (Eqns. 66-67)",
+    statement="g(y) := (1 - e^{-y^2})/y. Then max_{y>=0} g(y) <= 1/sqrt(2). Proof: a stationary "
+              "point satisfies e^{-y*^2} = 1/(2y*^2+1) (Eqn. 66), there g(y*) = 2y*/(2y*^2+1) = "
+              "2/(2y* + 1/y*) <= 1/sqrt(2) (Eqn. 67).",
+    assumptions="y >= 0 (g(0) := 0 by continuity).",
+    prediction="theory.joma.g, theory.joma.eqn66_expr, theory.joma.eqn67_expr",
+    simulation="dense grid + Hypothesis-drawn y; scipy brentq/minimize_scalar for the true max",
+    metric="bound / max g (>= 1 up to round-off); Eqn. 66/67 residuals at the true maximiser "
+           "(max_abs); sympy identities g'(y) y^2 = e^{-y^2}(2y^2+1) - 1, g|_{Eqn 66} = Eqn 67, "
+           "(2y + 1/y - 2 sqrt 2) y = (sqrt2 y - 1)^2",
+    tolerance="float64 round-off (1e3 x eps) for the ratio and the residuals; sympy identities "
+              "exact (0/1 indicator)",
+    reading=f"True max g(y*) = {G5:.10f} at y* = {Y5:.10f} (the bound 1/sqrt2 = 0.7071 is not "
+            "attained: AM-GM equality would need y = 1/sqrt2, which does not solve Eqn. 66). "
+            "No numbers in the paper: the explicit example adds y* itself to the grid.",
+    alternatives=(
+        rival("attained_at_amgm", lambda: float(th.g(1 / math.sqrt(2))),
+              "neighbouring reading: the max is where Eqn. 67's AM-GM step is tight, g(1/sqrt2)",
+              replaces="bound"),
+        rival("bound_dropped_2", lambda: 1 / (2 * math.sqrt(2)),
+              "Eqn. 67 with its factor 2 dropped: 1/(2 sqrt 2)", replaces="bound"),
+        rival("eqn67_dropped_2", lambda yv: 2 * yv / (yv ** 2 + 1),
+              "g at a stationary point with the 2 of 2y^2 dropped: 2y/(y^2+1)", replaces="eqn67"),
+    ),
+))
+
+
+@functools.cache
+def _sympy_steps():
+    """The proof's three algebraic steps, each simplified by sympy (0 when it holds)."""
+    yy = th.y
+    ok66 = sp.simplify(th.g_prime_expr * yy ** 2 - (sp.exp(-yy ** 2) * (2 * yy ** 2 + 1) - 1))
+    ok67 = sp.simplify((1 - 1 / (2 * yy ** 2 + 1)) / yy - th.eqn67_expr)
+    okam = sp.expand((2 * yy + 1 / yy - 2 * sp.sqrt(2)) * yy - (sp.sqrt(2) * yy - 1) ** 2)
+    return [float(ok66 != 0), float(ok67 != 0), float(okam != 0)]
+
+
+_G_PRIME = sp.lambdify(th.y, th.g_prime_expr, "numpy")
+
+
+@audits("joma.lemma5", form="printed")
+@examples(5)
+@example(ys=[Y5])
+@given(ys=st.lists(st.floats(1e-6, 1e3), min_size=1, max_size=64))
+def test_lemma5_printed(world, ys):
+    cid = "joma.lemma5"
+    grid = np.concatenate([np.linspace(1e-9, 20.0, 200_001), np.asarray(ys)])
+    gmax = float(np.max(th.g(grid)))
+    ro = 1e3 * np.finfo(float).eps
+    bound = world.prediction(bound_printed, "bound")()
+    check_at_least(cid, bound / gmax,
+                   Threshold(1 - ro, "derived: float64 round-off, 1e3 x eps", "derived"),
+                   what="bound / max g")
+    # Eqn. 66 / 67 at the true maximiser, and g' = 0 there
+    eqn67 = world.prediction(th.g_at_stationary, "eqn67")
+    check_close(cid, [th.eqn66_residual(Y5), _G_PRIME(Y5), th.g(Y5) - eqn67(Y5)],
+                [0.0, 0.0, 0.0], Tolerance.roundoff(1.0, 1e3), what="Eqns. 66-67 at y*")
+    check_close(cid, _sympy_steps(), [0.0, 0.0, 0.0],
+                Tolerance.derived(0.5, "exact: a sympy identity simplifies to 0 or not "
+                                       "(0/1 indicator)"), what="sympy proof steps")
