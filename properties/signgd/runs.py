@@ -65,6 +65,13 @@ def _run(seed0: int, n_seeds: int, s: int, sigma_p: float, sigma_0: float, eta: 
 
 
 CAP = 12000
+_T32 = dict(assumptions=_SETTING + "; " + _RANGE + "; end of training = 1.25 t*, t* the first "
+                         "step with every seed's noise aligned (after T_4 of every seed)",
+            simulation=H + ", test loss on 500 fresh samples every 100 steps")
+# Theorem 3.2's draws shared by its items (the long 1.25 t* runs are cached across properties):
+# the sheet's CPU setting and the slow and fast corners of the sweep
+T32_EXAMPLES = ((11, 8, 30, 1.0, 1e-3, 6e-5, 12000), (12345, 4, 20, 1.0, 1.3e-3, 5e-5, 12000),
+                (777, 4, 30, 2.0, 7e-4, 7e-5, 12000))
 CANON = (11, 8, 30, 1.0, 1e-3, 6e-5, CAP)  # the sheet's CPU setting, 8 seeds
 STAGE_RUN = st.tuples(SEED, st.just(4), st.integers(20, 30), st.floats(1.0, 2.0),
                       st.floats(7e-4, 1.3e-3), st.floats(5e-5, 7e-5), st.just(CAP))
