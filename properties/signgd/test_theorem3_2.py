@@ -212,6 +212,11 @@ register(Claim(
             "T_4^-); null: attention frozen.",
     plot=lambda path: _plot_softmax(path),
     asymptotic="t (training time: s_11, s_21 fall over the late half of training)",
+    history=("2026-12-03: the trend was first fitted to log max s(t) against log t; for s_21 it "
+             "was inconclusive (slope -56 +- 60 over [T/2, T] on two drawn configs: a "
+             "super-exponential decay is curved on that line); refitted as log(-log max s) "
+             "against log t, on which exp(-K t^p) is a straight line. Horizon, times, level "
+             "0.05 and false-fail unchanged.",),
     alternatives=(
         rival("signal_patch", signal_patch, "the attention concentrates on the signal patch "
               "instead (s_11, s_21 -> 1)", replaces="limits"),
