@@ -133,3 +133,43 @@ def fd_grid(dist, pts=9):
     """The r-grid of the finite-difference checks of Lemmas 2 and 4 (inside the support)."""
     lim = 0.8 * dist.sigma if dist.family == "ball" else 3 * dist.std()
     return np.linspace(-lim, lim, pts)
+
+
+# --------------------------------------------------------------------------------------------
+# Section 7 (almost orthogonal embeddings): the JL draws and the Theorem 1 degradation curve
+# --------------------------------------------------------------------------------------------
+def jl_fail_count(M, eps, d, draws, seed):
+    """Number of `draws` sets of M i.i.d. uniform unit vectors in R^d with some |u^T u'| > eps."""
+    rng = np.random.default_rng(seed)
+    n = 0
+    for _ in range(draws):
+        U = rng.standard_normal((M, d))
+        U /= np.linalg.norm(U, axis=1, keepdims=True)
+        G = np.abs(U @ U.T)
+        np.fill_diagonal(G, 0)
+        n += int(G.max() > eps)
+    return n
+
+
+def near_orthogonal_runs(seed=0, ts=(0.0, 0.01, 0.02, 0.04, 0.08)):
+    """Eqn. 2 (exp attention, linear phi, K = 2, M_C = 6, d = 40) with U_C's columns perturbed to
+    coherence eps = max |u_l^T u_l' - 1[l = l']| (t = 0: orthonormal). Returns, per t, (eps, z,
+    s2, Q_v) of the logged trajectory (t = 0 first)."""
+    import dataclasses
+    import math
+
+    import torch
+
+    from sim import make_generator
+    from sim.joma import make_problem, simulate_eqn2
+    p = make_problem([seed, seed + 1], M_C=6, K=2, d=40, N=32, attention="exp",
+                     activation="linear", device="cpu")
+    R = torch.randn(p.U_C.shape, generator=make_generator(seed + 2), dtype=torch.float64)
+    out = []
+    for t in ts:
+        U = p.U_C + t * R / math.sqrt(p.U_C.shape[1])
+        U = U / torch.linalg.norm(U, dim=1, keepdim=True)
+        eps = float((U.transpose(1, 2) @ U - torch.eye(U.shape[2], dtype=U.dtype)).abs().max())
+        tr = simulate_eqn2(dataclasses.replace(p, U_C=U), eta=0.01, horizon=1.0, log_every=10)
+        out.append((eps, tr.z, (tr.V ** 2).sum(-1), tr.Qv))
+    return out

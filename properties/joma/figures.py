@@ -9,7 +9,8 @@ import numpy as np
 
 import torch
 
-from properties.joma.common import eq9_c1, random_init, token_stats
+from properties.joma.common import (eq9_c1, jl_fail_count, near_orthogonal_runs, random_init,
+                                    token_stats)
 from sim import joma as sj
 from sim.joma import make_problem, simulate_eqn2, solve_eqn3
 from theory import joma as th
@@ -134,3 +135,40 @@ def plot_theorem1(kind):
         fig.savefig(path, dpi=110)
         plt.close(fig)
     return plot
+
+
+def plot_near_orthogonal(path):
+    """Section 7: Theorem 1's exact discrete invariant drift vs the coherence eps, and the JL
+    success fraction for d = 8 eps^-2 log M (natural log and log10)."""
+    import math
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = []
+    for eps, z, s2, Qv in near_orthogonal_runs(0)[1:]:
+        inv = th.theorem1_exp_discrete(z=z, s2=s2, Q_v=Qv)
+        wrong = z - s2
+        rows.append((eps, np.abs(inv - inv[0]).max(), np.abs(wrong - wrong[0]).max(),
+                     np.abs(z).max()))
+    rows = np.array(rows)
+    fig, axs = plt.subplots(1, 2, figsize=(8.5, 3.3))
+    axs[0].loglog(rows[:, 0], rows[:, 1] / rows[:, 3], "o-", label="Thm 1 invariant")
+    axs[0].loglog(rows[:, 0], rows[:, 2] / rows[:, 3], "x--", label="rival z - sum v^2")
+    axs[0].set_xlabel("coherence eps = max |u_l^T u_l'|")
+    axs[0].set_ylabel("max drift / max |z|")
+    axs[0].legend(fontsize=7)
+    Ms = np.array([10, 30, 100, 300])
+    for eps, c in ((0.2, "C0"), (0.3, "C1")):
+        for base, ls in ((math.e, "-"), (10, ":")):
+            ds = np.ceil(8 * np.log(Ms) / np.log(base) / eps ** 2)
+            fr = [1 - jl_fail_count(int(M), eps, int(d), 10, 0) / 10 for M, d in zip(Ms, ds)]
+            axs[1].plot(Ms, fr, ls, color=c, marker="o",
+                        label=f"eps={eps}, log{'' if base == math.e else '10'}")
+    axs[1].set_xscale("log")
+    axs[1].set_xlabel("M")
+    axs[1].set_ylabel("fraction of draws with all |u^T u'| <= eps")
+    axs[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1082,95 +1082,6 @@ def test_joma_sec5_lowest_first_structure(seed):
 
 
 # --------------------------------------------------------------------------------------------
-# joma.sec7.near_orthogonal
-# --------------------------------------------------------------------------------------------
-register(Claim(
-    id="joma.sec7.near_orthogonal", where="Section 7, 'Deal with almost orthogonal embeddings'",
-    statement="For M embedding vectors to achieve almost orthogonality |u_l^T u_l'| <= eps, only "
-              "d >= 8 eps^-2 log M is needed (Johnson-Lindenstrauss); Theorem 1 then has "
-              "additional eps-related terms.",
-    assumptions="JL part: u_l i.i.d. uniform on the unit sphere of R^d, d = ceil(8 eps^-2 ln M), "
-                "eps in [0.2, 0.5], M in [10, 200]. Theorem 1 part: Eqn. 2, exp attention, "
-                "linear phi, U_C's columns unit-norm with coherence eps (U = normalise(Q + t R), "
-                "Q orthonormal, R Gaussian).",
-    prediction="JL: all pairs within eps with probability >= 1 - C(M,2) I_{1-eps^2}((d-1)/2, 1/2) "
-               "(exact sphere tail + union bound); Theorem 1: the exact discrete invariant "
-               "z - 1/2 sum_k v_k^2 + Q_v/2 (theory.joma.theorem1_exp_discrete) drifts by O(eps)",
-    simulation="numpy random sphere embeddings; sim.joma.simulate_eqn2 with p.U_C replaced",
-    metric="JL: number of the 20 draws with max_{l != l'} |u_l^T u_l'| > eps; Theorem 1: max "
-           "drift of the invariant vs coherence eps (log-log slope)",
-    tolerance="JL: binomial quantile of the union-bound failure probability at false-fail 1e-6; "
-              "control d = ceil(eps^-2 ln M) (constant 1 instead of 8) must fail most draws. "
-              "Theorem 1: slope 1 +- 0.25 over eps doubled 3 times; orthonormal U_C: float64 "
-              "round-off.",
-    reading="log = natural log (the JL literature's). With log10 the bound gives d 2.3x smaller "
-            "and a union bound above 1 for M >= 100 (reported in the plot, not asserted). "
-            "Measured degradation: the invariant's drift grows linearly in the coherence, "
-            "~0.4 eps relative to |z| in the CI setting (plot), i.e. the 'additional "
-            "eps-related terms' are first order in eps.",
-))
-
-
-def _jl_fail_count(M, eps, d, draws, seed):
-    rng = np.random.default_rng(seed)
-    n = 0
-    for _ in range(draws):
-        U = rng.standard_normal((M, d))
-        U /= np.linalg.norm(U, axis=1, keepdims=True)
-        G = np.abs(U @ U.T)
-        np.fill_diagonal(G, 0)
-        n += int(G.max() > eps)
-    return n
-
-
-@audits("joma.sec7.near_orthogonal")
-@examples(3)
-@given(seed=SEED, M=st.integers(10, 200), eps=st.floats(0.2, 0.5))
-def test_joma_sec7_near_orthogonal_jl(seed, M, eps):
-    draws = 20
-    d = math.ceil(8 * math.log(M) / eps ** 2)
-    p = min(1.0, math.comb(M, 2) * float(special.betainc((d - 1) / 2, 0.5, 1 - eps ** 2)))
-    allowed = int(stats.binom.isf(1e-6, draws, p)) if p > 0 else 0
-    n = _jl_fail_count(M, eps, d, draws, seed)
-    nc = _jl_fail_count(M, eps, max(2, math.ceil(math.log(M) / eps ** 2)), draws, seed + 1)
-    check_at_least("joma.sec7.near_orthogonal", -float(n), -float(allowed) - 0.5,
-                   f"failing draws <= binomial quantile {allowed} (union bound p = {p:.2g})",
-                   control=-float(nc), what="JL d >= 8 eps^-2 ln M")
-
-
-def near_orthogonal_curve(seed=0, ts=(0.01, 0.02, 0.04, 0.08)):
-    """(coherence eps, invariant drift, wrong-invariant drift, |z| scale, orthonormal drift)."""
-    p = make_problem([seed, seed + 1], M_C=6, K=2, d=40, N=32, attention="exp",
-                     activation="linear", device="cpu")
-    R = torch.randn(p.U_C.shape, generator=make_generator(seed + 2), dtype=torch.float64)
-
-    def drift(t):
-        U = p.U_C + t * R / math.sqrt(p.U_C.shape[1])
-        U = U / torch.linalg.norm(U, dim=1, keepdim=True)
-        eps = float((U.transpose(1, 2) @ U - torch.eye(U.shape[2], dtype=U.dtype)).abs().max())
-        tr = simulate_eqn2(dataclasses.replace(p, U_C=U), eta=0.01, horizon=1.0, log_every=10)
-        s2 = (tr.V ** 2).sum(-1)
-        inv = th.theorem1_exp_discrete(z=tr.z, s2=s2, Q_v=tr.Qv)
-        wrong = tr.z - s2  # deliberately wrong (drops the 1/2): does not vanish with eps
-        return eps, float(np.abs(inv - inv[0]).max()), float(np.abs(wrong - wrong[0]).max()), \
-            float(np.abs(tr.z).max())
-    rows = [drift(t) for t in ts]
-    return np.array(rows), drift(0.0)
-
-
-@audits("joma.sec7.near_orthogonal")
-@examples(1)
-@given(seed=st.integers(0, 2**20))
-def test_joma_sec7_near_orthogonal_theorem1_degradation(seed):
-    rows, ortho = near_orthogonal_curve(seed)
-    check_close("joma.sec7.near_orthogonal", ortho[1], 0.0,
-                Tolerance.roundoff(max(ortho[3], 1e-3), ops=2000), control=ortho[2],
-                what="orthonormal U_C: exact invariant")
-    check_order("joma.sec7.near_orthogonal", rows[:, 0], rows[:, 1], 1.0,
-                control_errors=rows[:, 2], what="invariant drift vs coherence eps")
-
-
-# --------------------------------------------------------------------------------------------
 # Figures
 # --------------------------------------------------------------------------------------------
 def _plot_table1(path):
@@ -1249,33 +1160,7 @@ def _plot_lowest_first(path):
     plt.close(fig)
 
 
-def _plot_near_orthogonal(path):
-    import matplotlib.pyplot as plt
-    rows, _ = near_orthogonal_curve(0)
-    fig, axs = plt.subplots(1, 2, figsize=(8.5, 3.3))
-    axs[0].loglog(rows[:, 0], rows[:, 1] / rows[:, 3], "o-", label="Thm 1 invariant")
-    axs[0].loglog(rows[:, 0], rows[:, 2] / rows[:, 3], "x--", label="wrong invariant (control)")
-    axs[0].set_xlabel("coherence eps = max |u_l^T u_l'|")
-    axs[0].set_ylabel("max drift / max |z|")
-    axs[0].legend(fontsize=7)
-    Ms = np.array([10, 30, 100, 300])
-    for eps, c in ((0.2, "C0"), (0.3, "C1")):
-        for base, ls in ((math.e, "-"), (10, ":")):
-            ds = np.ceil(8 * np.log(Ms) / np.log(base) / eps ** 2)
-            fr = [1 - _jl_fail_count(int(M), eps, int(d), 10, 0) / 10 for M, d in zip(Ms, ds)]
-            axs[1].plot(Ms, fr, ls, color=c, marker="o",
-                        label=f"eps={eps}, log{'' if base == math.e else '10'}")
-    axs[1].set_xscale("log")
-    axs[1].set_xlabel("M")
-    axs[1].set_ylabel("fraction of draws with all |u^T u'| <= eps")
-    axs[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 attach_plot("joma.table1", _plot_table1)
 attach_plot("joma.sec4.entropy_dynamics_trained", _plot_dyn("ent", "attention entropy (nats)"))
 attach_plot("joma.sec4.rank_dynamics_trained", _plot_dyn("sr", "stable rank of W1"))
 attach_plot("joma.sec5.lowest_first", _plot_lowest_first)
-attach_plot("joma.sec7.near_orthogonal", _plot_near_orthogonal)
