@@ -186,8 +186,6 @@ attach_plot("joma.theorem1.softmax_fig2", _plot_fig2)
 # first (Lemma 5, Lemma 6, Theorem 4 / Eqn. 8) and the attention-entropy / MLP-rank dynamics that
 # follow from it (Fig. 4 right, "Relationship with rank of MLP lower layer").
 
-RTOL = 1e-11
-DELTA_FLOOR_V = 1e-6      # v-state runs stop before delta < ~1e-6 (1 - v/mu keeps precision)
 ENTROPY_MARGIN = 1e-3     # nats
 RANK_MARGIN = 2e-3        # stable-rank units
 
@@ -246,26 +244,6 @@ def _plt():
     return plt
 
 
-def plot_theorem4(path):
-    plt = _plt()
-    mu = np.array([0.3, 0.7, 1.0, 1.3, 1.6, 1.9, 2.2])
-    r0 = np.full(mu.shape, 0.0) + 0.05
-    T = 500 / math.exp(mu.max() ** 2 / 2)
-    run = simulate_eqn7(mu, r0 * mu, T, n_points=400, state="deviation", atol=1e-300)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    cmap = plt.get_cmap("viridis")
-    for j in range(mu.size):
-        ax.semilogy(run.t, np.abs(run.delta[:, j]), color=cmap(j / (mu.size - 1)),
-                    label=f"mu_j={mu[j]:.1f}")
-    ax.set_xlabel("t")
-    ax.set_ylabel("delta_j(t) = 1 - v_j/mu_j")
-    ax.set_title("Eqn. 7: salient components converge first (Theorem 4)")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def plot_entropy(path):
     plt = _plt()
     mu, v0 = entropy_setting(16, 2, [2.0, 2.0], list(np.linspace(0.5, 1.0, 14)), 0.01)
@@ -303,56 +281,6 @@ def plot_rank(path):
 # ============================================================================================
 # Claims
 # ============================================================================================
-register(Claim(
-    id="joma.theorem4", where="Section 4, Theorem 4 / Eqn. 8; proof Appendix A.4.1 (Eqns. 68-87)",
-    statement="Let delta_j(t) := 1 - v_j(t)/mu_j. For the dynamics v_dot ∝ (mu - v) ∘ exp(v^2/2) "
-              "(Eqn. 7): ln(delta_j(0)/delta_j(t)) / ln(delta_k(0)/delta_k(t)) = "
-              "e^{mu_j^2/2}/e^{mu_k^2/2} (1 + Lambda_jk(t)) with Lambda_jk(t) = lambda_jk(t) "
-              "e^{mu_k^2/2} ln^{-1}(delta_k(0)/delta_k(t)), |lambda_jk(t)| <= C_jk depending only "
-              "on delta_j(0), delta_k(0). So when |delta_k(t)| << |delta_k(0)| exp[-C_jk "
-              "exp(mu_k^2)], |Lambda(t)| << 1. (Proof: F(r_j(t), r_j(0), mu_j) = F(r_k(t), "
-              "r_k(0), mu_k) (Eqn. 71), F(r,r0,mu) = int_{r0}^r e^{-mu^2x^2/2}/(1-x) dx (Eqn. 70);"
-              " |zeta| <= M(r0) = sqrt(2pi) + max(2|r0|, |r0|+1) (Eqn. 77); |F - e^{-mu^2/2} "
-              "ln((1-r0)/(1-r))| <= M(r0) (Eqns. 82-83); lambda_jk = e^{-mu_j^2/2} "
-              "ln(delta_j0/delta_j) - e^{-mu_k^2/2} ln(delta_k0/delta_k), |lambda_jk| <= "
-              "M(r_j(0)) + M(r_k(0)) (Eqn. 87).)",
-    assumptions="mu > 0 componentwise (the proof's case); r_j(0) = v_j(0)/mu_j != 1; any positive "
-                "common scalar factor in '∝'. Simulations: d in 2..8, mu_j in (0.2, 3] with one "
-                "component in [0.2, 1] and one in [1.8, 3], r_j(0) in [-1, 0.9]; the bound "
-                "derivation is also checked for r0 in [1.1, 2] (r0 > r > 1).",
-    prediction="theory.joma.F_delta, zeta, M_bound, F0, lambda_jk, Lambda_jk, eqn8_ratio, "
-               "lambda_bound, rho_delta",
-    simulation="sim.joma.simulate_eqn7 (solve_ivp DOP853, rtol 1e-11; state='v' literally "
-               "with delta >= ~1e-6, and state='deviation' (e = v - mu) for long horizons)",
-    metric="Eqn. 71: max_abs over t and j of F_j(t) - mean_j F_j(t) (and F_j(t) = int_0^t factor);"
-           " Eqn. 8: max_abs of observed/predicted ratio - 1; bound: min over t, pairs of "
-           "1 - |lambda_jk|/C_jk >= 0; o(1): 1 - |Lambda(T)|/|Lambda(T/2)| >= 0.3; derivation: "
-           "M(r0) - |zeta| >= 0, M(r0) - |F - e^{-mu^2/2} ln| >= 0, Eqn. 79 by quadrature",
-    tolerance="ODE solver model 100 x rtol x scale: scale = max|F| (deviation state) or "
-              "max_t,j max(|v|,1)/(mu_j |delta_j|) (v state: an error dv in v moves F by "
-              "~dv/(mu delta)); round-off for algebraic identities; quadrature 1e-9",
-    reading="Eqn. 7 is simulated as printed, with the common factor 1 and with a non-constant "
-            "positive factor c(t, v) = (1.2 + sin(omega t)) / (1 + |v|^2/d) (a time change: the "
-            "invariant Eqn. 71 holds with F_j(t) = int_0^t c). Lambda_jk is the proof's "
-            "(Eqn. 87 with the printed Lambda), so Eqn. 8 itself is an identity; its content is "
-            "Eqn. 71 (checked to solver tolerance), the bound |lambda_jk| <= M(r_j0) + M(r_k0) "
-            "(checked on every output time; observed |lambda|/C <~ 0.15, the bound is loose) and "
-            "Lambda -> 0 (lambda(t) converges to rho_k(inf) - rho_j(inf) while ln(delta_k0/"
-            "delta_k) grows linearly, so Lambda(T)/Lambda(T/2) -> 1/2, observed ~0.5). The "
-            "printed sufficient condition |delta_k| << |delta_k0| exp[-C exp(mu_k^2)] is correct "
-            "but stronger than needed: |Lambda| <= C e^{mu_k^2/2}/ln(delta_k0/delta_k), so "
-            "|delta_k| << |delta_k0| exp[-C exp(mu_k^2/2)] already suffices (not an erratum: a "
-            "sufficient condition that is stronger than necessary is still true). In Eqn. 77 "
-            "the middle term sqrt2(|r0|+|r|)/sqrt2 is looser than Lemma 5 gives "
-            "(max(|r|,|r0|)/2), still valid since |r| <= max(|r0|, 1) along the monotone "
-            "trajectory. Negative controls: the ratio predicted with e^{mu^2} instead of "
-            "e^{mu^2/2} (rejected); F with e^{-mu|x|/2} instead of e^{-mu^2x^2/2} (rejected); a "
-            "lambda bound 0.1% below the observed sup (rejected); lambda itself in place of "
-            "Lambda does not shrink (rejected); Eqn. 79 with the sign of zeta's second term "
-            "flipped (rejected).",
-    plot=plot_theorem4,
-))
-
 register(Claim(
     id="joma.sec4.entropy_dynamics", where="Section 4, Fig. 4 (right) caption",
     statement="Entropy of the attention (entropy(softmax(v^2))) drops when salient components "
@@ -403,166 +331,6 @@ register(Claim(
             "constant: rejected.",
     plot=plot_rank,
 ))
-
-
-# ============================================================================================
-# Theorem 4
-# ============================================================================================
-@st.composite
-def speed_problem(draw):
-    d = draw(st.integers(2, 8))
-    mu = [draw(st.floats(0.2, 1.0)), draw(st.floats(1.8, 3.0))]
-    mu += [draw(st.floats(0.2, 3.0)) for _ in range(d - 2)]
-    r0 = [draw(st.floats(-1.0, 0.9)) for _ in range(d)]
-    return np.asarray(mu), np.asarray(r0)
-
-
-def _factor(omega):
-    def c(t, v):
-        return (1.2 + math.sin(omega * t)) / (1.0 + float(np.mean(v * v)))
-    return c
-
-
-@audits("joma.theorem4", form="printed")
-@examples(12)
-@given(prob=speed_problem(), omega=st.floats(0.5, 20.0), use_factor=st.booleans())
-def test_joma_theorem4_invariant(prob, omega, use_factor):
-    """Eqn. 71 on the literal v-state integration of Eqn. 7 (with factor 1: F_j(t) = t)."""
-    cid = "joma.theorem4"
-    mu, r0 = prob
-    delta0 = 1 - r0
-    # horizon: the fastest component stays above DELTA_FLOOR_V (its rate is <= c_max e^{mu^2/2})
-    cmax = 2.2 if use_factor else 1.0
-    jf = int(np.argmax(mu))
-    T = math.log(abs(delta0[jf]) / DELTA_FLOOR_V) / (cmax * math.exp(mu[jf] ** 2 / 2))
-    fac = _factor(omega) if use_factor else None
-    run = simulate_eqn7(mu, r0 * mu, T, n_points=120, factor=fac, rtol=RTOL, atol=1e-13)
-    Fv = th.F_delta(run.delta, run.delta[0], mu)
-    Fw = th.F_delta(run.delta, run.delta[0], mu, integrand_power=1.0)
-    scale = float(np.max(np.maximum(np.abs(run.v), 1.0) / (mu * np.abs(run.delta))))
-    tol = Tolerance.solver(RTOL, scale)
-    ref = Fv.mean(axis=1, keepdims=True)
-    check_close(cid, Fv, np.broadcast_to(ref, Fv.shape), tol,
-                control=np.broadcast_to(ref, Fv.shape) + (Fw - Fw.mean(axis=1, keepdims=True)),
-                what="Eqn. 71 (v state)")
-    if not use_factor:  # F_j(t) = int_0^t 1 ds = t
-        check_close(cid, Fv, np.broadcast_to(run.t[:, None], Fv.shape), tol,
-                    control=np.broadcast_to(run.t[:, None], Fv.shape) * 1.5 + 1e-3,
-                    what="F_j(t) = t")
-
-
-def _lambda_tables(run, mu):
-    D, D0 = run.delta[1:], run.delta[0]
-    lam = th.lambda_jk(D[:, :, None], D0[:, None], mu[:, None], D[:, None, :], D0[None, :],
-                       mu[None, :])
-    Lam = th.Lambda_jk(lam, mu[None, None, :], D[:, None, :], D0[None, :])
-    Lj = th.log_ratio(D, D0)
-    return lam, Lam, Lj
-
-
-@audits("joma.theorem4", form="printed")
-@examples(12)
-@given(prob=speed_problem(), omega=st.floats(0.5, 20.0), use_factor=st.booleans())
-def test_joma_theorem4_printed(prob, omega, use_factor):
-    """Eqn. 8 with the proof's Lambda, |lambda_jk| <= M(r_j0) + M(r_k0) at every output time,
-    Lambda -> 0; long horizon via the deviation state (delta down to ~1e-240)."""
-    cid = "joma.theorem4"
-    mu, r0 = prob
-    cmax = 2.2 if use_factor else 1.0
-    T = 550.0 / (cmax * math.exp(mu.max() ** 2 / 2))
-    fac = _factor(omega) if use_factor else None
-    run = simulate_eqn7(mu, r0 * mu, T, n_points=200, factor=fac, state="deviation", rtol=RTOL,
-                        atol=1e-300)
-    d = mu.size
-    # Eqn. 71 to solver tolerance (relative precision of delta is kept in this state)
-    Fv = th.F_delta(run.delta, run.delta[0], mu)
-    Fw = th.F_delta(run.delta, run.delta[0], mu, integrand_power=1.0)
-    ref = np.broadcast_to(Fv.mean(axis=1, keepdims=True), Fv.shape)
-    check_close(cid, Fv, ref, Tolerance.solver(RTOL, float(np.abs(Fv).max())),
-                control=ref + (Fw - Fw.mean(axis=1, keepdims=True)), what="Eqn. 71 (deviation)")
-
-    lam, Lam, Lj = _lambda_tables(run, mu)
-    off = ~np.eye(d, dtype=bool)
-    # Eqn. 8: observed log-ratio vs e^{mu_j^2/2}/e^{mu_k^2/2} (1 + Lambda_jk)
-    obs = (Lj[:, :, None] / Lj[:, None, :])[:, off]
-    pred = th.eqn8_ratio(mu[:, None], mu[None, :], Lam)[:, off]
-    wrong = th.eqn8_ratio(mu[:, None], mu[None, :], Lam, exponent=1.0)[:, off]
-    check_close(cid, obs / pred - 1, np.zeros_like(obs), Tolerance.roundoff(1.0, 1e4),
-                control=obs / wrong - 1, what="Eqn. 8 ratio")
-    # Eqn. 86 == Eqn. 87 (rho_k - rho_j vs the closed form of lambda)
-    D, D0 = run.delta[1:], run.delta[0]
-    rho = th.rho_delta(D, D0, mu)
-    lam86 = rho[:, None, :] - rho[:, :, None]
-    check_close(cid, lam86[:, off], lam[:, off], Tolerance.solver(RTOL, float(np.abs(Fv).max())),
-                control=lam[:, off] + 0.5 * (np.abs(lam[:, off]) + 0.1), what="Eqn. 86 = 87")
-    # |lambda_jk(t)| <= C_jk = M(r_j0) + M(r_k0), all t
-    C = th.lambda_bound(r0[:, None], r0[None, :])
-    ratio = float(np.max(np.abs(lam[:, off]) / C[off]))
-    check_at_least(cid, 1 / ratio, 1.0, "C_jk / max_t |lambda_jk(t)| >= 1",
-                   control=0.999, what="lambda bound (control: a bound 0.1% below the sup)")
-    # Lambda -> 0: for the pair with the largest |lambda(T)|, |Lambda(T)| / |Lambda(T/2)| ~ 1/2
-    lamT = np.where(off, np.abs(lam[-1]), -1.0)
-    j, k = np.unravel_index(int(np.argmax(lamT)), lamT.shape)
-    assume(abs(lam[-1, j, k]) > 1e-2)
-    # compare at the output time where ln(delta_k0/delta_k) is half its final value (under a
-    # non-constant factor the clock is int c dt, not t)
-    h = int(np.argmin(np.abs(Lj[:, k] - Lj[-1, k] / 2)))
-    # Lambda(T)/Lambda(t_h) = (lambda(T)/lambda(t_h)) / 2: the o(1) shrinkage is visible once
-    # lambda has settled (|lambda(T)/lambda(t_h) - 1| <= 0.1); on shorter horizons (large
-    # mu_max) the slow component has not converged yet and this sub-check is skipped.
-    if abs(lam[-1, j, k] / lam[h, j, k] - 1) > 0.1:
-        return
-    shrink = 1 - abs(Lam[-1, j, k]) / abs(Lam[h, j, k])
-    ctrl = 1 - abs(lam[-1, j, k]) / abs(lam[h, j, k])
-    check_at_least(cid, shrink, 0.3, "Lambda(T)/Lambda(t_h) -> L_k(t_h)/L_k(T) = 1/2",
-                   control=ctrl, what="Lambda shrinks")
-
-
-@audits("joma.theorem4", form="printed")
-@examples(15)
-@given(r0s=st.lists(st.one_of(st.floats(-1.0, 0.9), st.floats(1.1, 2.0)), min_size=4, max_size=16),
-       mus=st.lists(st.floats(1e-3, 3.0), min_size=4, max_size=16),
-       fr=st.lists(st.floats(0.05, 1.0), min_size=4, max_size=16))
-def test_joma_theorem4_bound_derivation(r0s, mus, fr):
-    """Eqns. 76-83: |zeta| <= M(r0), Eqn. 79 (quadrature), |F - e^{-mu^2/2} ln| <= M(r0)."""
-    cid = "joma.theorem4"
-    n = min(len(r0s), len(mus), len(fr))
-    r0 = np.asarray(r0s[:n])
-    m = np.asarray(mus[:n])
-    # r between r0 and 1 (exclusive of 1): delta = delta0 * (1e-8)^fr
-    delta0 = 1 - r0
-    delta = delta0 * np.power(1e-8, np.asarray(fr[:n]))
-    r = 1 - delta
-    Mv = th.M_bound(r0)
-    z = th.zeta(r, r0, m)
-    sup_ctrl = "control: a bound 0.1% below the observed sup"
-    check_at_least(cid, float(np.min(Mv / np.abs(z))), 1.0, "M(r0)/|zeta| >= 1 (Eqn. 77)",
-                   control=0.999, what=sup_ctrl)
-    resid = th.F_delta(delta, delta0, m) - np.exp(-m ** 2 / 2) * np.log(delta0 / delta)
-    check_at_least(cid, float(np.min(Mv / np.abs(resid))), 1.0,
-                   "M(r0) / |F - e^{-mu^2/2} ln((1-r0)/(1-r))| >= 1 (Eqn. 83)",
-                   control=0.999, what=sup_ctrl)
-    # sharper (Eqn. 82 + Lemma 6): |resid| <= max_{x in [0, mu]} |zeta(r, r0, x)| G(mu)
-    xs = np.linspace(1e-9, 1.0, 401)[None, :] * m[:, None]
-    zmax = np.max(np.abs(th.zeta(r[:, None], r0[:, None], xs)), axis=1)
-    check_at_least(cid, float(np.min((zmax * th.G(m) * (1 + 1e-6) + 1e-12) / np.abs(resid))),
-                   1.0, "Eqn. 82: max|zeta| G(mu) / |resid| >= 1", control=0.999, what=sup_ctrl)
-    # Eqn. 79: e^{mu^2/2} F - F(r, r0, 0) = int_0^mu zeta(r, r0, x) e^{x^2/2} dx
-    # F(r, r0, 0) = ln((1-r0)/(1-r)) (Eqn. 81) in delta form: 1 - r would cancel for r ~ 1
-    lhs = np.exp(m ** 2 / 2) * th.F_delta(delta, delta0, m) - th.log_ratio(delta, delta0)
-    rhs, wrong = [], []
-    for ri, r0i, mi in zip(r, r0, m):
-        rhs.append(integrate.quad(lambda t: float(th.zeta(ri, r0i, t)) * math.exp(t * t / 2),
-                                  0, mi, epsabs=1e-13, epsrel=1e-12)[0])
-        wz = lambda t: (math.sqrt(math.pi / 2) * (math.erf(ri * t / math.sqrt(2))  # noqa: E731
-                                                  - math.erf(r0i * t / math.sqrt(2)))
-                        - (math.exp(-r0i ** 2 * t * t / 2) - math.exp(-ri ** 2 * t * t / 2)) / t)
-        wrong.append(integrate.quad(lambda t: wz(t) * math.exp(t * t / 2), 1e-12, mi,
-                                    epsabs=1e-13, epsrel=1e-12)[0])
-    scale = float(max(1.0, np.max(np.abs(lhs))))
-    check_close(cid, lhs, np.asarray(rhs), Tolerance(1e-9 * scale, "quadrature epsrel 1e-12 + "
-                                                     "Gauss-Legendre F, relative to |lhs|"),
-                control=np.asarray(wrong), what="Eqn. 79")
 
 
 # ============================================================================================

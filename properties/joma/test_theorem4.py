@@ -1,0 +1,303 @@
+"""JoMA Theorem 4 (Eqn. 8; proof Eqns. 68-87): salient components of Eqn. 7 converge first.
+
+Reference: Eqn. 7 integrated by solve_ivp (DOP853, rtol 1e-11), literally in v (delta >= ~1e-6)
+and, for long horizons, in the deviation e = v - mu (delta down to ~1e-240); with the common
+factor 1 and with a non-constant positive factor (a time change).  What is the paper's claim and
+what is algebra: Eqn. 71 (F_j(t) equal across components) is the content, checked against the
+integration; Eqn. 8 with the proof's Lambda is an identity given Eqn. 87 (it is checked, and its
+rivals show the check could fail); the bound |lambda_jk| <= M(r_j0) + M(r_k0) is checked at
+every output time (it is loose, observed <~ 0.15 of the bound, so no tighter rival is credible:
+its power is not shown separately); Lambda -> 0 is decided by a trend of |Lambda_jk| against
+ln(delta_k0/delta_k) (asymptotic policy) on a sub-range where every component converges within
+the horizon (see history).
+
+Alternatives:
+  rival abs_integrand     (slot F)      F with e^{-mu|x|/2} in place of e^{-mu^2 x^2/2} (Eqn. 70);
+  rival exponent_mu2      (slot ratio)  Eqn. 8's ratio e^{mu_j^2}/e^{mu_k^2} (the 1/2 dropped);
+  rival lambda_unscaled   (slot Lambda) lambda_jk in place of Lambda_jk in Eqn. 8;
+  rival zeta_sign_flipped (slot zeta)   Eqn. 76's second term with the other sign, in Eqn. 79;
+  null  attention_off     (slot run)    Eqn. 7 without its attention factor: v_dot = mu - v.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+from scipy import integrate
+
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
+                        check_trend, examples, null, register, rival)
+from properties.joma.figures import plot_theorem4
+from sim.joma import simulate_eqn7
+from theory import joma as th
+
+RTOL = 1e-11
+DELTA_FLOOR_V = 1e-6  # v-state runs stop before delta < ~1e-6 (1 - v/mu keeps precision)
+
+
+def F_abs(delta, delta0, mu):
+    """Rival: Eqn. 70 with e^{-mu|x|/2} in place of e^{-mu^2 x^2/2}."""
+    return th.F_delta(delta, delta0, mu, integrand_power=1.0)
+
+
+def F_eqn70(delta, delta0, mu):
+    return th.F_delta(delta, delta0, mu)
+
+
+def ratio_mu2(mu_j, mu_k, Lam):
+    return th.eqn8_ratio(mu_j, mu_k, Lam, exponent=1.0)
+
+
+def lambda_unscaled(lam, mu_k, delta_k, delta_k0):
+    """Rival: lambda_jk itself in place of Lambda_jk = lambda_jk e^{mu_k^2/2}/ln(delta_k0/delta_k)."""
+    return lam
+
+
+def zeta_sign_flipped(r, r0, mu):
+    """Rival: Eqn. 76 with the sign of its second term flipped."""
+    r, r0, mu = (np.asarray(a, float) for a in (r, r0, mu))
+    from scipy.special import erf
+    return (np.sqrt(np.pi / 2) * (erf(r * mu / np.sqrt(2)) - erf(r0 * mu / np.sqrt(2)))
+            - (np.exp(-r0 ** 2 * mu ** 2 / 2) - np.exp(-r ** 2 * mu ** 2 / 2)) / mu)
+
+
+def simulate_attention_off(mu, v0, t_end, **kw):
+    """Null: Eqn. 7 without the attention factor exp(v^2/2) (v_dot = mu - v)."""
+    return simulate_eqn7(mu, v0, t_end, attention=False, **kw)
+
+
+register(Claim(
+    id="joma.theorem4", where="Section 4, Theorem 4 / Eqn. 8; proof Appendix A.4.1 (Eqns. 68-87)",
+    statement="Let delta_j(t) := 1 - v_j(t)/mu_j. For the dynamics v_dot ∝ (mu - v) ∘ exp(v^2/2) "
+              "(Eqn. 7): ln(delta_j(0)/delta_j(t)) / ln(delta_k(0)/delta_k(t)) = "
+              "e^{mu_j^2/2}/e^{mu_k^2/2} (1 + Lambda_jk(t)) with Lambda_jk(t) = lambda_jk(t) "
+              "e^{mu_k^2/2} ln^{-1}(delta_k(0)/delta_k(t)), |lambda_jk(t)| <= C_jk depending only "
+              "on delta_j(0), delta_k(0). So when |delta_k(t)| << |delta_k(0)| exp[-C_jk "
+              "exp(mu_k^2)], |Lambda(t)| << 1. (Proof: F(r_j(t), r_j(0), mu_j) = F(r_k(t), "
+              "r_k(0), mu_k) (Eqn. 71), F(r,r0,mu) = int_{r0}^r e^{-mu^2x^2/2}/(1-x) dx (Eqn. 70);"
+              " |zeta| <= M(r0) = sqrt(2pi) + max(2|r0|, |r0|+1) (Eqn. 77); |F - e^{-mu^2/2} "
+              "ln((1-r0)/(1-r))| <= M(r0) (Eqns. 82-83); lambda_jk = e^{-mu_j^2/2} "
+              "ln(delta_j0/delta_j) - e^{-mu_k^2/2} ln(delta_k0/delta_k), |lambda_jk| <= "
+              "M(r_j(0)) + M(r_k(0)) (Eqn. 87).)",
+    assumptions="mu > 0 componentwise (the proof's case); r_j(0) = v_j(0)/mu_j != 1; any positive "
+                "common scalar factor in '∝'. Simulations: d in 2..8, mu_j in (0.2, 3] with one "
+                "component in [0.2, 1] and one in [1.8, 3], r_j(0) in [-1, 0.9]; the bound "
+                "derivation is also checked for r0 in [1.1, 2] (r0 > r > 1). The Lambda -> 0 "
+                "trend: mu_j in (0.2, 2.2], max mu in [1.8, 2.2].",
+    prediction="theory.joma.F_delta, zeta, M_bound, F0, lambda_jk, Lambda_jk, eqn8_ratio, "
+               "lambda_bound, rho_delta",
+    simulation="sim.joma.simulate_eqn7 (solve_ivp DOP853, rtol 1e-11; state='v' literally "
+               "with delta >= ~1e-6, and state='deviation' (e = v - mu) for long horizons)",
+    metric="Eqn. 71: max_abs over t and j of F_j(t) - mean_j F_j(t) (and F_j(t) = int_0^t factor);"
+           " Eqn. 8: max_abs of observed/predicted ratio - 1; bound: min over t, pairs of "
+           "C_jk / |lambda_jk| >= 1; Lambda -> 0: log-log slope of |Lambda_jk| against "
+           "ln(delta_k0/delta_k) over its last two octaves (check_trend, decreasing); "
+           "derivation: M(r0)/|zeta| >= 1, M(r0)/|F - e^{-mu^2/2} ln| >= 1, Eqn. 79 by quadrature",
+    tolerance="ODE solver model 100 x rtol x scale: scale = max|F| (deviation state) or "
+              "max_t,j max(|v|,1)/(mu_j |delta_j|) (v state: an error dv in v moves F by "
+              "~dv/(mu delta)); round-off for algebraic identities; quadrature 1e-9 relative; "
+              "inequalities against the printed bound itself (errors < 1e-9 relative); trend: "
+              "Student t at false-fail 1e-4",
+    reading="Eqn. 7 is simulated as printed, with the common factor 1 and with a non-constant "
+            "positive factor c(t, v) = (1.2 + sin(omega t)) / (1 + |v|^2/d) (a time change: the "
+            "invariant Eqn. 71 holds with F_j(t) = int_0^t c). Lambda_jk is the proof's "
+            "(Eqn. 87 with the printed Lambda), so Eqn. 8 itself is an identity; its content is "
+            "Eqn. 71 (checked to solver tolerance), the bound |lambda_jk| <= M(r_j0) + M(r_k0) "
+            "(checked on every output time; observed |lambda|/C <~ 0.15, the bound is loose) and "
+            "Lambda -> 0 (lambda(t) converges to rho_k(inf) - rho_j(inf) while ln(delta_k0/"
+            "delta_k) grows, so |Lambda| falls like 1/ln(delta_k0/delta_k): fitted slope ~ -1). "
+            "The printed sufficient condition |delta_k| << |delta_k0| exp[-C exp(mu_k^2)] is "
+            "correct but stronger than needed: |Lambda| <= C e^{mu_k^2/2}/ln(delta_k0/delta_k), "
+            "so |delta_k| << |delta_k0| exp[-C exp(mu_k^2/2)] already suffices (not an erratum). "
+            "In Eqn. 77 the middle term sqrt2(|r0|+|r|)/sqrt2 is looser than Lemma 5 gives "
+            "(max(|r|,|r0|)/2), still valid since |r| <= max(|r0|, 1) along the monotone "
+            "trajectory. The paper gives no numbers: the explicit example is the report "
+            "figure's seven targets mu = 0.3 .. 2.2, r0 = 0.05.",
+    asymptotic="ln(delta_k(0)/delta_k(t)) (t -> inf)",
+    history=("2026-12-03 (issue 10 migration): the old property skipped the Lambda -> 0 check "
+             "with a bare return when lambda had not settled (large mu_max: the slow component "
+             "does not converge within the horizon the deviation state allows). A probe of the "
+             "new trend check on 40 draws of the old ranges was inconclusive on 5 (slow "
+             "component with ln(delta_k0/delta_k) <= 9, or |lambda(T)| ~ 3e-3); with max mu in "
+             "[1.8, 2.2] it was conclusive on 60 of 60. The trend property therefore draws max "
+             "mu in [1.8, 2.2] (every component converges within the horizon); the other "
+             "properties keep the full range.",),
+    alternatives=(
+        rival("abs_integrand", F_abs, "Eqn. 70 with e^{-mu|x|/2} in place of e^{-mu^2 x^2/2}",
+              replaces="F"),
+        rival("exponent_mu2", ratio_mu2, "Eqn. 8 with e^{mu^2} in place of e^{mu^2/2}",
+              replaces="ratio"),
+        rival("lambda_unscaled", lambda_unscaled, "lambda_jk in place of Lambda_jk in Eqn. 8",
+              replaces="Lambda"),
+        rival("zeta_sign_flipped", zeta_sign_flipped,
+              "Eqn. 76 with the sign of its second term flipped", replaces="zeta"),
+        null("attention_off", simulate_attention_off,
+             "mechanism off: Eqn. 7 without its attention factor (v_dot = mu - v)",
+             replaces="run"),
+    ),
+    plot=plot_theorem4,
+))
+
+
+@st.composite
+def speed_problem(draw, mu_max=3.0):
+    d = draw(st.integers(2, 8))
+    mu = [draw(st.floats(0.2, 1.0)), draw(st.floats(1.8, mu_max))]
+    mu += [draw(st.floats(0.2, mu_max)) for _ in range(d - 2)]
+    r0 = [draw(st.floats(-1.0, 0.9)) for _ in range(d)]
+    return np.asarray(mu), np.asarray(r0)
+
+
+PAPER_MU = np.array([0.3, 0.7, 1.0, 1.3, 1.6, 1.9, 2.2])
+PAPER_T4 = dict(prob=(PAPER_MU, np.full(PAPER_MU.shape, 0.05)), omega=1.0, use_factor=False)
+
+
+def _factor(omega):
+    def c(t, v):
+        return (1.2 + math.sin(omega * t)) / (1.0 + float(np.mean(v * v)))
+    return c
+
+
+def _lambda_tables(run, mu, Lambda):
+    D, D0 = run.delta[1:], run.delta[0]
+    lam = th.lambda_jk(D[:, :, None], D0[:, None], mu[:, None], D[:, None, :], D0[None, :],
+                       mu[None, :])
+    Lam = Lambda(lam, mu[None, None, :], D[:, None, :], D0[None, :])
+    Lj = th.log_ratio(D, D0)
+    return lam, Lam, Lj
+
+
+def _long_run(world, mu, r0, omega, use_factor):
+    cmax = 2.2 if use_factor else 1.0
+    T = 550.0 / (cmax * math.exp(mu.max() ** 2 / 2))
+    fac = _factor(omega) if use_factor else None
+    return world.simulation(simulate_eqn7, "run", pure=True)(mu, r0 * mu, T, n_points=200, factor=fac,
+                                                  state="deviation", rtol=RTOL, atol=1e-300)
+
+
+def _eqn71_and_eqn8(world, cid, run, mu):
+    """Eqn. 71 to solver tolerance and Eqn. 8's ratio; returns (lam, Lam, Lj, off)."""
+    Fv = world.prediction(F_eqn70, "F")(run.delta, run.delta[0], mu)
+    ref = np.broadcast_to(Fv.mean(axis=1, keepdims=True), Fv.shape)
+    check_close(cid, Fv, ref, Tolerance.solver(RTOL, float(np.abs(Fv).max())),
+                what="Eqn. 71 (deviation)")
+    lam, Lam, Lj = _lambda_tables(run, mu, world.prediction(th.Lambda_jk, "Lambda"))
+    off = ~np.eye(mu.size, dtype=bool)
+    obs = (Lj[:, :, None] / Lj[:, None, :])[:, off]
+    pred = world.prediction(th.eqn8_ratio, "ratio")(mu[:, None], mu[None, :], Lam)[:, off]
+    check_close(cid, obs / pred - 1, np.zeros_like(obs), Tolerance.roundoff(1.0, 1e4),
+                what="Eqn. 8 ratio")
+    return lam, Lam, Lj, off, Fv
+
+
+@audits("joma.theorem4", form="printed")
+@examples(12)
+@example(**PAPER_T4)
+@given(prob=speed_problem(), omega=st.floats(0.5, 20.0), use_factor=st.booleans())
+def test_theorem4_invariant(world, prob, omega, use_factor):
+    """Eqn. 71 on the literal v-state integration of Eqn. 7 (with factor 1: F_j(t) = t)."""
+    cid = "joma.theorem4"
+    mu, r0 = prob
+    delta0 = 1 - r0
+    # horizon: the fastest component stays above DELTA_FLOOR_V (its rate is <= c_max e^{mu^2/2})
+    cmax = 2.2 if use_factor else 1.0
+    jf = int(np.argmax(mu))
+    T = math.log(abs(delta0[jf]) / DELTA_FLOOR_V) / (cmax * math.exp(mu[jf] ** 2 / 2))
+    fac = _factor(omega) if use_factor else None
+    run = world.simulation(simulate_eqn7, "run", pure=True)(mu, r0 * mu, T, n_points=120, factor=fac,
+                                                 rtol=RTOL, atol=1e-13)
+    Fv = world.prediction(F_eqn70, "F")(run.delta, run.delta[0], mu)
+    scale = float(np.max(np.maximum(np.abs(run.v), 1.0) / (mu * np.abs(run.delta))))
+    tol = Tolerance.solver(RTOL, scale)
+    ref = Fv.mean(axis=1, keepdims=True)
+    check_close(cid, Fv, np.broadcast_to(ref, Fv.shape), tol, what="Eqn. 71 (v state)")
+    if not use_factor:  # F_j(t) = int_0^t 1 ds = t
+        check_close(cid, Fv, np.broadcast_to(run.t[:, None], Fv.shape), tol, what="F_j(t) = t")
+
+
+@audits("joma.theorem4", form="printed")
+@examples(12)
+@example(**PAPER_T4)
+@given(prob=speed_problem(), omega=st.floats(0.5, 20.0), use_factor=st.booleans())
+def test_theorem4_printed(world, prob, omega, use_factor):
+    """Eqn. 71 and Eqn. 8 on the long-horizon (deviation state) run; Eqn. 86 = 87; the bound
+    |lambda_jk| <= M(r_j0) + M(r_k0) at every output time."""
+    cid = "joma.theorem4"
+    mu, r0 = prob
+    run = _long_run(world, mu, r0, omega, use_factor)
+    lam, Lam, Lj, off, Fv = _eqn71_and_eqn8(world, cid, run, mu)
+    D, D0 = run.delta[1:], run.delta[0]
+    rho = th.rho_delta(D, D0, mu)
+    lam86 = rho[:, None, :] - rho[:, :, None]
+    check_close(cid, lam86[:, off], lam[:, off], Tolerance.solver(RTOL, float(np.abs(Fv).max())),
+                what="Eqn. 86 = 87")
+    C = th.lambda_bound(r0[:, None], r0[None, :])
+    check_at_least(cid, float(np.min(C[off] / np.maximum(np.abs(lam[:, off]), 1e-300))),
+                   Threshold(1.0, "derived: the printed bound itself (solver error on lambda "
+                                  "< 1e-9 relative)", "derived"),
+                   what="C_jk / max_t |lambda_jk(t)| >= 1")
+
+
+@audits("joma.theorem4", form="printed")
+@examples(6)
+@example(**PAPER_T4)
+@given(prob=speed_problem(mu_max=2.2), omega=st.floats(0.5, 20.0), use_factor=st.booleans())
+def test_theorem4_lambda_vanishes(world, prob, omega, use_factor):
+    """Lambda -> 0: for the pair with the largest |lambda_jk(T)|, |Lambda_jk| decreases
+    significantly against ln(delta_k0/delta_k) over its last two octaves (5 points)."""
+    cid = "joma.theorem4"
+    mu, r0 = prob
+    run = _long_run(world, mu, r0, omega, use_factor)
+    lam, Lam, Lj, off, _ = _eqn71_and_eqn8(world, cid, run, mu)
+    lamT = np.where(off, np.abs(lam[-1]), -1.0)
+    j, k = np.unravel_index(int(np.argmax(lamT)), lamT.shape)
+    targets = Lj[-1, k] * np.array([1 / 4, 2 ** -1.5, 1 / 2, 2 ** -0.5, 1.0])
+    idx = sorted({int(np.argmin(np.abs(Lj[:, k] - x))) for x in targets})
+    assume(len(idx) >= 3)
+    check_trend(cid, Lj[idx, k], np.abs(Lam[idx, j, k]), direction="decreasing",
+                false_fail=1e-4, what=f"|Lambda_{j}{k}| vs ln(delta_k0/delta_k)")
+
+
+@audits("joma.theorem4", form="printed")
+@examples(15)
+@example(r0s=[0.05, 0.5, -0.5, 1.5], mus=[0.3, 1.0, 2.2, 1.5], fr=[0.5, 1.0, 0.1, 0.7])
+@given(r0s=st.lists(st.one_of(st.floats(-1.0, 0.9), st.floats(1.1, 2.0)), min_size=4, max_size=16),
+       mus=st.lists(st.floats(1e-3, 3.0), min_size=4, max_size=16),
+       fr=st.lists(st.floats(0.05, 1.0), min_size=4, max_size=16))
+def test_theorem4_bound_derivation(world, r0s, mus, fr):
+    """Eqns. 76-83: |zeta| <= M(r0), Eqn. 79 (quadrature), |F - e^{-mu^2/2} ln| <= M(r0)."""
+    cid = "joma.theorem4"
+    n = min(len(r0s), len(mus), len(fr))
+    r0 = np.asarray(r0s[:n])
+    m = np.asarray(mus[:n])
+    # r between r0 and 1 (exclusive of 1): delta = delta0 * (1e-8)^fr
+    delta0 = 1 - r0
+    delta = delta0 * np.power(1e-8, np.asarray(fr[:n]))
+    r = 1 - delta
+    zeta = world.prediction(th.zeta, "zeta")
+    Mv = th.M_bound(r0)
+    bound = Threshold(1.0, "derived: the printed bound itself (quadrature / round-off error "
+                           "< 1e-9 relative)", "derived")
+    check_at_least(cid, float(np.min(Mv / np.abs(zeta(r, r0, m)))), bound,
+                   what="M(r0)/|zeta| >= 1 (Eqn. 77)")
+    resid = th.F_delta(delta, delta0, m) - np.exp(-m ** 2 / 2) * np.log(delta0 / delta)
+    check_at_least(cid, float(np.min(Mv / np.abs(resid))), bound,
+                   what="M(r0) / |F - e^{-mu^2/2} ln((1-r0)/(1-r))| >= 1 (Eqn. 83)")
+    # sharper (Eqn. 82 + Lemma 6): |resid| <= max_{x in [0, mu]} |zeta(r, r0, x)| G(mu)
+    xs = np.linspace(1e-9, 1.0, 401)[None, :] * m[:, None]
+    zmax = np.max(np.abs(zeta(r[:, None], r0[:, None], xs)), axis=1)
+    check_at_least(cid, float(np.min((zmax * th.G(m) * (1 + 1e-6) + 1e-12) / np.abs(resid))),
+                   bound, what="Eqn. 82: max|zeta| G(mu) / |resid| >= 1")
+    # Eqn. 79: e^{mu^2/2} F - F(r, r0, 0) = int_0^mu zeta(r, r0, x) e^{x^2/2} dx
+    # F(r, r0, 0) = ln((1-r0)/(1-r)) (Eqn. 81) in delta form: 1 - r would cancel for r ~ 1
+    lhs = np.exp(m ** 2 / 2) * th.F_delta(delta, delta0, m) - th.log_ratio(delta, delta0)
+    rhs = [integrate.quad(lambda t: float(zeta(ri, r0i, max(t, 1e-12))) * math.exp(t * t / 2),
+                          0, mi, epsabs=1e-13, epsrel=1e-12)[0]
+           for ri, r0i, mi in zip(r, r0, m)]
+    scale = float(max(1.0, np.max(np.abs(lhs))))
+    check_close(cid, lhs, np.asarray(rhs),
+                Tolerance.derived(1e-9 * scale, "quadrature epsrel 1e-12 + Gauss-Legendre F, "
+                                                "relative to |lhs|"), what="Eqn. 79")
