@@ -94,3 +94,19 @@ def _plot_l43(path):
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def _plot_losses(path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    tr, q, st_ = _run(*CANON)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    ax.plot(tr.t, q["train_loss"].mean(1), label="train (SignGD)")
+    ax.plot(tr.t_test, tr.test_loss.mean(1), label="test, 500 fresh samples (SignGD)")
+    ax.set(yscale="log", xlabel="step", ylabel="logistic loss (mean over seeds)",
+           title="SignGD: fast convergence, constant test loss")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
