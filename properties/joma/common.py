@@ -173,3 +173,42 @@ def near_orthogonal_runs(seed=0, ts=(0.0, 0.01, 0.02, 0.04, 0.08)):
         tr = simulate_eqn2(dataclasses.replace(p, U_C=U), eta=0.01, horizon=1.0, log_every=10)
         out.append((eps, tr.z, (tr.V ** 2).sum(-1), tr.Qv))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Section 4 qualitative claims (Eqn. 7): settings and curves, shared by properties and figures
+# --------------------------------------------------------------------------------------------
+def entropy_setting(d, n_sal, mu_sal, mu_non, eps):
+    """mu: n_sal salient components mu_sal (list, each in [1.5, 2.5]) and d - n_sal non-salient
+    ones mu_non (each in [0.5, 1.0]); v(0) = eps * 1 (uniform attention at t = 0)."""
+    mu = np.concatenate([np.asarray(mu_sal[:n_sal], float), np.asarray(mu_non[:d - n_sal], float)])
+    return mu, np.full(mu.shape, float(eps))
+
+
+def entropy_curves(mu, v0, T=60.0, n=300, attention=True):
+    """(t, entropy(softmax(v^2))(t), run) of Eqn. 7 on a log-spaced grid (rtol 1e-9)."""
+    from sim.joma import entropy_softmax_sq, simulate_eqn7
+    t = np.concatenate([[0.0], np.geomspace(1e-3, T, n)])
+    run = simulate_eqn7(mu, v0, T, t_eval=t, attention=attention, rtol=1e-9, atol=1e-12)
+    return run.t, entropy_softmax_sq(run.v), run
+
+
+def rank_setting(K, b, n_sal, mu_sal, mu_on, mu_off, eps):
+    """K nodes, d = n_sal + K b components. Salient components 0..n_sal-1 are shared by all
+    nodes (value mu_sal); node k has its own block of b non-salient components at value mu_on,
+    mu_off elsewhere. V(0) = eps * M (small initialisation along the targets M = [mu_1..mu_K])."""
+    d = n_sal + K * b
+    M = np.full((K, d), float(mu_off))
+    M[:, :n_sal] = mu_sal
+    for k in range(K):
+        M[k, n_sal + k * b: n_sal + (k + 1) * b] = mu_on
+    return M, eps * M
+
+
+def rank_curves(M, V0, T=80.0, n=300, attention=True):
+    """(t, stable rank of V(t), run) of Eqn. 7 with K nodes sharing one exp attention."""
+    from sim.joma import simulate_eqn7, stable_rank
+    t = np.concatenate([[0.0], np.geomspace(1e-3, T, n)])
+    run = simulate_eqn7(M, V0, T, t_eval=t, attention=attention, rtol=1e-8, atol=1e-12,
+                        method="LSODA" if attention else "DOP853")
+    return run.t, stable_rank(np.swapaxes(run.v, -1, -2)), run
