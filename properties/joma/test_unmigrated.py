@@ -1,57 +1,29 @@
-"""Audit of JoMA (Tian et al., ICLR 2024): every numbered claim of Sections 2-5 and Appendix A,
-registered as a Claim and checked by Hypothesis properties against simulation.
+"""JoMA (Tian et al., ICLR 2024): the claims not yet migrated onto the earned-verdict harness.
 
-Simulations: `sim.joma` (literal Eqn. 2, reduced Eqns. 3 and 7, the Eqn. 2 gradient under uniform
-attention, the HBLT sampler).  Closed forms: `theory.joma`.
-
-Audit of JoMA (Tian et al., ICLR 2024), Sections 2-3: Theorem 1 (three attention kinds and the
-zero-initialisation statement) and Theorem 2 with its one-hot remark.
-
-Simulations: `sim.joma.simulate_eqn2` (literal Eqn. 2, gradient steps of size eta) and
-`sim.joma.solve_eqn3` (reduced Eqn. 3 by solve_ivp).  Closed forms: `theory.joma`.
+Left here (their properties still use the old number controls, so the claims are reported
+`not-audited`): Fig. 2's softmax correlation (joma.theorem1.softmax_fig2) and the trained-
+transformer claims (joma.table1, joma.sec4.entropy_dynamics_trained,
+joma.sec4.rank_dynamics_trained, joma.sec5.lowest_first).  Every other JoMA claim lives in its
+own file, properties/joma/test_<item>.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import math
 import os
-from fractions import Fraction
 
 import numpy as np
-import sympy as sp
 import torch
-from hypothesis import assume, example, given, reject
+from hypothesis import given
 from hypothesis import strategies as st
-from scipy import integrate, optimize, special, stats
-from scipy.special import erfinv
+from scipy import stats
 
-from properties import (
-    Claim,
-    Tolerance,
-    attach_plot,
-    audits,
-    check_at_least,
-    check_close,
-    check_order,
-    examples,
-    register,
-)
+from properties import Claim, attach_plot, audits, check_at_least, examples, register
+from properties.joma.common import T1_PARAMS
+from properties.joma.common import problem as _problem
+from properties.joma.common import token_stats as _stats
 from sim import default_device, make_generator, measure
-from sim import joma as sj
-from sim.joma import (
-    BlowUpError,
-    entropy_softmax_sq,
-    make_problem,
-    make_table1_generator,
-    sample_hierarchy,
-    sibling_height,
-    simulate_eqn2,
-    simulate_eqn7,
-    solve_eqn3,
-    stable_rank,
-)
+from sim.joma import make_table1_generator, sample_hierarchy, sibling_height, simulate_eqn2
 from sim.measure import (
     attention_entropy,
     best_match_ncorr,
@@ -63,15 +35,8 @@ from sim.transformer import StackedTransformer, train
 from theory import joma as th
 
 #==================================================================================================
-# Sections 2-3: Theorems 1-2 (Eqns. 1-4, Appendix A.2)
+# Section 3: Theorem 1, softmax attention, Fig. 2
 #==================================================================================================
-
-from properties.joma.common import ETAS, SEEDS  # noqa: E402  (shared with the claim files)
-from properties.joma.common import problem as _problem  # noqa: E402
-from properties.joma.common import T1_PARAMS  # noqa: E402
-from properties.joma.common import random_init as _random_init  # noqa: E402
-from properties.joma.common import token_stats as _stats  # noqa: E402
-
 # --------------------------------------------------------------------------------------------
 # Claims
 # --------------------------------------------------------------------------------------------
