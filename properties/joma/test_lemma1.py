@@ -14,6 +14,8 @@ Alternatives the corrected properties must reject on the same draws:
                                                 (the literal reading of Eqns 34-37);
   rival printed_y_reading     (slot prediction) Eqn 24 as printed, p_n read as the density of
                                                 y' = v^T x' (one extra 1/||v|| in both terms);
+     (a rival within 2 thresholds of the corrected prediction on a draw, in the claim's SE
+      units, is not applicable there: the sample cannot tell them apart)
   null  psi_not_monotone      (slot psi)        the theta properties with psi = exp(-x^2) (the
                                                 premise 'psi monotone' off);
   null  psi_negative          (slot psi)        the same with psi = tanh (the premise 'psi >= 0' off).
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from hypothesis import example, given
+from hypothesis import example, given, reject
 from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
@@ -109,6 +111,13 @@ register(Claim(
              "outside span(R). Eqn 36 (p_n from p_0) is checked in tests/. The paper gives no "
              "numbers: the explicit example is its ReLU + Gaussian case (n = M = 3, sigma = 1, "
              "||v|| = 2)."),
+    history=("2026-12-03 (migration): the rival printed_unit_marginal, new as a rival of the "
+             "corrected property, survived 1 of 21 draws (z = 5.22 against 5.29) when the whole "
+             "suite was collected (the ci draws of this property differ with the set of "
+             "collected modules): near the edge ||v_R|| = 0.8 of the drawn range the printed and "
+             "corrected forms differ by only ~3 SE. A rival whose prediction lies within 2 "
+             "thresholds (in the claim's SE units) of the corrected one on a draw is now not "
+             "applicable there (not counted); the claim's draws and threshold are unchanged.",),
     alternatives=(
         rival("printed_unit_marginal", printed_unit_marginal,
               "Eqn 24 as printed (theta_1/||v||, theta_2/||v||^3; unit-direction p_n)"),
@@ -231,8 +240,14 @@ def test_lemma1_printed_y_reading(p):
 def test_lemma1_corrected(world, p):
     """Corrected Eqn 24 (theta^y with the density of v^T x'), incl. v off span(R), leaky psi."""
     mean, se = world.simulation(lemma1_mc, "mc", pure=True)(p)
-    pred = cat(world.prediction(th.lemma1_corrected)(p["v"], p["xi"], p["xbar"], p["R"],
-                                                     p["dist"], p["psi"]))
+    args = (p["v"], p["xi"], p["xbar"], p["R"], p["dist"], p["psi"])
+    pred = cat(world.prediction(th.lemma1_corrected)(*args))
+    if world.kind == "rival":
+        # a rival whose prediction lies within 2 thresholds (in the claim's SE units) of the
+        # corrected one cannot be told apart by this draw's sample: not applicable, not counted
+        corr = cat(th.lemma1_corrected(*args))
+        if np.max(np.abs(pred - corr) / np.maximum(se, 1e-300)) <= 2 * mc_tol(se.size).value:
+            reject()
     z_check("joma.lemma1", mean, se, pred, "corrected Eqn 24")
 
 
