@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from properties.check import check_at_least
+
 FRACTION_NAMES = ("aligned", "P(keep|++)", "P(++|+-)", "P(++|-+)", "P(keep|--)",
                   "positive share of aligned")
 
@@ -42,3 +44,20 @@ def t_crit(false_fail: float, comparisons: int, df: int) -> float:
     """Two-sided Student t critical value at family-wise false-fail `false_fail` (Bonferroni
     over `comparisons`) with `df` degrees of freedom."""
     return float(stats.t.isf(false_fail / (2 * comparisons), df))
+
+
+def _lemma45_checks(cid, q, T4m_all, prefix):
+    """Lemma 4.5 on another run (a Table 3 variant, Adam): per seed, -log(2 s21) fitted against
+    log t on [T_4^- / 4, T_4^-] has exponent >= 1 (control: the sub-exponential
+    s21 = 1/2 (1 + t / T_4^-)^-1 fitted the same way), and |s11 - 1/2| <= 0.1 up to T_4^-."""
+    ps, pc, dev = [], [], 0.0
+    for j, T4m in enumerate(np.asarray(T4m_all).astype(int)):
+        t = np.arange(max(T4m // 4, 1), T4m + 1)
+        y = -np.log(2 * q["s21"][t, j].mean(-1))
+        ps.append(np.polyfit(np.log(t), np.log(np.maximum(y, 1e-300)), 1)[0])
+        pc.append(np.polyfit(np.log(t), np.log(np.log1p(t / T4m)), 1)[0])
+        dev = max(dev, float(np.abs(q["s11"][: T4m + 1, j] - 0.5).max()))
+    check_at_least(cid, float(min(ps)) - 1.0, 0.0, "fitted exponent p >= 1",
+                   control=float(max(pc)) - 1.0, what=prefix + "Lemma 4.5 s21 decay")
+    check_at_least(cid, 0.1 - dev, 0.0, "|s11 - 1/2| <= 0.1 up to T_4^-",
+                   control=0.1 - float(np.abs(q["s11"][-1] - 0.5).max()), what=prefix + "Lemma 4.5 s11")

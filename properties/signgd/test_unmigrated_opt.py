@@ -1,0 +1,636 @@
+"""Audit of "On the optimization and generalization of two-layer transformers with sign gradient
+descent" (Li et al., ICLR 2025), part 2 of the claims not yet migrated: the learnable head of F.3,
+the longer context of B.4, Adam and GD against SignGD (Section 3.2 / B.3) and the Table 3
+variants (b)-(d) of B.2.  Part 1 (the stage lemmas) is test_unmigrated.py.
+
+Simulation: `sim.signgd` (Definition 2.1 data, Eq. 1 model, full-batch SignGD, float64, seeds
+batched).  Closed forms: `theory.signgd`.  The paper's math was lost in extraction; its rebuilt
+forms live in ../shared/papers/signgd_li2025_statements.md ([C]/[R]/[D] tags).  Every run here is
+in the sheet's CPU-sized setting (orthogonal data, disjoint training supports, test supports
+apart): n = 8, s in [20, 30], sigma_p in [1, 2], m_k = 8, m_v = 16, sigma_0 ~ 1e-3, eta ~ 6e-5.
+Under SignGD with the fixed head, m_v only enters through the init of the mean value vector.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import Claim, Tolerance, attach_plot, audits, check_at_least, check_close, examples, register
+from sim import signgd as sim
+from theory import signgd as th
+from properties.signgd.runs import (  # noqa: F401  (shared runs and settings)
+    SEED, N_SAMPLES, M_K, M_V, LOG, _SETTING, _RANGE, _STAGES, _all_noise_aligned, H, TAIL,
+    _run, CAP, CANON, STAGE_RUN, stage_run, _at, _fin, TABLE2, COLS, _table, _table_fractions,
+    _table_at_end_of_stage3, TABLE2_FR, TABLE2_N, MV_GRID, MV_ROWS, TT_SEEDS, TT_CAP, TT_CANON,
+    TT_RUN, _TT_RANGE, _TT_SETTING, _problem, _aligned_qk, _tt_run, tt_run, L43_S, L43_SEEDS,
+    L43_CANON, L43_RUN, L43_DELTA, L43_PRINTED, _L43_SETTING, _sign_patterns, _l43_runs,
+    l43_run, OPT_SEEDS, OPT_LOG_EVERY, OPT_LOG, _OPT_SETTING, GD_TAIL, GD_RATES, GD_SIGMA_P,
+    _gd_runs, _GD_SETTING, _T32)
+from properties.signgd.common import _lemma45_checks
+from properties.signgd.figures import _plot_l43, _plot_losses, _plot_softmax, _plot_table2  # noqa: E402,F401,E501
+
+
+# --------------------------------------------------------------------------------------------
+# Learnable head (Appendix F.3)
+# --------------------------------------------------------------------------------------------
+register(Claim(
+    id="signgd.learnable_head", where="Appendix F.3",
+    statement="Training the linear head jointly (with SignGD) changes none of the above: the same "
+              "stages and the same trained model (Theorem 3.2).",
+    assumptions=_SETTING.replace("fixed head 1/m_v", "head initialised at 1/m_v and trained by "
+                                 "SignGD with the rest") + "; " + _RANGE,
+    prediction="with the learnable head, as with the fixed one: every seed reaches T_4 (all noise "
+               "aligned with sgn alpha, Lemma 4.8 (1)); query/key noise aligned at T_4^- - 1 for "
+               ">= 98% of pairs (Lemma 4.2); at the end L_S <= 1e-3 (Thm 3.2 (1)), "
+               "V_i / |V_mu| >= 2 (3), s_11, s_21 <= 0.05 (4)",
+    simulation="sim.signgd.train(learnable_head=True), " + H,
+    metric="as in signgd.lemma4_8, lemma4_2, theorem3_2.item1-4",
+    tolerance="the fixed-head properties' thresholds",
+    reading="'None of the above' audited on the stage/alignment and Theorem 3.2 statements, not on "
+            "the exact step magnitudes and linear value dynamics (with a moving head V_mu, V_i are "
+            "no longer linear in t, by construction).",
+    audit_gap="Theorem 3.2 (2) (constant-order test loss) is not audited for the learnable head: "
+              "at the slowest draw of the sweep (seed 0, s = 20, sigma_p = 1, sigma_0 = 7e-4, "
+              "eta = 5e-5) L_D(end) = 0.048 with the learnable head against >= 0.1 with the fixed "
+              "one; whether that is still Theta(1) cannot be told at one size (no size sweep run). "
+              "Nor are Lemmas 4.1, 4.3-4.7 re-checked with the learnable head.",
+))
+
+
+@audits("signgd.learnable_head")
+@examples(1)
+@example(cfg=(11, 4, 30, 1.0, 1e-3, 6e-5, CAP))
+@given(cfg=STAGE_RUN)
+def test_signgd_learnable_head(cfg):
+    tr, q, st_ = _run(*cfg, learnable_head=True)
+    cid = "signgd.learnable_head"
+    assert float((tr.final.H - 1.0 / M_V).abs().max()) > 0  # the head did move
+    check_at_least(cid, float(np.isfinite(st_["T4"]).mean()), 1.0, "T_4 reached by every seed",
+                   control=float((st_["T4"] <= tr.t[-1] / 4).mean()), what="Lemma 4.8 (1)")
+    t_end = st_["T4m"] - 1
+    a1, b1 = _at(q["a"], t_end), _at(q["b"], t_end)
+    check_at_least(cid, float((np.sign(a1) == np.sign(b1)).mean()), 0.98, "aligned >= 0.98",
+                   control=float((np.sign(q["a"][0]) == np.sign(q["b"][0])).mean()), what="Lemma 4.2")
+    check_at_least(cid, 1e-3 - float(q["train_loss"][-1].max()), 0.0, "L_S(end) <= 1e-3",
+                   control=1e-3 - float(q["train_loss"][0].max()), what="Thm 3.2 (1)")
+    r = q["V"][-1] / np.abs(q["V_mu"][-1])[:, None]
+    check_at_least(cid, float(r.min()), 2.0, "V_i / |V_mu| >= 2", control=float((1 / r).max()),
+                   what="Thm 3.2 (3)")
+    m = max(float(q["s11"][-1].max()), float(q["s21"][-1].max()))
+    check_at_least(cid, 0.05 - m, 0.0, "s11, s21 <= 0.05", control=0.05 - float(q["s11"][0].max()),
+                   what="Thm 3.2 (4)")
+
+
+# --------------------------------------------------------------------------------------------
+# Longer context (Appendix B.4)
+# --------------------------------------------------------------------------------------------
+LC_L, LC_S, LC_STEPS = 3, 20, 4000
+register(Claim(
+    id="signgd.longer_context", where="Appendix B.4",
+    statement="With longer context (L > 2 patches: one signal, L - 1 noise) each softmax row "
+              "becomes one-hot on a single noise patch; the noise-query outputs converge faster "
+              "than the signal-query ones; the dominant query/key noise takes the sign of the "
+              "query signal.",
+    assumptions=_SETTING.replace("n = 8,", f"L = {LC_L}, s = {LC_S}, sigma_p = 1, eta = 6e-5, "
+                                 "sigma_0 = 1e-3, n = 8,") + f"; {LC_STEPS} steps (L_S ~ 1e-10 "
+                                 "at the end); 2 seeds per example",
+    prediction="(1) at the end every row's largest weight on a noise key: >= 0.99 for noise "
+               "queries, >= 0.9 for the signal query; (2) per seed, the step at which the mean "
+               "row maximum reaches 0.9 is earlier for noise-query rows than for signal-query rows",
+    simulation="sim.signgd.train(L=3), logged every 10 steps",
+    metric="(1) min over samples and rows of max_key weight on noise keys at the end; (2) fraction "
+           "of seeds with t_noise(0.9) < t_signal(0.9)",
+    tolerance="[R] readings: 'one-hot' as max weight >= 0.99 (noise rows, observed 1 - 1e-10) and "
+              ">= 0.9 (signal row, observed ~0.98, still rising); order exact (every seed); (3) "
+              "exact fractions (every sample / pair)",
+    reason="(1) fails where a sample's two noise patches have nearly equal ||xi||_1: B.4's "
+           "argument rests on the norm gap, and with a relative gap of 3e-4 (thorough draw, seed "
+           "370) the signal query still splits 0.51 / 0.49 at the end (noise rows reach 0.994). "
+           "(3) fails for the query noise: at the end of the run (L_S ~ 3e-10) only ~79% of the "
+           "dominant patch's query noise has the sign of alpha (seeds 11, 500) while the key "
+           "noise reaches 100% by ~2750 steps; continuing seed 11 to 8000 steps (L_S ~ 7e-19, "
+           "s21 at the float64 underflow) raises it only to 89% (Lemma 4.7's delay, stretched by "
+           "a gradient that decays with the loss). The key noise alone is not a safe correction "
+           "either: a thorough draw (seed 16268) ends with one wrong-sign key pair (b = -0.44). "
+           "A corrected statement would need the separation rate as a function of the norm gap "
+           "and the horizon; it was not derived.",
+    reading="L = 3 only. Item (3) is measured at the last step, the dominant patch per sample "
+            "taken as the signal query's largest noise weight (it equals the noise queries' choice "
+            "and the largest-||xi||_1 patch in every sample checked).",
+))
+
+
+@functools.lru_cache(maxsize=2)
+def _lc_run(seed0: int):
+    seeds = [seed0, seed0 + 1]
+    d = 1 + N_SAMPLES * (LC_L - 1) * LC_S + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=LC_S, d=d, sigma_p=1.0, L=LC_L, disjoint=True,
+                            n_test=8, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    tr = sim.train(prob, p0, eta=6e-5, steps=LC_STEPS, log_every=10,
+                   log=("s12", "s22", "train_loss", "alpha", "a", "b"))
+    return tr
+
+
+def _lc_dominant(tr, k):
+    """At logged index k: (dominant patch (S, n), query / key noise of that patch (S, m_k, n),
+    sgn alpha (S, m_k, 1)).  Dominant = the signal query's largest noise weight at the end."""
+    dom = tr["s12"][-1].argmax(-1)  # (S, n)
+    idx = np.broadcast_to(dom[:, None, :, None], tr["a"][k].shape[:-1] + (1,))
+    a = np.take_along_axis(tr["a"][k], idx, -1)[..., 0]
+    b = np.take_along_axis(tr["b"][k], idx, -1)[..., 0]
+    return dom, a, b, np.sign(tr["alpha"][k])[..., None]
+
+
+@audits("signgd.longer_context", fails="a near-tie of the two noise norms leaves a row split")
+@examples(1, printed_fails=True)
+@example(seed=370)  # found by the thorough profile: relative norm gap 3e-4 in one sample
+@given(seed=SEED)
+def test_signgd_longer_context_item1_printed(seed):
+    tr = _lc_run(seed)
+    cid = "signgd.longer_context"
+    noi_max = tr["s22"].max(-1)  # (T, S, n, L-1): noise queries
+    check_at_least(cid, float(noi_max[-1].min()), 0.99, "noise rows max weight >= 0.99",
+                   control=float(noi_max[0].max()), what="(1) noise rows one-hot")
+    sig_max = tr["s12"].max(-1)  # (T, S, n): signal query, largest weight on a noise key
+    check_at_least(cid, float(sig_max[-1].min()), 0.9, "signal row max weight >= 0.9",
+                   control=float(sig_max[0].max()), what="(1) signal row one-hot")
+
+
+@audits("signgd.longer_context")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_longer_context_item2(seed):
+    tr = _lc_run(seed)
+    sig_max, noi_max = tr["s12"].max(-1), tr["s22"].max(-1)
+
+    def t_reach(x):  # (T, S, ...) -> (S,) first logged step with the mean over rows >= 0.9
+        m = x.reshape(x.shape[0], x.shape[1], -1).mean(-1) >= 0.9
+        return np.where(m.any(0), tr.t[m.argmax(0)], np.inf)
+
+    ts, tn = t_reach(sig_max), t_reach(noi_max)
+    check_at_least("signgd.longer_context", float((tn < ts).mean()), 1.0,
+                   "t_noise(0.9) < t_signal(0.9) every seed", control=float((ts < tn).mean()),
+                   what="(2) noise-query rows converge faster")
+
+
+@audits("signgd.longer_context", fails="the dominant patch's query noise is ~79% aligned at the end")
+@examples(1, printed_fails=True)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_longer_context_item3_printed(seed):
+    tr = _lc_run(seed)
+    _, a, b, sa = _lc_dominant(tr, -1)
+    both = (np.sign(a) == sa) & (np.sign(b) == sa)
+    check_at_least("signgd.longer_context", float(both.mean()), 1.0,
+                   "every dominant query and key noise with sgn alpha", what="(3) printed")
+
+
+# --------------------------------------------------------------------------------------------
+# Section 3.2 / Appendix B.3: Adam and GD against SignGD
+# --------------------------------------------------------------------------------------------
+
+
+def _first_from_t(ok, t):
+    """First logged step from which `ok` (T, S) holds through the end (inf if never)."""
+    out = np.full(ok.shape[1], np.inf)
+    for j in range(ok.shape[1]):
+        bad = np.nonzero(~ok[:, j])[0]
+        k = 0 if bad.size == 0 else bad[-1] + 1
+        if k < ok.shape[0]:
+            out[j] = t[k]
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def _opt_runs(seed0: int):
+    """SignGD (horizon 1.25 t*), Adam with beta = 0 (eps 1e-100) and Adam with beta = (0.9,
+    0.999) (eps 1e-15) on the same data and init, same horizon, logged every 10 steps."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    s, sigma_p, sigma_0, eta = 30, 1.0, 1e-3, 6e-5
+    d = 1 + N_SAMPLES * s + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=sigma_0, device="cpu")
+    kw = dict(eta=eta, log_every=OPT_LOG_EVERY, log=OPT_LOG)
+    sg = sim.train(prob, p0, steps=CAP, stop=_all_noise_aligned, tail=TAIL, **kw)
+    T = int(sg.t[-1])
+    a0 = sim.train(prob, p0, steps=T, optimizer="adam", betas=(0.0, 0.0), adam_eps=1e-100, **kw)
+    ad = sim.train(prob, p0, steps=T, optimizer="adam", betas=(0.9, 0.999), **kw)
+    return sg, a0, ad
+
+
+register(Claim(
+    id="signgd.adam", where="Section 3.2 ('Adam exhibits similar behaviors to SignGD'), App. B.3",
+    statement="Adam follows a similar four-stage dynamics as SignGD and shares its convergence and "
+              "generalization (fast convergence, high test loss); SignGD is a proxy for Adam.",
+    assumptions=_OPT_SETTING + "; Adam lr 6e-5 (the SignGD rate; the paper's Adam hyperparameters "
+                "were lost), 2 seeds per example, horizon = SignGD's 1.25 t*, logged every 10 steps",
+    prediction="(i) sharp: Adam with beta_1 = beta_2 = 0 and eps -> 0 IS SignGD (m/sqrt(v) = "
+               "g/|g| = sgn g, bias corrections 1): trajectories equal to round-off through T_4^+; "
+               "(ii) with beta = (0.9, 0.999): every key noise ends with sgn alpha (Lemma 4.6), "
+               "L_S(end) <= 1e-2, L_D(end) >= 0.1, V_i / |V_mu| >= 2, s_21(end) <= 0.05; (iii) "
+               "stage by stage (a run logged every step, sim.signgd.stage_times): T_1 <= "
+               "min(T_2, T_3) / 2, max(T_2, T_3) <= T_4^- < T_4^+ (SignGD's corrected order up to "
+               "the key-noise alignment; T_4 is left out, signgd.adam.query_noise), Table 2's "
+               ">= 98% of pairs aligned at T_4^- - 1, Lemma 4.5 (s_21 decays at least "
+               "exponentially up to T_4^-, |s_11 - 1/2| <= 0.1 there)",
+    simulation="sim.signgd.train(optimizer='adam') vs optimizer='signgd', same data and init",
+    metric="(i) max_abs of alpha, beta, a, b, V over logged steps <= T_4^+ (SignGD's, logged) "
+           "and seeds; (ii) fractions / extremes over seeds and pairs at the last step",
+    tolerance="(i) float64 round-off, 20 x steps ops on the largest inner product; (ii) the "
+              "SignGD properties' thresholds, L_S loosened to 1e-2 (Adam at lr 6e-5: ~2e-3)",
+    reading="(i) holds with eps = 1e-100 until g^2 underflows (|g| < 1e-154: a query-noise "
+            "gradient late in Stage IV, after T_4^+; then v = 0 and the step is g/eps). With the "
+            "default eps = 1e-15 query noise already differs at step 1 (query-noise gradients "
+            "are ~1e-15 early): eps is not negligible there. (ii) s_11(end) is not required "
+            "small (0.09 under Adam at this horizon).",
+    audit_gap="Only one Adam rate (6e-5) and the beta pairs 0 and (0.9, 0.999); Fig. 2's noisy-MNIST "
+              "comparison is not reproduced; stage by stage, Lemmas 4.3 and 4.4 are not "
+              "re-checked under Adam.",
+))
+register(Claim(
+    id="signgd.adam.query_noise", where="Section 3.2 (last sentences), App. B.3",
+    statement="With beta_1, beta_2 close to 1, unlike SignGD, Adam does not exhibit the sign "
+              "alignment of (negative) query noise with the query signal in Stage IV.",
+    assumptions=_OPT_SETTING + "; Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5",
+    prediction="of the query noise with sgn a != sgn alpha at t_ref (SignGD's T_4^+, all key noise "
+               "aligned), the fraction that has the sign of alpha at the end: <= 0.1 under Adam, "
+               "while SignGD (control) turns all of them",
+    simulation="sim.signgd.train, Adam vs SignGD on the same data and init",
+    metric="pooled fraction over seeds of the wrong-sign query noise at t_ref aligned at the end",
+    tolerance="'does not exhibit' read as <= 0.1 (observed 0 of 87 over 4 seeds; SignGD 83 of 83)",
+    reading="'Negative query noise' read as query noise whose sign is opposite to its query "
+            "signal (the pairs Stage IV must turn). The literal alternative (a_{s,i} < 0, i.e. "
+            "only neurons with alpha > 0 fail) is tested too: Adam turns none for either sign "
+            "of alpha, so the failure is not sign-asymmetric.",
+))
+
+
+@audits("signgd.adam")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_adam_beta0_is_signgd(seed):
+    sg, a0, ad = _opt_runs(seed)
+    q, qa = sim.squeeze_L2(sg.q), sim.squeeze_L2(a0.q)
+    sa = np.sign(q["alpha"])[..., None]
+    T4p = _first_from_t((np.sign(q["b"]) == sa).all((-1, -2)), sg.t)
+    k = int(np.searchsorted(sg.t, np.nanmax(np.where(np.isfinite(T4p), T4p, sg.t[-1])))) + 1
+    scale = float(np.abs(q["a"]).max() + np.abs(q["V"]).max())
+    tol = Tolerance.roundoff(scale, ops=20 * int(sg.t[k - 1]))
+    ctl = sim.squeeze_L2(ad.q)  # Adam with momentum: a different optimizer, must be rejected
+    for k_ in ("alpha", "beta", "a", "b", "V"):
+        check_close("signgd.adam", qa[k_][:k], q[k_][:k], tol, control=ctl[k_][:k],
+                    what=f"(i) Adam(beta=0) = SignGD through T_4^+: {k_}")
+
+
+@functools.lru_cache(maxsize=2)
+def _adam_stage_run(seed0: int):
+    """Adam (0.9, 0.999), lr 6e-5, logged every step to SignGD's horizon (1.25 t*)."""
+    prob, p0 = _problem([seed0 + k for k in range(OPT_SEEDS)], 30)
+    sg = sim.train(prob, p0, eta=6e-5, steps=CAP, log=("a", "b", "alpha"), stop=_all_noise_aligned,
+                   tail=TAIL)
+    ad = sim.train(prob, p0, eta=6e-5, steps=int(sg.t[-1]), optimizer="adam", betas=(0.9, 0.999),
+                   log=LOG)
+    return ad, sim.squeeze_L2(ad.q), sim.stage_times(ad)
+
+
+@audits("signgd.adam")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_adam_stages(seed):
+    _, q, T = _adam_stage_run(seed)
+    cid = "signgd.adam"
+    lo, hi = np.minimum(T["T2"], T["T3"]), np.maximum(T["T2"], T["T3"])
+    ok = (lo >= 2 * T["T1"]) & (hi <= T["T4m"]) & (T["T4m"] < T["T4p"]) & np.isfinite(T["T4p"])
+    check_at_least(cid, float(ok.mean()), 1.0, "SignGD's corrected order up to T_4^+, every seed",
+                   control=float((T["T4p"] < T["T4m"]).mean()), what="(iii) stage order")
+    al = [float((np.sign(q["a"][int(t) - 1, j]) == np.sign(q["b"][int(t) - 1, j])).mean())
+          for j, t in enumerate(T["T4m"])]
+    al0 = float((np.sign(q["a"][0]) == np.sign(q["b"][0])).mean())
+    check_at_least(cid, min(al), 0.98, ">= 98% of pairs aligned at T_4^- - 1", control=al0,
+                   what="(iii) Table 2 / Lemma 4.2")
+    _lemma45_checks(cid, q, T["T4m"], "(iii) ")
+
+
+@audits("signgd.adam")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_adam_similar(seed):
+    sg, a0, ad = _opt_runs(seed)
+    q = sim.squeeze_L2(ad.q)
+    cid = "signgd.adam"
+    sa = np.sign(q["alpha"][-1])[..., None]
+    check_at_least(cid, float((np.sign(q["b"][-1]) == sa).mean()), 1.0, "all key noise with sgn alpha",
+                   control=float((np.sign(q["b"][0]) == np.sign(q["alpha"][0])[..., None]).mean()),
+                   what="(ii) Lemma 4.6 under Adam")
+    check_at_least(cid, 1e-2 - float(q["train_loss"][-1].max()), 0.0, "L_S(end) <= 1e-2",
+                   control=1e-2 - float(q["train_loss"][0].max()), what="(ii) convergence")
+    check_at_least(cid, float(ad.test_loss[-1].min()), 0.1, "L_D(end) >= 0.1",
+                   control=float(q["train_loss"][-1].max()), what="(ii) high test loss")
+    r = q["V"][-1] / np.abs(q["V_mu"][-1])[:, None]
+    check_at_least(cid, float(r.min()), 2.0, "V_i / |V_mu| >= 2", control=float((1 / r).max()),
+                   what="(ii) noise memorisation")
+    check_at_least(cid, 0.05 - float(q["s21"][-1].max()), 0.0, "s_21(end) <= 0.05",
+                   control=0.05 - float(q["s21"][0].max()), what="(ii) noise query attends to noise")
+
+
+def _query_turned(sg, run):
+    """Pooled over seeds: of the query noise with the wrong sign at t_ref (SignGD's T_4^+), the
+    fraction with sgn alpha at the end; also split by sgn alpha (+1, -1)."""
+    q0, q = sim.squeeze_L2(sg.q), sim.squeeze_L2(run.q)
+    sa0 = np.sign(q0["alpha"])[..., None]
+    T4p = _first_from_t((np.sign(q0["b"]) == sa0).all((-1, -2)), sg.t)
+    out = {1: [0, 0], -1: [0, 0]}
+    for j, t_ref in enumerate(T4p):
+        k = int(np.searchsorted(sg.t, t_ref if np.isfinite(t_ref) else sg.t[-1]))
+        sa = np.sign(q["alpha"][k, j])[:, None] * np.ones_like(q["a"][k, j])
+        wrong = np.sign(q["a"][k, j]) != sa
+        turned = wrong & (np.sign(q["a"][-1, j]) == np.sign(q["alpha"][-1, j])[:, None])
+        for sg_ in (1, -1):
+            out[sg_][0] += int((turned & (sa == sg_)).sum())
+            out[sg_][1] += int((wrong & (sa == sg_)).sum())
+    tot = out[1][1] + out[-1][1]
+    return (out[1][0] + out[-1][0]) / max(tot, 1), tot, out
+
+
+@audits("signgd.adam.query_noise")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_adam_query_noise(seed):
+    sg, a0, ad = _opt_runs(seed)
+    fa, na, by = _query_turned(sg, ad)
+    fs, ns, _ = _query_turned(sg, sg)
+    if na == 0:
+        return
+    check_at_least("signgd.adam.query_noise", 0.1 - fa, 0.0, "turned fraction <= 0.1 under Adam",
+                   control=0.1 - fs, what="wrong-sign query noise does not turn under Adam")
+    for sg_ in (1, -1):  # the literal alternative: only a < 0 (alpha > 0) fails to align
+        if by[sg_][1]:
+            check_at_least("signgd.adam.query_noise", 0.1 - by[sg_][0] / by[sg_][1], 0.0,
+                           "turned fraction <= 0.1 for this sign of alpha", control=0.1 - fs,
+                           what=f"sgn alpha = {sg_:+d}")
+
+
+register(Claim(
+    id="signgd.gd.faster", where="Section 3.2 ('SignGD trains faster than GD', Fig. 2 (c))",
+    statement="SignGD trains faster than GD (linear vs sublinear rate); Fig. 2 (c) uses lr 1e-4 "
+              "for all optimizers.",
+    assumptions=_GD_SETTING + ", sigma_p = 1; both optimizers at lr 1e-4, 1000 steps",
+    prediction="L_S(1000) under SignGD <= 0.05 while under GD >= 0.5; and L_S(SignGD) <= "
+               "L_S(GD) at every logged step after 100. Rates [D]: under GD (lr 1, run to "
+               f"{GD_TAIL} steps) the margin grows like log t, so L_S ~ 1/t: the local log-log "
+               "exponent log2(L(T) / L(T/2)) at T = the last step is -1; under SignGD the margin "
+               "grows linearly (V_i += 2 eta ||xi_i||_1), so L_S decays geometrically "
+               "(signgd.theorem3_2.item1) and its exponent over a doubling runs off to -inf",
+    simulation="sim.signgd.train, optimizer 'signgd' vs 'gd', same data and init",
+    metric="max over seeds and logged steps t >= 100 of L_S^SignGD(t) - L_S^GD(t); L_S at 1000; "
+           "GD's local exponent of max_seeds L_S over the last doubling",
+    tolerance="exact order (difference <= 0); thresholds 0.05 / 0.5 (observed ~1e-3 vs 0.69); "
+              "exponent: asymptotic, |e + 1| <= 1 / ln T (the log log t term of the margin gives "
+              "an O(1 / log t) correction; measured 0.04-0.07 from T = 1000 on at lr 1); control: "
+              "SignGD's exponent over its own last doubling must be rejected by the same check",
+    reading="The equal-rate comparison is Fig. 2 (c)'s (lr 1e-4: GD barely leaves ln 2 in 1000 "
+            "steps); the rate fit needs a GD rate that converges (lr 1, one of signgd.gd's rates). "
+            "Measured at lr 1: L(T) / L(T/2) = 0.46, 0.51, 0.52, 0.52, 0.51 at T = 500 ... 8000; "
+            "SignGD: 0.37, 0.12, 0.006, 1e-4 at T = 500 ... 4000.",
+))
+register(Claim(
+    id="signgd.gd.generalizes", where="Section 3.2 ('GD generalizes better', Fig. 2 (d)), App. B.3",
+    statement="GD generalizes better than SignGD consistently across different levels of data "
+              "noise (lower test loss).",
+    assumptions=_GD_SETTING + " sigma_p in " + str(GD_SIGMA_P) + "; each optimizer stopped at "
+                "the first logged step with L_S <= 0.05 (the paper's MNIST criterion); SignGD lr "
+                "6e-5, GD lr in " + str(GD_RATES) + " (0.1 = the paper's MNIST GD rate)",
+    prediction="L_D(GD) < L_D(SignGD) at every noise level and GD rate, beyond Monte Carlo",
+    simulation="sim.signgd.train, 500 fresh test samples per seed",
+    metric="min over (sigma_p, lr) of mean_seeds L_D(SignGD) - mean_seeds L_D(GD)",
+    tolerance="Monte Carlo: SE of the mean paired per-test-sample loss difference (same 500 x "
+              "seeds test samples for both optimizers), false-fail 1e-6 over 4 comparisons "
+              "(observed gap ~0.25 at sigma_p = 1, ~0.06 at sigma_p = 2)",
+    reading="Fig. 2 (d) is on noisy MNIST; audited on the synthetic data of Definition 2.1 with "
+            "sigma_p as the noise level.",
+))
+
+
+@audits("signgd.gd.faster")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_gd_faster(seed):
+    sgn, gd = _gd_runs(seed, 1.0)["fair"]
+    ls, lg = sgn["train_loss"], gd["train_loss"]
+    late = sgn.t >= 100
+    cid = "signgd.gd.faster"
+    check_at_least(cid, float((lg[late] - ls[late]).min()), 0.0, "L_S(SignGD) <= L_S(GD)",
+                   control=float((ls[late] - lg[late]).min()), what="ordering at equal lr 1e-4")
+    check_at_least(cid, 0.05 - float(ls[-1].max()), 0.0, "SignGD L_S(1000) <= 0.05",
+                   control=0.05 - float(lg[-1].max()), what="SignGD converges")
+    check_at_least(cid, float(lg[-1].min()), 0.5, "GD L_S(1000) >= 0.5",
+                   control=float(ls[-1].min()), what="GD has not")
+    e_gd, e_sg, T = _rate_exponents(seed)
+    check_close(cid, e_gd, -1.0, Tolerance(1 / np.log(T), "asymptotic O(1 / log t) correction of "
+                                           "L ~ 1/t under GD"),
+                control=e_sg, what="GD sublinear: local exponent -1")
+
+
+@functools.lru_cache(maxsize=2)
+def _rate_exponents(seed0: int):
+    """Local log-log exponents log2(L(T) / L(T/2)) of max_seeds L_S at the last step: GD at lr 1
+    run to GD_TAIL steps, SignGD at 6e-5 run to GD_TAIL / 2 (it reaches ~1e-8 there)."""
+    prob, p0 = _problem([seed0 + k for k in range(OPT_SEEDS)], 30)
+    out = []
+    for opt, lr, T in (("gd", 1.0, GD_TAIL), ("signgd", 6e-5, GD_TAIL // 2)):
+        tr = sim.train(prob, p0, eta=lr, steps=T, optimizer=opt, log_every=10, log=("train_loss",))
+        L = tr["train_loss"].max(-1)
+        out.append(float(np.log2(L[-1] / L[np.searchsorted(tr.t, T // 2)])))
+    return out[0], out[1], GD_TAIL
+
+
+@audits("signgd.gd.generalizes")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_gd_generalizes(seed):
+    for sp_ in GD_SIGMA_P:
+        r = _gd_runs(seed, sp_)
+        assert r["signgd"].settings["t_stop"] is not None
+        ls = float(r["signgd"].test_loss[-1].mean())
+        for lr in GD_RATES:
+            assert r[lr].settings["t_stop"] is not None, f"GD lr {lr} did not reach L_S <= 0.05"
+            lg = float(r[lr].test_loss[-1].mean())
+            diff = r["signgd"].settings["test_losses"] - r[lr].settings["test_losses"]
+            se = float(diff.std() / np.sqrt(diff.size))  # paired: same test samples
+            tol = Tolerance.monte_carlo(se, 1e-6, comparisons=len(GD_SIGMA_P) * len(GD_RATES)).value
+            check_at_least("signgd.gd.generalizes", ls - lg, tol, "L_D(SignGD) - L_D(GD) > MC",
+                           control=lg - ls, what=f"sigma_p = {sp_}, GD lr {lr}")
+
+
+# --------------------------------------------------------------------------------------------
+# Table 3 variants (b)-(d) (Appendix B.2)
+# --------------------------------------------------------------------------------------------
+VARIANTS = {  # name: (orthogonal, s, d)
+    "b": (False, 30, 1 + N_SAMPLES * 30 + 120),  # non-orthogonal, sparse
+    "c": (True, 200, 241),  # orthogonal, non-sparse (s close to d)
+    "d": (False, 200, 241),  # non-orthogonal, non-sparse
+}
+_VAR_ITEMS = ("Thm 3.2 (1) L_S(end) <= 1e-3; (2) L_D(end) >= 0.1; (3) V_i / |V_mu| >= 2; "
+              "(4) s_11, s_21 <= 0.05; Lemma 4.6/4.8 every key and query noise with sgn alpha at "
+              "the end (T_4 reached); stage by stage: Lemma 4.1 (1) V_i(t) - V_i(0) = "
+              "Theta(t eta s sigma_p) (the pooled ratio to 2 sqrt(2/pi) t eta s sigma_p in "
+              "[0.3, 2], the bracket signgd.lemma4_3 uses for a Theta constant); the corrected "
+              "stage order of signgd.stage_order; Lemma 4.5 (s_21 decays at least exponentially "
+              "up to T_4^-, |s_11 - 1/2| <= 0.1 there); Lemmas 4.6/4.7 (T_4^- < T_4^+ < T_4)")
+_VAR_MEASURED = {  # reported, not asserted (seeds 11-14, one run each; see the audit_gap)
+    "b": "Lemma 4.1 constant ~0.81-0.86 (shared coordinates cancel part of the value updates); "
+         "Table 2 aligned fraction at T_4^- - 1: 1.00",
+    "c": "Lemma 4.1 constant ~0.38; stages II-III finish together (T_2 ~ T_3 ~ T_4^-, 30-70 "
+         "steps); aligned fraction at T_4^- - 1: 0.98-1.00",
+    "d": "Lemma 4.1 constant ~0.38; T_2 ~ T_3 ~ T_4^-; aligned fraction at T_4^- - 1: 0.97-0.98 "
+         "(Table 2's 98% is borderline)",
+}
+
+
+@functools.lru_cache(maxsize=3)
+def _variant_run(name: str, seed0: int):
+    orth, s, d = VARIANTS[name]
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=1.0, orthogonal=orth,
+                            disjoint=False, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    tr = sim.train(prob, p0, eta=6e-5, steps=CAP, log_every=1, log=LOG,
+                   stop=_all_noise_aligned, tail=TAIL)
+    return tr, sim.squeeze_L2(tr.q), sim.stage_times(tr)
+
+
+for _v, _desc in (("b", "non-orthogonal sparse (supports from all of [d], s = 30, d = 361)"),
+                  ("c", "orthogonal non-sparse (s = 200, d = 241)"),
+                  ("d", "non-orthogonal non-sparse (s = 200, d = 241)")):
+    register(Claim(
+        id=f"signgd.variant_{_v}", where=f"Appendix B.2, Table 3 row ({_v}), Fig. {3 + 'bcd'.index(_v)}",
+        statement=f"'Our theoretical results hold empirically' for {_desc} data. Re-checked: "
+                  + _VAR_ITEMS + ".",
+        assumptions=_SETTING.replace("orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
+                                     "pairwise-disjoint training supports (d = 1 + n s + 120), "
+                                     "test supports apart", _desc + ", supports drawn "
+                                     "independently per sample (overlapping)") +
+                    "; sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5; 2 seeds per example; horizon 1.25 t*",
+        prediction="each listed item, with the orthogonal-disjoint properties' thresholds",
+        simulation=f"sim.signgd.make_problem(orthogonal={VARIANTS[_v][0]}, disjoint=False), "
+                   "sim.signgd.train logged every step; sim.signgd.stage_times",
+        metric="the listed items' extremes over seeds, samples and pairs at the last step",
+        tolerance="the thresholds of signgd.theorem3_2.item1-4 and lemma4_6/4_8 (exact fractions)",
+        reading="Table 3's numbers were lost: the variants keep the CPU setting and change only "
+                "orthogonality / sparsity. The exact claims (step magnitudes, the reduced "
+                "dynamics, Lemma 4.1's constant 2 sqrt(2/pi)) do not apply (noise increments are "
+                "sums of signs over shared coordinates). Measured here: " + _VAR_MEASURED[_v] + ".",
+        audit_gap="Lemma 4.2 / Table 2 (measured, see the reading; not asserted per variant), "
+                  "Lemma 4.3 and Lemma 4.4 are not re-checked per variant.",
+    ))
+
+
+def _variant_checks(name, seed):
+    tr, q, st_ = _variant_run(name, seed)
+    cid = f"signgd.variant_{name}"
+    _variant_stage_checks(cid, name, tr, q, st_)
+    check_at_least(cid, 1e-3 - float(q["train_loss"][-1].max()), 0.0, "L_S(end) <= 1e-3",
+                   control=1e-3 - float(q["train_loss"][0].max()), what="Thm 3.2 (1)")
+    check_at_least(cid, float(tr.test_loss[-1].min()), 0.1, "L_D(end) >= 0.1",
+                   control=float(q["train_loss"][-1].max()), what="Thm 3.2 (2)")
+    r = q["V"][-1] / np.abs(q["V_mu"][-1])[:, None]
+    check_at_least(cid, float(r.min()), 2.0, "V_i / |V_mu| >= 2", control=float((1 / r).max()),
+                   what="Thm 3.2 (3)")
+    m = max(float(q["s11"][-1].max()), float(q["s21"][-1].max()))
+    check_at_least(cid, 0.05 - m, 0.0, "s11, s21 <= 0.05", control=0.05 - float(q["s11"][0].max()),
+                   what="Thm 3.2 (4)")
+    sa = np.sign(q["alpha"])[..., None]
+    al = ((np.sign(q["a"]) == sa) & (np.sign(q["b"]) == sa))
+    check_at_least(cid, float(al[-1].mean()), 1.0, "all noise with sgn alpha at the end",
+                   control=float(al[0].mean()), what="Lemma 4.6 / 4.8")
+
+
+def _variant_stage_checks(cid, name, tr, q, T):
+    s = VARIANTS[name][1]
+    t_end = int(tr.t[-1])
+    r = float(((q["V"][t_end] - q["V"][0]) / th.lemma41_slope(6e-5, s, 1.0) / t_end).mean())
+    check_at_least(cid, r, 0.3, "Lemma 4.1 constant >= 0.3", control=r / 10,  # slope 10x off
+                   what="Lemma 4.1 (1) Theta, lower")
+    check_at_least(cid, 2.0 - r, 0.0, "Lemma 4.1 constant <= 2", control=2.0 - 10 * r,
+                   what="Lemma 4.1 (1) Theta, upper")
+    lo, hi = np.minimum(T["T2"], T["T3"]), np.maximum(T["T2"], T["T3"])
+    ok = (lo >= 2 * T["T1"]) & (hi <= T["T4m"]) & (T["T4m"] < T["T4p"]) & (T["T4p"] < T["T4"])
+    check_at_least(cid, float(ok.mean()), 1.0, "corrected stage order in every seed",
+                   control=float((T["T4p"] < T["T4m"]).mean()), what="stage order (corrected)")
+    _lemma45_checks(cid, q, T["T4m"], "")
+
+
+@audits("signgd.variant_b")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_variant_b(seed):
+    _variant_checks("b", seed)
+
+
+@audits("signgd.variant_c")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_variant_c(seed):
+    _variant_checks("c", seed)
+
+
+@audits("signgd.variant_d")
+@examples(1)
+@example(seed=11)
+@given(seed=SEED)
+def test_signgd_variant_d(seed):
+    _variant_checks("d", seed)
+
+
+# --------------------------------------------------------------------------------------------
+# Figure for signgd.gd.faster: train and test loss per optimizer at the common rate 1e-4
+# --------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _fair_runs(seed0: int = 11):
+    """SignGD, Adam (0.9, 0.999) and GD at lr 1e-4 for 1000 steps on the same data and init as
+    _gd_runs(seed0, 1.0)['fair'], with the test loss every 20 steps (plot only)."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    s = 30
+    d = 1 + N_SAMPLES * s + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=1.0, disjoint=True, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    kw = dict(log_every=OPT_LOG_EVERY, log=("train_loss",), steps=1000, eta=1e-4, test_every=20)
+    return {name: sim.train(prob, p0, optimizer=opt, **kw)
+            for name, opt in (("SignGD", "signgd"), ("Adam", "adam"), ("GD", "gd"))}
+
+
+def _plot_gd_faster(path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    runs = _fair_runs(11)
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for (name, tr), c in zip(runs.items(), ("C0", "C1", "C2")):
+        ax[0].plot(tr.t, tr["train_loss"].mean(-1), c, label=name)
+        ax[1].plot(tr.t_test, tr.test_loss.mean(-1), c, label=name)
+    for a_, ttl in zip(ax, ("train loss L_S", "test loss L_D (500 fresh samples)")):
+        a_.set_xlabel("step"), a_.set_title(ttl), a_.legend()
+    ax[0].set_yscale("log")
+    fig.suptitle(f"signgd.gd.faster: lr 1e-4 for all, s = 30, sigma_p = 1, sigma_0 = 1e-3, "
+                 f"seeds 11-{10 + OPT_SEEDS} (mean)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+attach_plot("signgd.gd.faster", _plot_gd_faster)
