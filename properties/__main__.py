@@ -5,6 +5,7 @@
                         [--fail-on refuted|erratum|never]
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
+    theorem-audit readme [--report DIR] [--readme README.md]
 
 `audit` runs the properties in a pytest subprocess (so the CLI and CI share one code path); the
 plugin writes one row per property and prints one progress line per claim as its last property
@@ -12,7 +13,8 @@ finishes; this command turns the rows into verdicts, prints the table and writes
 audit.md and the claims' plots into the report directory (the previous report there is kept as
 audit.previous.json / .md; a second audit into a directory that one is writing is refused).
 `list` prints every claim id with the verdict of the last run in --report and its file; `show`
-prints one claim and its last result.
+prints one claim and its last result; `readme` rewrites the README's verdict tables (between its
+`audit-tables` markers) from the last report, so they are never written by hand.
 
 Exit status of `audit`:
   0  the audit ran; no claim's verdict reached --fail-on (default: refuted)
@@ -348,6 +350,24 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def cmd_readme(args) -> int:
+    """Regenerate the README's verdict tables from a report's audit.json."""
+    from properties import report as rep
+
+    src = Path(args.report) / "audit.json"
+    if not src.is_file():
+        raise UsageError(f"--report: {src} does not exist; run `python -m properties audit` first")
+    doc = json.loads(src.read_text())
+    readme = Path(args.readme)
+    try:
+        text = rep.update_readme(readme.read_text(), doc)
+    except ValueError as e:
+        raise UsageError(f"--readme {readme}: {e}") from None
+    readme.write_text(text)
+    print(f"updated the verdict tables of {readme} from {src} ({len(doc.get('claims', []))} claims)")
+    return EXIT_OK
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="theorem-audit", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -369,9 +389,13 @@ def main(argv=None) -> int:
                        help="researcher conjecture files, audited like built-in claims")
         if p.prog.endswith("show"):
             p.add_argument("id", help="claim id")
+    r = sub.add_parser("readme", help="regenerate the README's verdict tables from a report")
+    r.add_argument("--report", default="audit_report", help="report directory (default audit_report)")
+    r.add_argument("--readme", default=str(ROOT / "README.md"), help="the README to update")
     args = ap.parse_args(argv)
     try:
-        return {"audit": cmd_audit, "list": cmd_list, "show": cmd_show}[args.cmd](args)
+        return {"audit": cmd_audit, "list": cmd_list, "show": cmd_show,
+                "readme": cmd_readme}[args.cmd](args)
     except UsageError as e:
         print(f"theorem-audit: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -11,6 +11,7 @@ from properties.check import (
     check_order,
 )
 from properties.registry import Claim, register
+from properties import report as rep
 from properties.report import build, table, verdict_for
 from properties.world import rival
 
@@ -100,3 +101,31 @@ def test_a_claim_with_an_audit_gap_is_never_holds():
     r = verdict_for(gap, rows)
     assert r["verdict"] == "not-audited" and "rebound is not asserted" in r["detail"]
     assert verdict_for(gap, [])["verdict"] == "not-audited"
+
+
+def _doc(rows, **meta):
+    return dict({"commit": "0123456789abcdef", "dirty": False, "profile": "ci",
+                 "interrupted": False, "claims": rows}, **meta)
+
+
+def _readme_row(cid, verdict, **kw):
+    return dict({"id": cid, "verdict": verdict, "draws": 3, "file": f"properties/{cid}.py",
+                 "alternatives": [{"rejected": True}, {"rejected": verdict != "not-audited"}],
+                 "false_fail": 1e-4, "reason": None, "detail": ""}, **kw)
+
+
+def test_readme_tables_are_generated_between_the_markers_and_idempotent():
+    rows = [_readme_row("joma.a", "holds"),
+            _readme_row("joma.b", "erratum", reason="The printed constant is off by 2. More."),
+            _readme_row("signgd.c", "not-audited", detail="power not shown by an alternative: x")]
+    text = f"# T\n\nbefore\n\n{rep.README_BEGIN}\nold | table\n{rep.README_END}\n\nafter\n"
+    new = rep.update_readme(text, _doc(rows))
+    assert new.startswith("# T\n\nbefore\n\n") and new.endswith("\n\nafter\n")
+    assert "old | table" not in new and rep.update_readme(new, _doc(rows)) == new
+    assert "| `joma` | 1 | 1 | 0 | 0 |" in new and "| all | 1 | 1 | 0 | 1 |" in new
+    assert "[`joma.b`](properties/joma.b.py) | **erratum** | 3 | 2/2 | The printed constant is off by 2. (more in audit.md) |" in new
+    assert "| **not-audited** | 3 | 1/2 | power not shown by an alternative: x |" in new
+    assert "`0123456789`" in new and "`ci` profile" in new
+    assert "interrupted" in rep.update_readme(text, _doc(rows, interrupted=True))
+    with pytest.raises(ValueError, match="markers"):
+        rep.update_readme("# no markers\n", _doc(rows))
