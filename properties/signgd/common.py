@@ -61,3 +61,22 @@ def _lemma45_checks(cid, q, T4m_all, prefix):
                    control=float(max(pc)) - 1.0, what=prefix + "Lemma 4.5 s21 decay")
     check_at_least(cid, 0.1 - dev, 0.0, "|s11 - 1/2| <= 0.1 up to T_4^-",
                    control=0.1 - float(np.abs(q["s11"][-1] - 0.5).max()), what=prefix + "Lemma 4.5 s11")
+
+
+def lemma45_stats(s21, s11, T4m_all):
+    """Lemma 4.5's two statistics on a run logged every step (no control; for the migrated
+    Adam / Table 3 variant claims): per seed, the least-squares exponent p of -log(2 mean_i
+    s21(t)) against t on [T_4^- / 4, T_4^-] (-inf where that is not positive somewhere: s21 has
+    not left 1/2), minimised over seeds; and max over seeds, samples, t <= T_4^- of |s11 - 1/2|.
+    s21, s11: (steps, seeds, n); T4m_all: (seeds,), inf where a seed had no T_4^- (then
+    (-inf, inf): nothing to fit)."""
+    T4m_all = np.asarray(T4m_all, dtype=np.float64)
+    if not np.all(np.isfinite(T4m_all)) or np.any(T4m_all < 2):
+        return -np.inf, np.inf
+    ps, dev = [], 0.0
+    for j, T4m in enumerate(T4m_all.astype(int)):
+        t = np.arange(max(T4m // 4, 1), T4m + 1)
+        y = -np.log(2 * s21[t, j].mean(-1))
+        ps.append(float(np.polyfit(np.log(t), np.log(y), 1)[0]) if np.all(y > 0) else -np.inf)
+        dev = max(dev, float(np.abs(s11[: T4m + 1, j] - 0.5).max()))
+    return min(ps), dev
