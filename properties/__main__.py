@@ -10,8 +10,8 @@
 `audit` runs the properties in a pytest subprocess (so the CLI and CI share one code path); the
 plugin writes one row per property and prints one progress line per claim as its last property
 finishes; this command turns the rows into verdicts, prints the table and writes audit.json,
-audit.md and the claims' plots into the report directory (the previous report there is kept as
-audit.previous.json / .md; a second audit into a directory that one is writing is refused).
+audit.md, a self-contained audit.html and the claims' plots into the report directory (the previous report there is kept as
+audit.previous.json / .md / .html; a second audit into a directory that one is writing is refused).
 `list` prints every claim id with the verdict of the last run in --report and its file; `show`
 prints one claim and its last result; `readme` rewrites the README's verdict tables (between its
 `audit-tables` markers) from the last report, so they are never written by hand.
@@ -254,9 +254,7 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
         meta = dict(_stamp(profile), interrupted=interrupted, seconds=round(time.time() - t0, 1),
                     command=" ".join(sys.argv))
         for r in rows:
-            r["rerun"] = [f"HYPOTHESIS_PROFILE={profile} python -m pytest -p no:cacheprovider "
-                          f"'{p['test']}'" for p in r["properties"]
-                          if p["failure"] not in ("none", "skipped")]
+            r["rerun"] = rep.rerun_commands(r, profile)
         plots = {}
         if not args.no_plots and not interrupted:
             import matplotlib
@@ -271,13 +269,13 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
                         plots[r["id"]] = name
                     except Exception as e:  # a broken figure must not hide the verdicts
                         r["detail"] = (r["detail"] + f" | plot failed: {e!r}").lstrip(" |")
-        for path in (json_path, report / "audit.md"):
+        for path in (json_path, report / "audit.md", report / "audit.html"):
             if path.exists():
                 os.replace(path, path.with_name(path.stem + ".previous" + path.suffix))
         rep.write(rows, json_path, report / "audit.md", profile, plots, meta)
     print()
     print(rep.table(rows))
-    print(f"\nwrote {json_path}, {report / 'audit.md'} and {len(plots)} plots "
+    print(f"\nwrote {json_path}, {report / 'audit.md'}, {report / 'audit.html'} and {len(plots)} plots "
           f"({time.time() - t0:.0f} s, pytest exit {rc})"
           + ("; INTERRUPTED: the report is partial" if interrupted else ""))
     if interrupted:
@@ -368,7 +366,24 @@ def cmd_readme(args) -> int:
     return EXIT_OK
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
+    # SIGTERM before the pytest run starts (while the claims load) stops cleanly too: exit 130,
+    # report lock released; during the run `_run_pytest` takes over both signals
+    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("theorem-audit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+
+
+def _main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="theorem-audit", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__[__doc__.index("Exit status"):])

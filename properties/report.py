@@ -256,6 +256,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "properties": [{"test": r["nodeid"], "form": r["form"], "outcome": r["outcome"],
                         "failure": _failure(r), "draws": r.get("draws", 0),
                         "draw_params": r.get("draw_params", []),
+                        "failing_draw": r.get("failing_draw"),
                         "explicit_examples": r.get("explicit_examples", 0),
                         "seconds": round(r["seconds"], 3)} for r in rows],
     }
@@ -412,6 +413,30 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
     return "\n".join(out)
 
 
+def rerun_commands(row: dict, profile: str) -> list[str]:
+    """One shell command per failing (or erroring, or expected-to-fail) property of a claim row:
+    it reruns exactly the draw that failed when the draw can be replayed (THEOREM_AUDIT_DRAW),
+    else the whole property."""
+    import shlex
+
+    from properties.world import REPLAY_ENV, parse_draw
+
+    out = []
+    for p in row["properties"]:
+        if p["failure"] in ("none", "skipped"):
+            continue
+        env = f"HYPOTHESIS_PROFILE={profile} "
+        d = p.get("failing_draw")
+        if d:
+            try:
+                parse_draw(d)
+                env = f"{REPLAY_ENV}={shlex.quote(d)} " + env
+            except ValueError:
+                pass
+        out.append(f"{env}python -m pytest -p no:cacheprovider {shlex.quote(p['test'])}")
+    return out
+
+
 def _atomic_write(path, text: str):
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.basename(str(path)))
@@ -426,12 +451,122 @@ def _atomic_write(path, text: str):
 
 
 def write(rows, json_path, md_path, profile, plots, meta: dict | None = None):
+    """audit.json, audit.md and (beside audit.md) the self-contained audit.html."""
     s = summary(rows)
     doc = {"schema_version": SCHEMA_VERSION, "profile": profile, **(meta or {}),
            "counts": s["counts"], "papers": s["papers"],
            "false_fail_budget": s["false_fail_budget"], "claims": rows}
     _atomic_write(json_path, json.dumps(doc, indent=1, default=str))
     _atomic_write(md_path, markdown(rows, profile, plots, meta))
+    _atomic_write(os.path.join(os.path.dirname(str(md_path)), "audit.html"),
+                  html(rows, profile, plots, os.path.dirname(str(md_path)), meta))
+
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1400px;margin:2em auto;padding:0 1em;
+color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;
+text-align:left;vertical-align:top}th{background:#f3f3f3}.claim{display:flex;gap:2em;
+border-top:2px solid #ddd;padding:1em 0}.text{flex:1 1 55%;min-width:0}.fig{flex:1 1 45%}
+.fig img{max-width:100%}pre{background:#f6f6f6;padding:6px;white-space:pre-wrap;word-break:break-all}
+.holds{color:#1a7f37}.erratum{color:#9a6700}.refuted{color:#cf222e}.not-audited{color:#57606a}
+.stamp{color:#57606a;font-size:90%}"""
+
+
+def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta: dict | None = None) -> str:
+    """audit.html: one self-contained page (figures embedded), each claim's figure beside its
+    text, and for a failure the command that reruns exactly the failing draw."""
+    import base64
+    from html import escape as e
+    from pathlib import Path
+
+    meta = meta or {}
+    s = summary(rows)
+    out = ["<!doctype html><html><head><meta charset='utf-8'><title>Theorem audit</title>",
+           f"<style>{_CSS}</style></head><body>", f"<h1>Audit report (profile <code>{e(profile)}</code>)</h1>"]
+    if meta.get("interrupted"):
+        out.append("<p><b>This run was interrupted: the verdicts below are incomplete.</b></p>")
+    stamp = ", ".join(f"{k} {e(str(meta[k]))}" for k in ("commit", "device", "python", "seconds")
+                      if meta.get(k) is not None)
+    vers = ", ".join(f"{k} {v}" for k, v in (meta.get("versions") or {}).items() if v)
+    out.append(f"<p class='stamp'>{stamp}{'; ' + e(vers) if vers else ''}"
+               f"{' (uncommitted changes)' if meta.get('dirty') else ''}</p>")
+    out.append("<table><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>")
+    for p, c in sorted(s["papers"].items()):
+        out.append(f"<tr><td>{e(p)}</td>" + "".join(f"<td>{c[v]}</td>" for v in VERDICTS) + "</tr>")
+    out.append("</table>")
+    out.append(f"<p>Expected spurious failures of this run (false-fail budget): "
+               f"{s['false_fail_budget']:.3g} (goal &le; {FALSE_FAIL_GOAL}).</p>")
+    out.append("<table><tr><th>id</th><th>verdict</th><th>worst error / tolerance</th><th>printed form"
+               "</th><th>draws</th><th>alternatives rejected</th><th>file</th><th>seconds</th></tr>")
+    for r in rows:
+        cmp_ = "&ge;" if r["comparison"] == "score>=tol" else "&le;"
+        pe = r.get("printed_error") if r["verdict"] == "erratum" else None
+        out.append(f"<tr><td><a href='#{e(r['id'])}'><code>{e(r['id'])}</code></a></td>"
+                   f"<td class='{r['verdict']}'><b>{r['verdict']}</b></td>"
+                   f"<td>{_fmt(r['max_error'])} {cmp_} {_fmt(r['tolerance'])}</td>"
+                   f"<td>{'fails: ' + _fmt(pe['error']) + ' vs ' + _fmt(pe['tolerance']) if pe else ''}</td>"
+                   f"<td>{r['draws']}</td><td>{_alts_cell(r)}</td><td><code>{e(r.get('file', ''))}</code></td>"
+                   f"<td>{r['seconds']:.1f}</td></tr>")
+    out.append("</table>")
+
+    def para(label, text):
+        return f"<p><b>{label}.</b> {e(str(text))}</p>" if text else ""
+
+    for r in rows:
+        t = [f"<h2 id='{e(r['id'])}'><code>{e(r['id'])}</code> &mdash; "
+             f"<span class='{r['verdict']}'>{r['verdict']}</span></h2>",
+             f"<p><i>{e(r['paper'])}, {e(r['where'])}</i> &mdash; <code>{e(r.get('file', ''))}</code></p>",
+             para("As printed", r["statement"]), para("Corrected", r["corrected"]),
+             para("Why the printed form fails", r["reason"])]
+        if r.get("printed_error"):
+            pe = r["printed_error"]
+            t.append(f"<p>Printed form: worst error {_fmt(pe['error'])} against tolerance "
+                     f"{_fmt(pe['tolerance'])}.</p>")
+        t += [para("Assumptions", r.get("assumptions")), para("Reading", r.get("reading")),
+              para("Simulation", r.get("simulation")), para("Tolerance / error model", r["tolerance_model"]),
+              f"<p>Worst observed: {_fmt(r['max_error'])} against {_fmt(r['tolerance'])}; "
+              f"{r['draws']} distinct draws (fewest of the deciding properties).</p>"]
+        if r["alternatives"]:
+            t.append("<p><b>Alternatives</b> (rejected by the same property on the same draws):</p><ul>")
+            t += [f"<li><code>{a['kind']}:{e(a['name'])}</code> ({e(str(a['source']))}): "
+                  + ("rejected" if a["rejected"] else "<b>not rejected</b>")
+                  + f" on {a['rejected_draws']} of {a['draws']} draws</li>" for a in r["alternatives"]]
+            t.append("</ul>")
+        else:
+            t.append(f"<p><b>Alternatives:</b> none declared ({NO_POWER}).</p>")
+        if r["thresholds"]:
+            t.append("<p><b>Thresholds:</b></p><ul>")
+            t += [f"<li>{_fmt(x['value'])}: {x['origin']}, false-fail {_fmt(x['false_fail'])} per "
+                  f"check ({e(str(x['model']))})</li>" for x in r["thresholds"]]
+            t.append("</ul>")
+        if r["history"]:
+            t.append("<p><b>History</b> (changed after the audit saw a failure):</p><ul>")
+            t += [f"<li>{e(h)}</li>" for h in r["history"]]
+            t.append("</ul>")
+        if r["failing_draws"]:
+            t.append("<p><b>Failing draws:</b> " + "; ".join(
+                f"<code>{e(f['test'])}</code>: <code>{e(str(f['draw']))}</code>" for f in r["failing_draws"])
+                + "</p>")
+        if r.get("rerun"):
+            t.append("<p><b>Rerun</b> (exactly the failing draw where it can be replayed):</p>")
+            t += [f"<pre>{e(c)}</pre>" for c in r["rerun"]]
+        for p in r["properties"]:
+            if p.get("draw_params"):
+                t.append(f"<p>Draws of <code>{e(p['test'].split('::')[-1])}</code>: "
+                         + "; ".join(f"<code>{e(str(d))}</code>" for d in p["draw_params"]) + "</p>")
+        t.append(para("Detail", r["detail"]))
+        t.append("<p>Properties: " + ", ".join(
+            f"<code>{e(p['test'].split('::')[-1])}</code> ({p['form']}: {p['outcome']}, {p['draws']} draws)"
+            for p in r["properties"]) + "</p>")
+        fig = ""
+        if r["id"] in plots:
+            try:
+                data = base64.b64encode((Path(report_dir) / plots[r["id"]]).read_bytes()).decode()
+                fig = f"<img alt='{e(r['id'])}' src='data:image/png;base64,{data}'>"
+            except OSError:
+                fig = f"<p>(figure {e(plots[r['id']])} missing)</p>"
+        out.append(f"<div class='claim'><div class='text'>{''.join(t)}</div><div class='fig'>{fig}</div></div>")
+    out.append("</body></html>")
+    return "\n".join(out)
 
 
 README_BEGIN = "<!-- audit-tables:begin (generated by `python -m properties readme`; do not edit) -->"

@@ -36,6 +36,7 @@ import functools
 import hashlib
 import inspect
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -165,6 +166,25 @@ def fingerprint(obj, _depth: int = 0) -> str:
 def _draw_repr(kwargs: dict) -> str:
     s = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
     return s if len(s) <= 300 else s[:297] + "..."
+
+
+REPLAY_ENV = "THEOREM_AUDIT_DRAW"
+
+
+def parse_draw(text: str) -> dict:
+    """The keyword arguments of a draw as the report writes it (`seed=11, cfg=(1, 2.0)`).
+    ValueError if it is not a list of keyword = literal (a truncated or non-literal draw, e.g.
+    one of st.data(), cannot be replayed: rerun the whole property instead)."""
+    import ast
+
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            raise ValueError
+        return {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+    except (SyntaxError, ValueError, TypeError):
+        raise ValueError(f"{REPLAY_ENV}: {text!r} is not a replayable draw (keyword=literal, "
+                         "comma-separated)") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -464,7 +484,11 @@ def audits(claim_id: str, form: str = "printed", fails: str | None = None):
             _CURRENT = LAST_RUN = run
             try:
                 _claim(claim_id)
-                target(*args, **kwargs)
+                replay = os.environ.get(REPLAY_ENV)
+                if replay and handle is not None:  # rerun exactly one draw from the report
+                    _run_draw(inner, args, dict(kwargs, **parse_draw(replay)))
+                else:
+                    target(*args, **kwargs)
                 _finish(run)
             finally:
                 _CURRENT = None

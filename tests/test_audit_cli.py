@@ -39,7 +39,16 @@ def test_audit_reports_true_and_false_conjecture(tmp_path):
     assert doc["commit"] and doc["versions"]["torch"] and doc["profile"] == "ci"
     assert doc["interrupted"] is False
     assert false["rerun"] and "false_softmax_logits.py::test_softmax_logits_nonnegative" in false["rerun"][0]
+    # the rerun command replays exactly the failing draw (one draw, no search, no shrinking)
+    draw = false["failing_draws"][0]["draw"]
+    assert false["rerun"][0].startswith("THEOREM_AUDIT_DRAW=") and draw.split("=")[1] in false["rerun"][0]
+    rerun = subprocess.run(false["rerun"][0] + " -q -s", shell=True, cwd=ROOT, capture_output=True,
+                           text=True, timeout=300, env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))
+    assert rerun.returncode == 1 and "ClaimMismatch" in rerun.stdout, rerun.stdout[-2000:]
+    assert "1 failed" in rerun.stdout and "Falsifying example" not in rerun.stdout
     assert (tmp_path / "audit.md").read_text().count("## `conjecture.") == 2
+    page = (tmp_path / "audit.html").read_text()
+    assert page.count("<div class='claim'>") == 2 and "THEOREM_AUDIT_DRAW=" in page
 
 
 def _cli(*args, timeout=120):

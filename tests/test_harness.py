@@ -622,3 +622,12 @@ def test_a_property_inconclusive_on_every_draw_is_inconclusive_not_a_power_failu
     exc, row = run_row(prop)
     assert isinstance(exc, Inconclusive) and "three" in str(exc.msg)
     assert verdict_for(W._claim(cid), [row])["verdict"] == "not-audited"
+
+
+def test_parse_draw_reads_the_reports_draws_and_refuses_what_cannot_be_replayed():
+    from properties.world import parse_draw
+
+    assert parse_draw("seed=11, cfg=(1, 2.0, 'x')") == {"seed": 11, "cfg": (1, 2.0, "x")}
+    for bad in ("seed=np.float64(1.0)", "seed=1, cfg=(1, 2...", "11", "data=data(...)"):
+        with pytest.raises(ValueError, match="THEOREM_AUDIT_DRAW"):
+            parse_draw(bad)
