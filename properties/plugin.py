@@ -15,6 +15,7 @@ draw within a minute instead of five.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 # One BLAS/OpenMP thread per xdist worker (two workers on two cores otherwise oversubscribe).
 # .ci/run exports it before Python starts; this covers a bare `pytest -n auto`.
@@ -33,6 +34,19 @@ from properties import world as _world  # noqa: E402
 SHRINK_SECONDS = 60
 PROFILES = ("ci", "dev", "thorough")
 PROFILE = None  # set in pytest_configure
+EXAMPLE_DB_ENV = "THEOREM_AUDIT_EXAMPLE_DB"
+
+
+def thorough_database():
+    """The example database of the `thorough` profile: a directory (default
+    `<repo>/.hypothesis/thorough-examples`, or $THEOREM_AUDIT_EXAMPLE_DB), shared by every worker
+    and shard that sees it, so that a counterexample found once replays first in every later
+    thorough run.  `ci` stays derandomized with no database; `dev` keeps none either."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    root = Path(__file__).resolve().parent.parent
+    path = os.environ.get(EXAMPLE_DB_ENV) or str(root / ".hypothesis" / "thorough-examples")
+    return DirectoryBasedExampleDatabase(path)
 
 
 def _setup_hypothesis_and_torch():
@@ -53,8 +67,8 @@ def _setup_hypothesis_and_torch():
                               suppress_health_check=quiet)
     settings.register_profile("dev", deadline=None, max_examples=50, database=None,
                               suppress_health_check=quiet)
-    settings.register_profile("thorough", deadline=None, max_examples=500, database=None,
-                              suppress_health_check=quiet)
+    settings.register_profile("thorough", deadline=None, max_examples=500,
+                              database=thorough_database(), suppress_health_check=quiet)
     PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
     if PROFILE not in PROFILES:
         raise pytest.UsageError(f"HYPOTHESIS_PROFILE must be one of {PROFILES}, got {PROFILE!r}")

@@ -631,3 +631,16 @@ def test_parse_draw_reads_the_reports_draws_and_refuses_what_cannot_be_replayed(
     for bad in ("seed=np.float64(1.0)", "seed=1, cfg=(1, 2...", "11", "data=data(...)"):
         with pytest.raises(ValueError, match="THEOREM_AUDIT_DRAW"):
             parse_draw(bad)
+
+
+def test_thorough_profile_keeps_counterexamples_in_a_shared_directory(tmp_path, monkeypatch):
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    from properties import plugin
+
+    monkeypatch.setenv(plugin.EXAMPLE_DB_ENV, str(tmp_path / "db"))
+    db = plugin.thorough_database()
+    assert isinstance(db, DirectoryBasedExampleDatabase) and str(db.path) == str(tmp_path / "db")
+    db.save(b"key", b"value")
+    assert list(plugin.thorough_database().fetch(b"key")) == [b"value"]  # another process/shard
+    assert settings.get_profile("ci").database is None  # ci stays derandomized, no database
