@@ -110,3 +110,24 @@ def _plot_losses(path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _plot_gd_faster(path):
+    """signgd.gd.faster: train and test loss per optimizer at the common rate 1e-4 (Fig. 2 (c))."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from properties.signgd.runs import OPT_SEEDS, fair_runs
+    runs = fair_runs(11)
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    for (name, tr), c in zip(runs.items(), ("C0", "C1", "C2")):
+        ax[0].plot(tr.t, tr["train_loss"].mean(-1), c, label=name)
+        ax[1].plot(tr.t_test, tr.test_loss.mean(-1), c, label=name)
+    for a_, ttl in zip(ax, ("train loss L_S", "test loss L_D (500 fresh samples)")):
+        a_.set_xlabel("step"), a_.set_title(ttl), a_.legend()
+    ax[0].set_yscale("log")
+    fig.suptitle(f"signgd.gd.faster: lr 1e-4 for all, s = 30, sigma_p = 1, sigma_0 = 1e-3, "
+                 f"seeds 11-{10 + OPT_SEEDS} (mean)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

@@ -378,3 +378,36 @@ def random_sign_run(seed0, s, sigma_p, sigma_0, eta):
     e = g.choice([-1.0, 1.0], size=r["a0"].shape)
     return dict(M=np.stack([_table(r["a0"][j], r["b0"][j], e[j], e[j])
                             for j in range(e.shape[0])]))
+
+
+# --------------------------------------------------------------------------------------------
+# signgd.gd.faster: rate runs (the trend in t) and the figure's runs at the common rate 1e-4
+# --------------------------------------------------------------------------------------------
+RATE_LADDER = {  # optimizer: (lr, horizon, the T of the ladder; the statistic reads L(T) and L(T/2))
+    "gd": (1.0, 4000, tuple(int(round(500 * 2 ** (k / 2))) // 20 * 20 for k in range(7))),
+    "signgd": (6e-5, 4000, tuple(range(1000, 4001, 500))),
+}
+
+
+@functools.lru_cache(maxsize=4)
+def rate_runs(seed0: int):
+    """Per optimizer of RATE_LADDER: max over the OPT_SEEDS seeds of L_S(t), logged every 10 steps
+    to the horizon, on the sheet's CPU setting (s = 30, sigma_p = 1, sigma_0 = 1e-3), same data
+    and init for both.  Returns {opt: (t, L)}."""
+    prob, p0 = _problem([seed0 + k for k in range(OPT_SEEDS)], 30)
+    out = {}
+    for opt, (lr, T, _) in RATE_LADDER.items():
+        tr = sim.train(prob, p0, eta=lr, steps=T, optimizer=opt, log_every=10, log=("train_loss",))
+        out[opt] = (tr.t.copy(), tr["train_loss"].max(-1))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def fair_runs(seed0: int = 11):
+    """SignGD, Adam (0.9, 0.999) and GD at lr 1e-4 for 1000 steps on the same data and init as
+    _gd_runs(seed0, 1.0)['fair'], with the test loss every 20 steps (the figure only)."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    prob, p0 = _problem(seeds, 30, n_test=500)
+    kw = dict(log_every=OPT_LOG_EVERY, log=("train_loss",), steps=1000, eta=1e-4, test_every=20)
+    return {name: sim.train(prob, p0, optimizer=opt, **kw)
+            for name, opt in (("SignGD", "signgd"), ("Adam", "adam"), ("GD", "gd"))}

@@ -1,0 +1,134 @@
+"""signgd.gd.generalizes: 'GD generalizes better than SignGD consistently across different levels of
+data noise' (Section 3.2, Fig. 2 (d)).
+
+Per draw: GEN_SEEDS independent seeds of the sheet's CPU setting at each noise level sigma_p in
+GD_SIGMA_P; SignGD (6e-5) and GD (each rate of GD_RATES) from the same data and init, each stopped
+at the first logged step with L_S <= 0.05 for every seed (the paper's MNIST criterion); the test
+loss on 500 fresh samples per seed.  Statistic per (sigma_p, GD rate): the mean over seeds of the
+per-seed gap d_j = L_D^SignGD - L_D^GD (the same 500 test samples for both optimizers).
+
+Error model (issue 11: the old standard error pooled the 500 x seeds test samples as independent
+and so ignored the seed-to-seed variance of the trained models): the seeds are the independent
+units; the gap's standard error is sd_j(d_j) / sqrt(J), with a one-sided Student t critical value
+on J - 1 degrees of freedom, Bonferroni over the four comparisons of a draw.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+from hypothesis import example, given
+from scipy import stats
+
+from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
+from properties.signgd.runs import _GD_SETTING, CAP, GD_RATES, GD_SIGMA_P, SEED, _problem
+from sim import signgd as sim
+
+CID = "signgd.gd.generalizes"
+GEN_SEEDS = 8  # independent seeds per draw and noise level (the clusters of the error model)
+FALSE_FAIL = 1e-4  # per draw, over the len(GD_SIGMA_P) x len(GD_RATES) comparisons
+N_CMP = len(GD_SIGMA_P) * len(GD_RATES)
+
+
+@functools.lru_cache(maxsize=4)
+def _gen_runs(seed0: int, sigma_p: float):
+    """Per optimizer ('signgd', each GD rate): the per-seed mean test loss (J,) at its stop step
+    (the first logged step with L_S <= 0.05 for every seed), and the stop steps."""
+    prob, p0 = _problem([seed0 + k for k in range(GEN_SEEDS)], 30, sigma_p=sigma_p, n_test=500)
+    stop = lambda q: bool(q["train_loss"].max() <= 0.05)  # noqa: E731
+    kw = dict(log_every=10, log=("train_loss",), stop=stop, steps=CAP)
+    runs = {"signgd": sim.train(prob, p0, eta=6e-5, **kw)}
+    for lr in GD_RATES:
+        runs[lr] = sim.train(prob, p0, eta=lr, optimizer="gd", **kw)
+    out = {}
+    for k_, tr in runs.items():
+        if tr.settings["t_stop"] is None:
+            raise RuntimeError(f"{k_} did not reach L_S <= 0.05 within {CAP} steps "
+                               f"(seed0 {seed0}, sigma_p {sigma_p})")
+        f, _ = sim.forward(prob.test.P, tr.final)
+        out[k_] = torch.nn.functional.softplus(-prob.test.y * f).numpy().mean(-1)
+        out[f"stop_{k_}"] = int(tr.t[-1])
+    return out
+
+
+def trained_losses(seed0, sigma_p):
+    return _gen_runs(seed0, float(sigma_p))
+
+
+def gd_replaced_by_signgd(seed0, sigma_p):
+    """Null: optimizer swapped: the 'GD' runs are SignGD runs (same data, init, stop rule)."""
+    r = dict(_gen_runs(seed0, float(sigma_p)))
+    for lr in GD_RATES:
+        r[lr] = r["signgd"].copy()
+    return r
+
+
+def gd_untrained(seed0, sigma_p):
+    """Null: GD's training off: its test loss is that of the init (f ~ 0: log 2 per sample)."""
+    r = dict(_gen_runs(seed0, float(sigma_p)))
+    prob, p0 = _problem([seed0 + k for k in range(GEN_SEEDS)], 30, sigma_p=sigma_p, n_test=500)
+    f, _ = sim.forward(prob.test.P, p0)
+    init = torch.nn.functional.softplus(-prob.test.y * f).numpy().mean(-1)
+    for lr in GD_RATES:
+        r[lr] = init
+    return r
+
+
+register(Claim(
+    id=CID, where="Section 3.2 ('GD generalizes better', Fig. 2 (d)), App. B.3",
+    statement="GD generalizes better than SignGD consistently across different levels of data "
+              "noise (lower test loss).",
+    assumptions=_GD_SETTING + " sigma_p in " + str(GD_SIGMA_P) + "; each optimizer stopped at "
+                "the first logged step (every 10) with L_S <= 0.05 for every seed (the paper's "
+                "MNIST criterion); SignGD lr 6e-5, GD lr in " + str(GD_RATES) + " (0.1 = the "
+                f"paper's MNIST GD rate); {GEN_SEEDS} seeds per draw and noise level; seed 11 "
+                "(the sheet's CPU setting) and 12345 explicit examples",
+    prediction="L_D(GD) < L_D(SignGD) at every noise level and GD rate, beyond the seed-to-seed "
+               "Monte Carlo error",
+    simulation="sim.signgd.train, 500 fresh test samples per seed (the same for both optimizers)",
+    metric="per (sigma_p, GD rate): mean over seeds of the per-seed gap L_D(SignGD) - L_D(GD)",
+    tolerance="Monte Carlo, seed-clustered: t_{J-1} x sd_seeds(gap) / sqrt(J), J = 8, one-sided, "
+              "level 1e-4 per draw over the 4 comparisons (Bonferroni); observed gap ~0.22-0.24 "
+              "at sigma_p = 1 and ~0.05-0.07 at sigma_p = 2 against t x SE ~0.03 (seeds 11-18)",
+    reading="Fig. 2 (d) is on noisy MNIST; audited on the synthetic data of Definition 2.1 with "
+            "sigma_p as the noise level. Alternatives: rival 'SignGD generalizes better' (the "
+            "opposite order); nulls: optimizer swapped (the GD runs replaced by SignGD runs: no "
+            "gap) and GD's training off (its test loss at init).",
+    history=("2026-12-03 (issue 11): the error of the gap was the SE of the paired per-test-sample "
+             "differences pooled over 500 x 2 seeds (seed-to-seed variance ignored), false-fail "
+             "1e-6; now the per-seed gaps over 8 independent seeds per draw (was 2), Student t on "
+             "7 df, level 1e-4 per draw. Stop rule, rates and noise levels unchanged.",),
+    alternatives=(
+        rival("signgd_better", lambda: -1.0, "the opposite order: SignGD's test loss below GD's",
+              replaces="order"),
+        null("optimizer_swapped", gd_replaced_by_signgd, "the GD runs replaced by SignGD runs on "
+             "the same data and init (no optimizer difference)", replaces="losses"),
+        null("gd_untrained", gd_untrained, "GD's training off: its test loss is the init's",
+             replaces="losses"),
+    ),
+))
+
+
+@audits(CID)
+@examples(1)
+@example(seed=11)
+@example(seed=12345)
+@given(seed=SEED)
+def test_signgd_gd_generalizes(world, seed):
+    order = world.prediction(lambda: 1.0, "order")()  # +1: L_D(SignGD) - L_D(GD) > 0
+    crit = float(stats.t.isf(FALSE_FAIL / N_CMP, GEN_SEEDS - 1))
+    for sp_ in GD_SIGMA_P:
+        r = world.simulation(trained_losses, "losses", pure=True)(seed, sp_)
+        for lr in GD_RATES:
+            gap = order * (r["signgd"] - r[lr])  # per seed
+            se = float(gap.std(ddof=1) / np.sqrt(gap.size))
+            tol = Threshold(max(crit * se, 1e-12),
+                            f"Monte Carlo, seed-clustered: t_{gap.size - 1} {crit:.2f} x SE "
+                            f"{se:.3g} of the mean per-seed gap (one-sided, level "
+                            f"{FALSE_FAIL:g} over {N_CMP} comparisons)", "derived",
+                            FALSE_FAIL / N_CMP)
+            check_at_least(CID, float(gap.mean()), tol,
+                           what=f"sigma_p = {sp_}, GD lr {lr}: mean gap {gap.mean():.3g} "
+                                f"({'SignGD - GD' if order > 0 else 'GD - SignGD'})")
