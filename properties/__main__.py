@@ -3,6 +3,7 @@
     theorem-audit audit [--profile ci|dev|thorough] [--only GLOBS] [--report DIR] [--json PATH]
                         [--conjecture FILE.py ...] [-n WORKERS] [--no-plots]
                         [--fail-on refuted|erratum|never]
+                        [--shards none|paper|claim] [--executor local|slurm]
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
     theorem-audit readme [--report DIR] [--readme README.md]
@@ -226,28 +227,112 @@ def cmd_audit(args) -> int:
         return _audit(args, profile, env, report, json_path, registry, chosen, pats)
 
 
+def shard_groups(chosen: list[str], mode: str) -> list[list[str]]:
+    """The claim ids of each shard.  `none`: one shard; `paper`: one per paper prefix; `claim`:
+    one per claim file, so that claims registered in one file (which share its cached runs) run
+    in the same shard."""
+    from properties.registry import REGISTERED_IN
+
+    if mode == "none":
+        return [list(chosen)] if chosen else []
+    key = ((lambda i: i.split(".", 1)[0]) if mode == "paper"
+           else (lambda i: REGISTERED_IN.get(i, i)))
+    groups: dict[str, list[str]] = {}
+    for i in chosen:
+        groups.setdefault(key(i), []).append(i)
+    return [sorted(g) for _, g in sorted(groups.items())]
+
+
+def _shard_job(cmd: list[str], env: dict) -> int:
+    """What a cluster job runs: one shard's pytest command (its rows go to --audit-raw)."""
+    return subprocess.run(cmd, env=env, cwd=ROOT).returncode
+
+
+def _run_shards(cmds, env, executor: str, folder: Path) -> tuple[int, bool]:
+    """Run the shards' pytest commands: `local` one after another in this machine's process
+    group handling; `slurm` as a submitit job array (AutoExecutor: Slurm where there is one,
+    local processes otherwise).  Returns (worst exit code, interrupted)."""
+    if executor == "local":
+        rcs, interrupted = [], False
+        for c in cmds:
+            rc, interrupted = _run_pytest(c, env)
+            rcs.append(rc)
+            if interrupted:
+                break
+        return _worst(rcs), interrupted
+    try:
+        import submitit
+    except ImportError:
+        raise UsageError("--executor slurm needs submitit: pip install 'theorem-audit[cluster]'") from None
+    ex = submitit.AutoExecutor(folder=str(folder / "submitit"))
+    ex.update_parameters(timeout_min=int(os.environ.get("THEOREM_AUDIT_TIMEOUT_MIN", "120")),
+                         cpus_per_task=int(os.environ.get("THEOREM_AUDIT_CPUS", "2")),
+                         name="theorem-audit")
+    jobs = []
+    with ex.batch():
+        for c in cmds:
+            jobs.append(ex.submit(_shard_job, c, env))
+    try:
+        return _worst([j.result() for j in jobs]), False
+    except KeyboardInterrupt:
+        for j in jobs:
+            j.cancel(check=False)
+        return 2, True
+
+
+def _worst(rcs) -> int:
+    """pytest exit codes of several shards as one: an error (2-4) beats failures (1) beats
+    nothing collected (5) beats success."""
+    order = {0: 0, 5: 1, 1: 2}
+    return max(rcs, key=lambda r: order.get(r, 3), default=5)
+
+
 def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int:
     from properties import report as rep
 
     expect = {k: v for k, v in properties_per_claim().items() if k in set(chosen)}
+    groups = shard_groups(chosen, args.shards)
+    work = Path(tempfile.mkdtemp(prefix=".shards-", dir=report)) if args.shards != "none" else None
     with tempfile.TemporaryDirectory() as tmp:
-        raw_path, expect_path = Path(tmp) / "raw.json", Path(tmp) / "expect.json"
+        base = work or Path(tmp)
+        expect_path = base / "expect.json"
         expect_path.write_text(json.dumps(expect))
-        cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT / "pyproject.toml"),
-               "--rootdir", str(ROOT), "--audit-raw", str(raw_path), "--audit-expect",
-               str(expect_path), "-p", "no:cacheprovider",
-               str(ROOT / "properties"), *[str(Path(c).resolve()) for c in args.conjecture]]
-        if pats:
-            cmd += ["--claims", ",".join(pats)]
-        if args.workers not in ("0", 0):
-            cmd += ["-n", str(args.workers)]
+        cmds, raws = [], []
+        for k, ids in enumerate(groups):
+            raw_k = base / f"raw-{k}.json"
+            cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT / "pyproject.toml"),
+                   "--rootdir", str(ROOT), "--audit-raw", str(raw_k), "--audit-expect",
+                   str(expect_path), "-p", "no:cacheprovider",
+                   str(ROOT / "properties"), *[str(Path(c).resolve()) for c in args.conjecture]]
+            if args.shards != "none":
+                cmd += ["--claims", ",".join(ids)]
+            elif pats:
+                cmd += ["--claims", ",".join(pats)]
+            if args.workers not in ("0", 0):
+                cmd += ["-n", str(args.workers)]
+            cmds.append(cmd)
+            raws.append(raw_k)
         t0 = time.time()
-        rc, interrupted = _run_pytest(cmd, env)
-        if not raw_path.exists():
+        if args.shards == "none":
+            rc, interrupted = _run_pytest(cmds[0], env) if cmds else (5, False)
+        else:
+            print(f"{len(cmds)} shards ({args.shards}) on the {args.executor} executor")
+            rc, interrupted = _run_shards(cmds, env, args.executor, work)
+        present = [p for p in raws if p.exists()]
+        if not present:
             print(f"pytest produced no audit rows (exit {rc})"
                   + (": interrupted" if interrupted else ""), file=sys.stderr)
             return EXIT_INTERRUPTED if interrupted else EXIT_BROKEN
-        raw = json.loads(raw_path.read_text())
+        missing = [k for k, p in enumerate(raws) if not p.exists()]
+        if missing:
+            print(f"shards {missing} produced no audit rows: the report is partial",
+                  file=sys.stderr)
+        interrupted = interrupted or bool(missing)
+        raw = {"tests": [t for p in present for t in json.loads(p.read_text())["tests"]]}
+        if work is not None:
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
         interrupted = interrupted or rc == 2  # pytest's own exit code for an interrupt
 
         rows = rep.build(registry, raw, lambda i: i in set(chosen))
@@ -395,6 +480,12 @@ def _main(argv=None) -> int:
     a.add_argument("--json", default=None, help="path of audit.json (default: REPORT/audit.json)")
     a.add_argument("-n", "--workers", default="auto", help="pytest-xdist workers (default auto; 0 = none)")
     a.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    a.add_argument("--shards", choices=["none", "paper", "claim"], default="none",
+                   help="split the run: one pytest run per paper, or per claim file (claims of "
+                        "one file share its runs); the rows merge into one report (default none)")
+    a.add_argument("--executor", choices=["local", "slurm"], default="local",
+                   help="where shards run: here one after another, or a submitit job array "
+                        "(Slurm where available, else local processes; needs the [cluster] extra)")
     a.add_argument("--fail-on", choices=sorted(FAIL_ON), default="refuted",
                    help="exit 1 when a claim's verdict is this bad (default refuted)")
     for p in (a, sub.add_parser("list", help="claim ids, last verdict, file"),

@@ -6,16 +6,31 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_audit_reports_true_and_false_conjecture(tmp_path):
-    env = dict(os.environ, HYPOTHESIS_PROFILE="ci")
+CONJECTURES = [str(ROOT / "examples" / "conjecture_exp_logits.py"),
+               str(ROOT / "tests" / "conjectures" / "false_softmax_logits.py")]
+
+
+def _audit_conjectures(report, *extra):
     cmd = [sys.executable, "-m", "properties", "audit", "--only", "conjecture.*", "-n", "0",
-           "--report", str(tmp_path), "--no-plots",
-           "--conjecture", str(ROOT / "examples" / "conjecture_exp_logits.py"),
-           str(ROOT / "tests" / "conjectures" / "false_softmax_logits.py")]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+           "--report", str(report), "--no-plots", *extra, "--conjecture", *CONJECTURES]
+    return subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, HYPOTHESIS_PROFILE="ci"),
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def single_run(tmp_path_factory):
+    report = tmp_path_factory.mktemp("single")
+    return _audit_conjectures(report), report
+
+
+@pytest.mark.xdist_group("conjecture-audit")
+def test_audit_reports_true_and_false_conjecture(single_run):
+    proc, tmp_path = single_run
     assert proc.returncode == 1, "a refuted conjecture makes the audit exit 1 (--fail-on refuted)"
     rows = {r["id"]: r for r in json.loads((tmp_path / "audit.json").read_text())["claims"]}
     assert set(rows) == {"conjecture.exp_logits_nonnegative", "conjecture.softmax_logits_nonnegative"}
@@ -108,3 +123,51 @@ def test_an_interrupted_audit_exits_130(tmp_path):
     if (tmp_path / "audit.json").exists():
         assert json.loads((tmp_path / "audit.json").read_text())["interrupted"] is True
     assert not (tmp_path / ".audit.lock").exists()
+
+
+def _comparable(row):
+    keep = ("id", "verdict", "max_error", "tolerance", "draws", "thresholds", "history",
+            "false_fail", "failing_draws", "comparison")
+    out = {k: row.get(k) for k in keep}
+    out["alternatives"] = [(a["name"], a["rejected"], a["draws"], a["rejected_draws"])
+                           for a in row["alternatives"]]
+    out["properties"] = [(p["test"], p["outcome"], p["failure"], p["draws"], p["draw_params"])
+                         for p in row["properties"]]
+    return out
+
+
+@pytest.mark.xdist_group("conjecture-audit")
+def test_a_sharded_audit_equals_the_single_run(single_run, tmp_path):
+    proc1, report1 = single_run
+    proc = _audit_conjectures(tmp_path, "--shards", "claim", "--executor", "local")
+    assert proc.returncode == proc1.returncode == 1, proc.stderr[-2000:]
+    assert "2 shards (claim) on the local executor" in proc.stdout
+    one = {r["id"]: _comparable(r) for r in json.loads((report1 / "audit.json").read_text())["claims"]}
+    many = {r["id"]: _comparable(r) for r in json.loads((tmp_path / "audit.json").read_text())["claims"]}
+    assert many == one  # verdicts, errors, draws, alternatives: number for number
+    assert not list(tmp_path.glob(".shards-*"))  # the shards' scratch files are gone
+
+
+def test_shard_groups_keep_a_files_claims_together():
+    from properties.__main__ import load_registry, shard_groups
+    from properties.registry import REGISTERED_IN
+
+    ids = sorted(i for i in load_registry([]) if i.startswith(("joma.theorem1", "joma.theorem2", "topic.")))
+    assert shard_groups(ids, "none") == [ids]
+    by_paper = shard_groups(ids, "paper")
+    assert [g[0].split(".")[0] for g in by_paper] == ["joma", "topic"]
+    by_file = shard_groups(ids, "claim")
+    assert sorted(i for g in by_file for i in g) == ids
+    assert all(len({REGISTERED_IN[i] for i in g}) == 1 for g in by_file)
+    assert ["joma.theorem2", "joma.theorem2.onehot"] in by_file
+
+
+@pytest.mark.xdist_group("conjecture-audit")
+def test_the_slurm_executor_falls_back_to_local_jobs_and_agrees(single_run, tmp_path):
+    pytest.importorskip("submitit")  # the [cluster] extra; without Slurm, AutoExecutor runs locally
+    proc1, report1 = single_run
+    proc = _audit_conjectures(tmp_path, "--shards", "paper", "--executor", "slurm")
+    assert proc.returncode == proc1.returncode == 1, proc.stderr[-2000:]
+    one = {r["id"]: _comparable(r) for r in json.loads((report1 / "audit.json").read_text())["claims"]}
+    many = {r["id"]: _comparable(r) for r in json.loads((tmp_path / "audit.json").read_text())["claims"]}
+    assert many == one
