@@ -80,3 +80,48 @@ def lemma45_stats(s21, s11, T4m_all):
         ps.append(float(np.polyfit(np.log(t), np.log(y), 1)[0]) if np.all(y > 0) else -np.inf)
         dev = max(dev, float(np.abs(s11[: T4m + 1, j] - 0.5).max()))
     return min(ps), dev
+
+
+def check_intervals(cid, stats, intervals, threshold):
+    """For each named statistic, lo <= value <= hi (intervals[name] = (lo, hi), infinite ends
+    unchecked), each side a check_at_least against `threshold` (an exact inequality)."""
+    for name, v in stats.items():
+        lo, hi = intervals[name]
+        if lo > -np.inf:
+            check_at_least(cid, v - lo, threshold, what=f"{name} = {v:.4g} >= {lo:g}")
+        if hi < np.inf:
+            check_at_least(cid, hi - v, threshold, what=f"{name} = {v:.4g} <= {hi:g}")
+
+
+def variant_stats(r, slope):
+    """The Table 3 variant claims' statistics of a runs.variant_run result; `slope(eta, s,
+    sigma_p)` is Lemma 4.1's value-noise growth per step the constant is measured against."""
+    T = r["T"]
+    lo = np.minimum(T["T2"], T["T3"])
+    p, dev = lemma45_stats(r["s21"], r["s11"], T["T4m"])
+    dV = float(((r["V"][-1] - r["V"][0]) / r["t_end"]).mean())
+    return {
+        "Thm 3.2 (1) max L_S(end)": float(r["train_loss"][-1].max()),
+        "Thm 3.2 (2) min L_D(end)": float(r["test_loss"][-1].min()),
+        "Thm 3.2 (3) min V_i / |V_mu| (end)": float((r["V"][-1] / np.abs(r["V_mu"][-1])[:, None]).min()),
+        "Thm 3.2 (4) max s11, s21 (end)": float(max(r["s11"][-1].max(), r["s21"][-1].max())),
+        "Lemma 4.1 (1) constant": dV / float(slope(r["eta"], r["s"], r["sigma_p"])),
+        "stages: fraction of seeds with T_1 <= min(T_2, T_3) / 2":
+            float((np.isfinite(lo) & (lo >= 2 * T["T1"])).mean()),
+        "Lemma 4.7: fraction of seeds with T_4^+ < T_4": float((T["T4p"] < T["T4"]).mean()),
+        "Lemma 4.5 fitted exponent of -log(2 s21)": float(p),
+        "Lemma 4.5 max |s11 - 1/2| up to T_4^-": float(dev),
+    }
+
+
+VARIANT_OUTCOME = {  # the orthogonal-sparse properties' levels, per statistic of variant_stats
+    "Thm 3.2 (1) max L_S(end)": (0.0, 1e-3),
+    "Thm 3.2 (2) min L_D(end)": (0.1, np.inf),
+    "Thm 3.2 (3) min V_i / |V_mu| (end)": (2.0, np.inf),
+    "Thm 3.2 (4) max s11, s21 (end)": (0.0, 0.05),
+    "Lemma 4.1 (1) constant": (0.3, 2.0),
+    "stages: fraction of seeds with T_1 <= min(T_2, T_3) / 2": (1.0, 1.0),
+    "Lemma 4.7: fraction of seeds with T_4^+ < T_4": (1.0, 1.0),
+    "Lemma 4.5 fitted exponent of -log(2 s21)": (1.0, np.inf),
+    "Lemma 4.5 max |s11 - 1/2| up to T_4^-": (0.0, 0.1),
+}

@@ -411,3 +411,56 @@ def fair_runs(seed0: int = 11):
     kw = dict(log_every=OPT_LOG_EVERY, log=("train_loss",), steps=1000, eta=1e-4, test_every=20)
     return {name: sim.train(prob, p0, optimizer=opt, **kw)
             for name, opt in (("SignGD", "signgd"), ("Adam", "adam"), ("GD", "gd"))}
+
+
+# --------------------------------------------------------------------------------------------
+# Table 3 variants (b)-(d) (Appendix B.2): signgd.variant_b, variant_c, variant_d
+# --------------------------------------------------------------------------------------------
+VARIANTS = {  # name: (orthogonal, s, d)
+    "b": (False, 30, 1 + N_SAMPLES * 30 + 120),  # non-orthogonal, sparse
+    "c": (True, 200, 241),  # orthogonal, non-sparse (s close to d)
+    "d": (False, 200, 241),  # non-orthogonal, non-sparse
+}
+VAR_ETA, VAR_SIGMA_P, VAR_SIGMA_0 = 6e-5, 1.0, 1e-3
+
+
+@functools.lru_cache(maxsize=6)
+def variant_run(name: str, seed0: int):
+    """OPT_SEEDS seeds of variant `name` (supports drawn independently per sample, overlapping),
+    SignGD logged every step to 1.25 t* (the stage runs' stop rule).  Returns what the variant
+    claims read: per-step s11, s21 (steps, seeds, n); V, V_mu, L_S at init and end; L_D at init
+    and end (500 test samples); the stage times; the horizon; s, eta, sigma_p."""
+    if name not in VARIANTS:
+        raise ValueError(f"name must be one of {sorted(VARIANTS)}, got {name!r}")
+    orth, s, d = VARIANTS[name]
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=VAR_SIGMA_P, orthogonal=orth,
+                            disjoint=False, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=VAR_SIGMA_0, device="cpu")
+    tr = sim.train(prob, p0, eta=VAR_ETA, steps=CAP, log_every=1, log=LOG,
+                   stop=_all_noise_aligned, tail=TAIL)
+    q = sim.squeeze_L2(tr.q)
+    ends = lambda x: x[[0, -1]].copy()  # noqa: E731
+    return dict(s11=q["s11"], s21=q["s21"], V=ends(q["V"]), V_mu=ends(q["V_mu"]),
+                train_loss=ends(q["train_loss"]),
+                test_loss=np.stack([sim.test_metrics(prob, p0)[0], tr.test_loss[-1]]),
+                T=sim.stage_times(tr), t_end=int(tr.t[-1]), s=s, eta=VAR_ETA, sigma_p=VAR_SIGMA_P)
+
+
+def variant_untrained(name: str, seed0: int):
+    """Null of the variant claims: training off (every quantity at its init value, no stage
+    event)."""
+    r = dict(variant_run(name, seed0))
+    for k_ in ("s11", "s21", "V", "V_mu", "train_loss", "test_loss"):
+        r[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
+    r["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
+    return r
+
+
+def variant_attention_frozen(name: str, seed0: int):
+    """Null of the variant claims: W_Q, W_K not trained: the softmax outputs keep their init
+    values (the value trajectories as trained)."""
+    r = dict(variant_run(name, seed0))
+    for k_ in ("s11", "s21"):
+        r[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
+    return r
