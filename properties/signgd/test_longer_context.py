@@ -1,0 +1,162 @@
+"""signgd.longer_context: Appendix B.4 (L > 2 patches: one signal, L - 1 noise).
+
+Runs (`_lc_run`): L = 3, s = 20, sigma_p = 1, eta = 6e-5, sigma_0 = 1e-3, n = 8, 2 seeds per draw,
+4000 steps (L_S ~ 1e-10 at the end), logged every 10 steps.  Draws: seed 11 (the sheet's CPU
+setting), seed 370 (a near-tie of two noise norms, found by the thorough profile) and one drawn.
+
+The statement's items (1) 'becomes one-hot' and (3) 'takes the sign' are limits in the training
+time; the properties read them at the end of the run (the reading's levels 0.99 / 0.9 and 'every
+pair'), where both fail on some draw.  One horizon cannot decide a limit (asymptotic policy): the
+claim is marked asymptotic in t, so those failures are reported with their numbers, not as a
+refutation.  What the trajectories show (seeds 11, 370, late half of the run): the near-tie's
+signal row stays split ~0.51 / 0.49, and the misaligned dominant query noise falls slowly
+(40 -> 27 of 128 pairs, 47 -> 36), while the loss falls geometrically.  Item (2) (noise-query rows
+converge before the signal-query row) is a comparison at one horizon and is decided here.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from hypothesis import example, given
+
+from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
+from properties.signgd.runs import _SETTING, M_K, M_V, N_SAMPLES, SEED
+from sim import signgd as sim
+
+CID = "signgd.longer_context"
+LC_L, LC_S, LC_STEPS = 3, 20, 4000
+EXACT = Threshold(0.0, "exact inequality at the reading's level (deterministic statistic of the "
+                       "run)", "derived", 0.0)
+
+
+@functools.lru_cache(maxsize=4)
+def _lc_run(seed0: int):
+    seeds = [seed0, seed0 + 1]
+    d = 1 + N_SAMPLES * (LC_L - 1) * LC_S + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=LC_S, d=d, sigma_p=1.0, L=LC_L, disjoint=True,
+                            n_test=8, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+    tr = sim.train(prob, p0, eta=6e-5, steps=LC_STEPS, log_every=10,
+                   log=("s12", "s22", "train_loss", "alpha", "a", "b"))
+    return dict(t=tr.t, s12=tr["s12"], s22=tr["s22"], alpha=tr["alpha"], a=tr["a"], b=tr["b"])
+
+
+def _dominant(r, k):
+    """At logged index k: query / key noise of the dominant patch (S, m_k, n) and sgn alpha
+    (S, m_k, 1).  Dominant = the signal query's largest noise weight at the end."""
+    dom = r["s12"][-1].argmax(-1)  # (S, n)
+    idx = np.broadcast_to(dom[:, None, :, None], r["a"][k].shape[:-1] + (1,))
+    a = np.take_along_axis(r["a"][k], idx, -1)[..., 0]
+    b = np.take_along_axis(r["b"][k], idx, -1)[..., 0]
+    return a, b, np.sign(r["alpha"][k])[..., None]
+
+
+def lc_run(seed):
+    return _lc_run(seed)
+
+
+def attention_frozen(seed):
+    """Null: W_Q, W_K not trained: every softmax row keeps its init value (~1/3 per patch)."""
+    r = dict(_lc_run(seed))
+    for k_ in ("s12", "s22"):
+        r[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
+    return r
+
+
+register(Claim(
+    id=CID, where="Appendix B.4",
+    statement="With longer context (L > 2 patches: one signal, L - 1 noise) each softmax row "
+              "becomes one-hot on a single noise patch; the noise-query outputs converge faster "
+              "than the signal-query ones; the dominant query/key noise takes the sign of the "
+              "query signal.",
+    assumptions=_SETTING.replace("n = 8,", f"L = {LC_L}, s = {LC_S}, sigma_p = 1, eta = 6e-5, "
+                                 "sigma_0 = 1e-3, n = 8,") + f"; {LC_STEPS} steps (L_S ~ 1e-10 "
+                                 "at the end); 2 seeds per draw; seeds 11 and 370 explicit examples",
+    prediction="(1) at the end every row's largest weight on a noise key: >= 0.99 for noise "
+               "queries, >= 0.9 for the signal query; (2) per seed, the step at which the mean "
+               "row maximum reaches 0.9 is earlier for noise-query rows than for signal-query "
+               "rows; (3) at the end every query and key noise of the dominant patch has the sign "
+               "of alpha",
+    simulation="sim.signgd.train(L=3), logged every 10 steps",
+    metric="(1) min over samples and rows of the max weight on noise keys at the end; (2) per "
+           "seed, t_noise(0.9) < t_signal(0.9); (3) fraction of dominant-patch pairs with sgn alpha",
+    tolerance="exact inequalities at the [R] readings' levels: 'one-hot' as max weight >= 0.99 "
+              "(noise rows, observed 1 - 1e-10) and >= 0.9 (signal row, observed ~0.98, still "
+              "rising); order exact (every seed); (3) every pair",
+    reading="L = 3 only. Items (1) and (3) are limits in t read at the last step (one horizon): "
+            "the claim is asymptotic in t, so their failures below are not a refutation. (1) "
+            "fails where a sample's two noise patches have nearly equal ||xi||_1: B.4's argument "
+            "(F.2) rests on the norm gap, and with a relative gap of 3e-4 (seed 370) the signal "
+            "query still splits 0.51 / 0.49 at the end, flat over the late half of the run (noise "
+            "rows reach 0.994). (3) fails for the query noise: at the end (L_S ~ 3e-10) only ~79% "
+            "of the dominant patch's query noise has the sign of alpha (seeds 11, 500) while the "
+            "key noise reaches 100% by ~2750 steps; continuing seed 11 to 8000 steps (L_S ~ "
+            "7e-19) raises it only to 89% (Lemma 4.7's delay, stretched). A thorough draw (seed "
+            "16268) ends with one wrong-sign key pair (b = -0.44). The dominant patch is the "
+            "signal query's largest noise weight at the end (it equals the noise queries' choice "
+            "and the largest-||xi||_1 patch in every sample checked). Alternatives of item (2): "
+            "null attention frozen (no row ever reaches 0.9); rival the opposite order (signal "
+            "rows first).",
+    audit_gap="Items (1) and (3) are read at one horizon (4000 steps); a limit in t needs a trend "
+              "over horizons, which was not run (the separation rate as a function of the norm "
+              "gap was not derived). Only L = 3.",
+    asymptotic="t (items (1), (3): 'becomes one-hot', 'takes the sign')",
+    history=("2026-12-03 (issue 11, migration): levels 0.99 / 0.9 and 'every pair' unchanged, "
+             "now exact thresholds at the readings' levels; items (1), (3) marked as limits in t "
+             "(asymptotic policy: one horizon decides nothing), so the printed failures no longer "
+             "read as a refutation; 2 -> 3 draws.",),
+    alternatives=(
+        null("attention_frozen", attention_frozen, "W_Q, W_K not trained: every softmax row "
+             "keeps its init value", replaces="run"),
+        rival("signal_first", lambda: ("signal", "noise"), "the opposite order: the signal-query "
+              "row converges first", replaces="order"),
+    ),
+))
+
+
+def lc_draws(fn):
+    return example(seed=11)(example(seed=370)(given(seed=SEED)(fn)))
+
+
+@audits(CID, fails="a near-tie of the two noise norms leaves the signal row split at the end "
+                   "(seed 370: 0.51 / 0.49)")
+@examples(1)
+@lc_draws
+def test_signgd_longer_context_item1_printed(seed):
+    r = _lc_run(seed)
+    noi = float(r["s22"][-1].max(-1).min())
+    sig = float(r["s12"][-1].max(-1).min())
+    check_at_least(CID, noi - 0.99, EXACT, what=f"(1) noise rows: min max weight {noi:.4g} >= 0.99")
+    check_at_least(CID, sig - 0.9, EXACT, what=f"(1) signal row: min max weight {sig:.4g} >= 0.9")
+
+
+@audits(CID)
+@examples(1)
+@lc_draws
+def test_signgd_longer_context_item2(world, seed):
+    r = world.simulation(lc_run, "run", pure=True)(seed)
+    first, second = world.prediction(lambda: ("noise", "signal"), "order")()
+    t = r["t"]
+
+    def t_reach(x):  # (T, S, ...) -> (S,) first logged step with the mean over rows >= 0.9
+        m = x.reshape(x.shape[0], x.shape[1], -1).mean(-1) >= 0.9
+        return np.where(m.any(0), t[m.argmax(0)], np.inf)
+
+    tt = {"signal": t_reach(r["s12"].max(-1)), "noise": t_reach(r["s22"].max(-1))}
+    frac = float((tt[first] < tt[second]).mean())
+    check_at_least(CID, frac - 1.0, EXACT,
+                   what=f"(2) t_{first}(0.9) < t_{second}(0.9) in every seed ({tt[first]} vs "
+                        f"{tt[second]})")
+
+
+@audits(CID, fails="the dominant patch's query noise is ~79% aligned at the end")
+@examples(1)
+@lc_draws
+def test_signgd_longer_context_item3_printed(seed):
+    r = _lc_run(seed)
+    a, b, sa = _dominant(r, -1)
+    both = float(((np.sign(a) == sa) & (np.sign(b) == sa)).mean())
+    check_at_least(CID, both - 1.0, EXACT,
+                   what=f"(3) fraction of dominant query and key noise with sgn alpha {both:.3g} = 1")
