@@ -212,3 +212,34 @@ def rank_curves(M, V0, T=80.0, n=300, attention=True):
     run = simulate_eqn7(M, V0, T, t_eval=t, attention=attention, rtol=1e-8, atol=1e-12,
                         method="LSODA" if attention else "DOP853")
     return run.t, stable_rank(np.swapaxes(run.v, -1, -2)), run
+
+
+# --------------------------------------------------------------------------------------------
+# Fig. 2 (softmax attention): the estimate zhat_m(t), its two components, the correlation
+# --------------------------------------------------------------------------------------------
+def normalized_correlation(a, b):
+    """Pearson correlation over the last axis (Fig. 2's normalized correlation)."""
+    a = a - a.mean(-1, keepdims=True)
+    b = b - b.mean(-1, keepdims=True)
+    return (a * b).sum(-1) / np.sqrt((a * a).sum(-1) * (b * b).sum(-1))
+
+
+def zhat_full(s2, n2, bbar):
+    """zhat_m(t) = 1/2 sum_k (v_k^2 - ||v_k||^2 bbar_m(t)) (Eqn. 19 with c = 0)."""
+    return 0.5 * (s2 - n2 * bbar)
+
+
+def zhat_component_1(s2, n2, bbar):
+    """Fig. 2's caption: zhat_m1 = 1/2 sum_k v_k^2."""
+    return 0.5 * s2
+
+
+def zhat_component_2(s2, n2, bbar):
+    """Fig. 2's caption: zhat_m2 = -1/2 sum_k ||v_k||^2 bbar_m."""
+    return -0.5 * n2 * bbar
+
+
+def fig2_correlations(tr, zhat):
+    """(t, S) normalized correlation over tokens of zhat(t) and z(t), t > 0."""
+    s2, n2 = token_stats(tr)
+    return normalized_correlation(tr.z[1:], zhat(s2, n2, tr.bbar)[1:])

@@ -239,3 +239,31 @@ def plot_rank(path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def plot_fig2(path):
+    """Fig. 2's two settings (M_C = 8, K = 2, N = 64, 6 seeds, horizon 40): correlation with
+    z_m(t) of zhat_m and of its two components."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from properties.joma.common import (fig2_correlations, zhat_component_1, zhat_component_2,
+                                        zhat_full)
+    from properties.joma.runs import DISTS, fig2_run
+
+    fig, axs = plt.subplots(1, 2, figsize=(9, 3.4))
+    for ax, dist in zip(axs, DISTS):
+        tr = fig2_run(tuple(range(6)), 8, 2, 2, 64, dist, 40.0)
+        for fn, lab in ((zhat_full, "zhat_m"), (zhat_component_1, "zhat_m1"),
+                        (zhat_component_2, "zhat_m2")):
+            ax.plot(tr.t[1:], np.nanmedian(fig2_correlations(tr, fn), -1), label=lab)
+        ax.axhline(0.9, color="k", ls="--", lw=0.8, label="reading 0.9")
+        ax.set_title(f"x {dist} over classes (M_C=8, K=2, 6 seeds)", fontsize=9)
+        ax.set_xlabel("t")
+        ax.set_ylabel("corr with z_m(t) (median over seeds)")
+        ax.legend(fontsize=7)
+    fig.suptitle("joma.theorem1.softmax_fig2: Fig. 2's two settings")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

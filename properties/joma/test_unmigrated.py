@@ -1,8 +1,7 @@
 """JoMA (Tian et al., ICLR 2024): the claims not yet migrated onto the earned-verdict harness.
 
 Left here (their properties still use the old number controls, so the claims are reported
-`not-audited`): Fig. 2's softmax correlation (joma.theorem1.softmax_fig2) and the trained-
-transformer claims (joma.table1, joma.sec4.entropy_dynamics_trained,
+`not-audited`): the trained-transformer claims (joma.table1, joma.sec4.entropy_dynamics_trained,
 joma.sec4.rank_dynamics_trained, joma.sec5.lowest_first).  Every other JoMA claim lives in its
 own file, properties/joma/test_<item>.py.
 """
@@ -19,11 +18,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from properties import Claim, attach_plot, audits, check_at_least, examples, register
-from properties.joma.common import T1_PARAMS
-from properties.joma.common import problem as _problem
-from properties.joma.common import token_stats as _stats
 from sim import default_device, make_generator, measure
-from sim.joma import make_table1_generator, sample_hierarchy, sibling_height, simulate_eqn2
+from sim.joma import make_table1_generator, sample_hierarchy, sibling_height
 from sim.measure import (
     attention_entropy,
     best_match_ncorr,
@@ -32,108 +28,6 @@ from sim.measure import (
     record,
 )
 from sim.transformer import StackedTransformer, train
-from theory import joma as th
-
-#==================================================================================================
-# Section 3: Theorem 1, softmax attention, Fig. 2
-#==================================================================================================
-# --------------------------------------------------------------------------------------------
-# Claims
-# --------------------------------------------------------------------------------------------
-_T1_SETTING = ("Eqn. 2 with orthonormal U_C (d x M_C), unit u_q orthogonal to U_C, K hidden nodes, "
-               "phi linear or ReLU, stationary g_{h_k}[i] = 1[y_i = k] - 1/C (Assumption 1), "
-               "W and z_m trained together by simultaneous gradient steps")
-_ORDER_TOL = ("discretization: gradient steps of size eta approximate the flow with O(eta) "
-              "error over a fixed horizon; log-log slope of the invariant's drift vs eta "
-              "(eta halved 3 times) within 1 +- 0.25; plus the exact discrete-time identity "
-              "(drift corrected by the accumulated squared increments) to float64 round-off")
-
-register(Claim(
-    id="joma.theorem1.softmax_fig2",
-    where="Section 3 after Theorem 1, and Fig. 2 (softmax approximation)",
-    statement="For softmax attention, even without its assumptions, the invariance of Theorem 1 "
-              "still predicts z_m(t) fairly well (Fig. 2: zhat_m(t) shows high correlation with "
-              "the true z_m(t)).",
-    assumptions=_T1_SETTING + "; softmax attention, linear phi, zero initialisation.",
-    prediction="zhat_m(t) = 1/2 sum_k (v_k^2(t) - ||v_k(t)||^2 bbar_m(t)) (Eqn. 19 with the "
-               "current bbar_m(t), c = 0)",
-    simulation="sim.joma.simulate_eqn2(attention='softmax')",
-    metric="normalized (Pearson) correlation over tokens l of zhat_m(t) and z_m(t), "
-           "minimum over the logged times t in (0, T]",
-    tolerance="threshold 0.9 ('high correlation'; the audit's reading of Fig. 2)",
-    reason="Refuted in the setting of Eqn. 2 with stationary gradients (Assumption 1): as "
-           "attention sharpens, bbar_m(t) drifts and the correlation decays from ~0.9 early in "
-           "training to ~0 or negative (see the plot). Fig. 2's own setup (gradients from a "
-           "trained top layer, its data distributions) is not reproduced here, so this refutes "
-           "the claim only in the Assumption-1 setting the theorem is stated for.",
-    history=("2026-12-03 (harness issue 9): the printed form now runs every draw instead of "
-             "stopping at the first mismatch; that exposed a crash on later draws (the horizon "
-             "was drawn from floats(20, 40), not a multiple of eta = 0.05, so simulate_eqn2 "
-             "raised ValueError). The horizon is now drawn on the step grid, 400..800 steps of "
-             "0.05 (the same range); the verdict did not change.",),
-))
-
-
-# --------------------------------------------------------------------------------------------
-# Theorem 1: softmax attention, Fig. 2
-# --------------------------------------------------------------------------------------------
-def normalized_correlation(a, b):
-    """Pearson correlation over the last axis (Fig. 2's normalized correlation)."""
-    a = a - a.mean(-1, keepdims=True)
-    b = b - b.mean(-1, keepdims=True)
-    return (a * b).sum(-1) / np.sqrt((a * a).sum(-1) * (b * b).sum(-1))
-
-
-def _fig2_run(params, horizon):
-    p = _problem(params, "softmax")
-    tr = simulate_eqn2(p, eta=0.05, horizon=horizon, log_every=max(1, int(horizon / 0.05) // 20))
-    s2, n2 = _stats(tr)
-    zhat = th.theorem1_softmax_eqn19(z=0 * tr.z, s2=s2, n2=n2, bbar=tr.bbar) * -1
-    return tr, zhat
-
-
-@audits("joma.theorem1.softmax_fig2", form="printed",
-        fails="with stationary gradients bbar_m(t) drifts as attention sharpens and the "
-              "correlation of zhat_m(t) with z_m(t) decays well below 0.9")
-@examples(4, printed_fails=True)
-@given(T1_PARAMS.map(lambda t: (t[0], max(t[1], 4), *t[2:5], "linear", t[6])),
-       st.integers(400, 800).map(lambda n: n * 0.05))  # horizons on the step grid of eta = 0.05
-def test_joma_theorem1_softmax_fig2(params, horizon):
-    tr, zhat = _fig2_run(params, horizon)
-    corr = normalized_correlation(tr.z[1:], zhat[1:])
-    control = normalized_correlation(tr.z[1:], -zhat[1:])  # an anti-prediction must score low
-    check_at_least("joma.theorem1.softmax_fig2", float(np.nanmin(corr)), 0.9,
-                   "threshold 0.9 on the minimum over t of the normalized correlation",
-                   control=float(np.nanmin(control)))
-
-
-# --------------------------------------------------------------------------------------------
-# Figures for the report (fixed seeds; drawn with matplotlib's Agg backend by the audit command)
-# --------------------------------------------------------------------------------------------
-def _plot_fig2(path):
-    import matplotlib.pyplot as plt
-
-    params = (list(range(6)), 8, 2, 2, 64, "linear", 1.0)
-    tr, zhat = _fig2_run(params, 40.0)
-    corr = normalized_correlation(tr.z[1:], zhat[1:])
-    drift = np.abs(tr.bbar[1:] - tr.bbar[0]).sum(-1)
-    fig, axs = plt.subplots(1, 2, figsize=(8, 3.4))
-    axs[0].plot(tr.t[1:], corr)
-    axs[0].axhline(0.9, color="k", ls="--", lw=0.8, label="threshold 0.9")
-    axs[0].set_xlabel("t")
-    axs[0].set_ylabel("corr(zhat_m(t), z_m(t))")
-    axs[0].legend(fontsize=7)
-    axs[1].plot(tr.t[1:], drift)
-    axs[1].set_xlabel("t")
-    axs[1].set_ylabel("||bbar_m(t) - bbar_m(0)||_1")
-    fig.suptitle("joma.theorem1.softmax_fig2: normalized correlation (6 seeds)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-attach_plot("joma.theorem1.softmax_fig2", _plot_fig2)
-
 
 #==================================================================================================
 # Section 5 / Appendix A.5 (HBLT): Lemmas 7-8, Theorem 5 and Eq. 9 are migrated

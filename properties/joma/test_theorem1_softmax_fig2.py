@@ -1,0 +1,117 @@
+"""JoMA Section 3 after Theorem 1 and Fig. 2: with softmax attention the invariant of Theorem 1
+(Eqn. 19 with the current bbar_m(t)) "still predicts z_m(t) fairly well": zhat_m(t) shows high
+(normalized) correlation with the true logits z_m(t), while its two components zhat_m1 =
+1/2 sum_k v_k^2 and zhat_m2 = -1/2 sum_k ||v_k||^2 bbar_m do not.
+
+Fig. 2's setting as far as its caption gives it: Eqn. 2 with linear phi, softmax attention, and
+two distributions of x: (left) the token distribution transits smoothly over the class labels,
+(right) it is random per class.  Nothing else is given (M_C, K, C, N, d, the learning rate, the
+horizon, what "high" means), so those are drawn, and the verdict rests on a reading of "high"
+(0.9): this file reports the numbers and the claim is `not-audited` (audit_gap).
+
+Reference: sim.joma.simulate_eqn2 (float64, zero initialisation, eta = 0.05, the horizon drawn on
+the step grid, 20 logged times).  Alternatives (the caption's own components, as predictions):
+  rival component_1 (slot zhat) zhat_m1 = 1/2 sum_k v_k^2 alone;
+  rival component_2 (slot zhat) zhat_m2 = -1/2 sum_k ||v_k||^2 bbar_m alone.
+The printed form fails on some draws (strict expected failure), so the harness does not run the
+rivals there; their correlations are in the claim's `reason` (measured on the same runs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import Claim, attach_plot, audits, check_at_least, examples, register, rival
+from properties.joma.common import fig2_correlations as correlations
+from properties.joma.common import zhat_component_1, zhat_component_2, zhat_full
+from properties.joma.figures import plot_fig2
+from properties.joma.runs import DISTS, FIG2_ETA as ETA, fig2_run
+
+_HIGH = 0.9
+register(Claim(
+    id="joma.theorem1.softmax_fig2",
+    where="Section 3 after Theorem 1, and Fig. 2 (softmax approximation)",
+    statement="For softmax attention, even without its assumptions, the invariance of Theorem 1 "
+              "still predicts z_m(t) fairly well (Fig. 2: zhat_m(t) shows high correlation with "
+              "the true z_m(t)).",
+    assumptions="Fig. 2's setting as far as its caption gives it: Eqn. 2 with linear phi, softmax "
+                "attention, zero initialisation, W and z_m trained together by gradient steps "
+                "(eta = 0.05); x the token frequencies of 20 draws from P(l | y), with P(l | y) "
+                "smoothly transiting over the classes (Fig. 2 left) or random per class (Fig. 2 "
+                "right); stationary g_{h_k}[i] = 1[y_i = k] - 1/C (Assumption 1). Not given by "
+                "the paper, drawn: M_C in 4..8, K in 1..3 (C = max(K, 2)), d = M_C + 1 + 0..3, "
+                "N in {16, 32, 64}, horizon 400..800 steps.",
+    prediction="zhat_m(t) = 1/2 sum_k (v_k^2(t) - ||v_k(t)||^2 bbar_m(t)) (Eqn. 19 with the "
+               "current bbar_m(t), c = 0)",
+    simulation="properties.joma.runs.fig2_run (sim.joma.simulate_eqn2, "
+               "attention='softmax', activation='linear')",
+    metric="normalized (Pearson) correlation over tokens l of zhat_m(t) and z_m(t), minimum over "
+           "the 20 logged times t in (0, T] and the stacked seeds",
+    tolerance=f"threshold {_HIGH} ('high correlation'): a reading of the caption, not derived "
+              "(the paper states no number), so a failure against it does not earn `refuted`",
+    reason="Fig. 2's words do not decide it, and the numbers depend on the size and horizon the "
+           "caption leaves out. Measured (seeds 1-3, N = 64, horizon 40 = 800 steps, min over "
+           "seeds; correlation at t = 2 / 18 / 34): smooth x, (M_C, K) = (8, 2): 0.83 / 0.80 / "
+           "0.67; (16, 4): 0.88 / 0.87 / 0.82; (6, 2): 0.82 / 0.73 / 0.52; (20, 5): 0.86 / 0.86 "
+           "/ 0.83. Random x: (8, 2): 0.83 / 0.66 / 0.11; (16, 4): 0.95 / 0.94 / 0.80; (6, 2): "
+           "-0.55 / -0.59 / -0.64 (one seed anti-correlated from the start); (20, 5): 0.92 / "
+           "0.91 / 0.88. So zhat_m correlates at ~0.8-0.95 early in training in both of Fig. 2's "
+           "settings and decays as bbar_m(t) drifts (more for small M_C). The caption's "
+           "contrast does not hold for the first component: zhat_m1 = 1/2 sum_k v_k^2 alone "
+           "correlates 0.74-0.88 (random (6, 2): -0.28 .. 0.28), and late in training it beats "
+           "zhat_m in every smooth configuration above (e.g. (8, 2) at t = 34: 0.86 vs 0.67); "
+           "zhat_m2 is anti-correlated (-0.1 .. -0.98).",
+    audit_gap="Fig. 2's size (M_C, K, N, d), learning rate, horizon and the meaning of 'high "
+              "correlation' are not in the text; with the reading 0.9 the printed form fails on "
+              "the drawn configurations (numbers in `reason`), but that threshold has no "
+              "provenance, so the claim is reported with its numbers, neither holding nor "
+              "refuted.",
+    reading="Fig. 2's two data settings are encoded as the caption describes them (a smooth bump "
+            "moving with the class; a Dirichlet(0.5) distribution per class); 'fairly well' / "
+            "'high correlation' is read as a normalized correlation >= 0.9 at every logged "
+            "time. Earlier (before issue 10) the claim was audited only in the random-x "
+            "setting and reported refuted.",
+    history=("2026-12-03 (harness issue 9): the printed form now runs every draw instead of "
+             "stopping at the first mismatch; that exposed a crash on later draws (the horizon "
+             "was drawn from floats(20, 40), not a multiple of eta = 0.05, so simulate_eqn2 "
+             "raised ValueError). The horizon is now drawn on the step grid, 400..800 steps of "
+             "0.05 (the same range); the verdict did not change.",
+             "2026-12-03 (issue 10 migration, before any run of the new property): Fig. 2's "
+             "smoothly-transiting x distribution added next to the random one (the caption's "
+             "two settings); the horizon grid (400..800 steps of 0.05) and the reading 0.9 are "
+             "unchanged; the old refutation is now not-audited because 0.9 has no provenance "
+             "(a gate of the earned-verdict harness), with the numbers in `reason`."),
+    alternatives=(
+        rival("component_1", zhat_component_1,
+              "Fig. 2's caption: the component zhat_m1 = 1/2 sum_k v_k^2 alone", replaces="zhat"),
+        rival("component_2", zhat_component_2,
+              "Fig. 2's caption: the component zhat_m2 = -1/2 sum_k ||v_k||^2 bbar_m alone",
+              replaces="zhat"),
+    ),
+))
+
+FIG2_CASE = st.tuples(st.lists(st.integers(0, 2**31 - 1), min_size=2, max_size=3, unique=True),
+                      st.integers(4, 8), st.integers(1, 3), st.integers(0, 3),
+                      st.sampled_from([16, 32, 64]), st.sampled_from(DISTS))
+HORIZON = st.integers(400, 800).map(lambda n: n * ETA)  # on the step grid of eta = 0.05
+PAPER_FIG2 = [dict(case=(list(range(6)), 8, 2, 2, 64, dist), horizon=40.0) for dist in DISTS]  # plot's
+
+
+@audits("joma.theorem1.softmax_fig2", form="printed",
+        fails="bbar_m(t) drifts as attention sharpens and the correlation of zhat_m(t) with "
+              "z_m(t) decays below the reading 0.9 (in both of Fig. 2's x distributions)")
+@examples(3)
+@example(**PAPER_FIG2[0])
+@example(**PAPER_FIG2[1])
+@given(case=FIG2_CASE, horizon=HORIZON)
+def test_theorem1_softmax_fig2(world, case, horizon):
+    tr = world.simulation(fig2_run, "run", pure=True)(*case, horizon)
+    corr = correlations(tr, world.prediction(zhat_full, "zhat"))
+    check_at_least("joma.theorem1.softmax_fig2", float(np.nanmin(corr)), _HIGH,
+                   "reading of 'high correlation' (no provenance: the paper states no number)",
+                   what="min over t and seeds of corr(zhat_m(t), z_m(t))")
+
+
+attach_plot("joma.theorem1.softmax_fig2", plot_fig2)
