@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from properties import Tolerance
+from properties import Threshold, Tolerance
 from sim import make_generator
 from sim import topic as sm
 from theory import topic as th
@@ -262,3 +262,44 @@ def gamma_opt(T, v, tau, p_m, p_c, p_r, mq):
     if k in (0, len(lg) - 1):
         raise AssertionError(f"gamma* at the grid edge ({np.exp(lg[k]):.3g}): widen the grid")
     return math.exp(golden(lambda x: float(loss(np.array(x))), lg[k - 1], lg[k + 1]))
+
+
+# --------------------------------------------------------------------------------------------
+# Thresholds of the empirical claims, calibrated on seeds disjoint from the audit's
+# --------------------------------------------------------------------------------------------
+EMPIRICAL_AUDIT_SEEDS = range(0, 10000)
+EMPIRICAL_FALSE_FAIL = 1e-4  # per check and draw, under the normal model of seed-to-seed spread
+
+
+def normal_bound(scores, calibration: dict, *, side: str, what: str,
+                 audit_seeds: range = EMPIRICAL_AUDIT_SEEDS,
+                 false_fail: float = EMPIRICAL_FALSE_FAIL):
+    """One-sided normal prediction bound for one new element's score from calibration elements:
+    side="lower": mean - t_{n-1} sd sqrt(1 + 1/n) (a score that must stay above it);
+    side="upper": mean + t_{n-1} sd sqrt(1 + 1/n) (an error that must stay below it).
+    `calibration` holds generator_seeds [start, stop) and elements_per_seed; the seeds must not
+    meet `audit_seeds`.  Returns a Threshold of origin "calibrated" with false-fail `false_fail`
+    (under the normal model; the text gives the Shapiro-Wilk p-value of the sample)."""
+    from scipy import stats
+
+    if side not in ("lower", "upper"):
+        raise ValueError(f"side must be 'lower' or 'upper', got {side!r}")
+    if not (0 < false_fail < 1):
+        raise ValueError(f"false_fail must be in (0, 1), got {false_fail}")
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim != 1 or x.size < 10 or not np.all(np.isfinite(x)):
+        raise ValueError("scores must be a 1-D list of at least 10 finite numbers")
+    cal = range(*calibration["generator_seeds"])
+    if max(cal.start, audit_seeds.start) < min(cal.stop, audit_seeds.stop):
+        raise ValueError(f"calibration seeds {cal} must be disjoint from audit seeds {audit_seeds}")
+    n = x.size
+    t = float(stats.t.isf(false_fail, n - 1))
+    half = t * x.std(ddof=1) * math.sqrt(1 + 1 / n)
+    value = float(x.mean() - half if side == "lower" else x.mean() + half)
+    return Threshold(
+        value, f"{what}: normal {side} prediction bound from {n} calibration elements (generator "
+               f"seeds [{cal.start}, {cal.stop}) x {calibration['elements_per_seed']}; audit "
+               f"seeds [{audit_seeds.start}, {audit_seeds.stop})): mean {x.mean():.4g} "
+               f"{'-' if side == 'lower' else '+'} t_{n - 1} {t:.2f} x sd {x.std(ddof=1):.3g}; "
+               f"calibration range [{x.min():.4g}, {x.max():.4g}]; Shapiro-Wilk p = "
+               f"{stats.shapiro(x).pvalue:.2g}", "calibrated", false_fail)

@@ -12,7 +12,12 @@ by `calibrate_wv_blockwise()` on 2026-12-03 (CPU, float64).
 
 from __future__ import annotations
 
+import functools
+import json
+import sys
+
 import numpy as np
+import torch
 
 from sim import make_generator
 from sim import topic as sm
@@ -215,3 +220,295 @@ WV_BLOCKWISE_CALIBRATION = dict(
         0.9444767674488684,
     ),
 )
+
+
+# ============================================================================================
+# Section 6 / Appendix E: the other empirical runs (topic.empirical.*)
+# ============================================================================================
+# Every run below: LDA documents (Dirichlet(0.1)), the paper's p_m, p_c, p_r, CI size T = v = 5
+# (the paper's T = v = 10 is not run), float64 on CPU, a batch of S i.i.d. elements (each its
+# own init and documents) drawn from one generator seed.  Held-out documents are drawn FIRST
+# from the run's generator (so two models trained from the same seed are compared on the same
+# documents, common random numbers), then the init, then the training stream.  The functions are
+# cached (lru_cache): callers must not modify what they return.
+EMP = dict(T=5, v=5, p=(0.15, 0.1, 0.1), heldout_docs=200, heldout_N=(100, 150))
+
+# The one-layer models of Section 6 (one-hot W^E, squared loss, Adam lr 0.01, N(0, 0.01^2)
+# init, batch 8, documents N in 100..150):
+#   "joint":   W^K, W^Q, W^V, the biases and b^pred trained jointly, 300 steps
+#              (topic.empirical.attention_order (a), topic.empirical.uniform_loss_gap);
+#   "uniform": W^K = W^Q = 0 frozen (uniform attention), W^V, b^V, b^pred trained, 300 steps
+#              (topic.empirical.uniform_loss_gap);
+#   "dv":      W^V frozen to Definition 2's D^V, W^K, W^Q, the biases, b^pred trained, 200 steps
+#              (topic.empirical.attention_order (b)).
+LDA_MODELS = {
+    "joint": dict(sw=sm.Switches(onehot=True, biases=True), steps=300),
+    "uniform": dict(sw=sm.Switches(onehot=True, uniform=True, biases=True), steps=300),
+    "dv": dict(sw=sm.Switches(onehot=True, biases=True, freeze_v=True), steps=200),
+}
+LDA_TRAIN = dict(batch=8, lr=0.01, scale=0.01, N_range=(100, 150))
+
+
+def heldout_documents(g: torch.Generator, S: int):
+    """S x D held-out LDA documents, masked: (words, valid, tokens, masked), each (S, D, N)."""
+    T, v, D = EMP["T"], EMP["v"], EMP["heldout_docs"]
+    w, valid = sm.sample_documents(g, S * D, T, v, model="lda", N_range=EMP["heldout_N"])
+    tok, m = sm.mask_tokens(g, w, valid, *EMP["p"], T * v)
+    return tuple(x.view(S, D, -1) for x in (w, valid, tok, m))
+
+
+@functools.lru_cache(maxsize=16)
+def lda_run(model: str, seed: int, S: int = 1, steps: int | None = None):
+    """(params, held-out documents) of LDA_MODELS[model] from generator seed `seed`, S elements;
+    steps=0 is the untrained model (training off)."""
+    if model not in LDA_MODELS:
+        raise ValueError(f"model must be one of {sorted(LDA_MODELS)}, got {model!r}")
+    c, T, v = LDA_MODELS[model], EMP["T"], EMP["v"]
+    n = T * v + 1
+    g = make_generator(seed)
+    held = heldout_documents(g, S)
+    WV = th.definition2_dv(T, v, *EMP["p"]) if model == "dv" else None
+    p = sm.init_params(g, S, n, sw=c["sw"], scale=LDA_TRAIN["scale"], WV=WV, device="cpu")
+    k = c["steps"] if steps is None else steps
+    sm.train(p, g, T=T, v=v, steps=k, batch=LDA_TRAIN["batch"], sw=c["sw"], loss="squared",
+             opt="adam", lr=LDA_TRAIN["lr"], model="lda", p_m=EMP["p"][0], p_c=EMP["p"][1],
+             p_r=EMP["p"][2], N_range=LDA_TRAIN["N_range"], log_every=max(k, 1))
+    return p, held
+
+
+def _chunks(p: dict, held, chunk: int):
+    S = p["WV"].shape[0]
+    for i in range(0, S, chunk):
+        yield ({k: x[i:i + chunk] for k, x in p.items()},
+               tuple(x[i:i + chunk] for x in held))
+
+
+def attention_kinds(model: str, p: dict, held, chunk: int = 2, uniform: bool = False,
+                    relabel: bool = False) -> dict:
+    """Length-debiased (Appendix E.3: x N/100) mean attention per pair kind on the held-out
+    documents, per element: {same_position, same_word, same_topic, diff_topic: (S,)}.
+    uniform=True: the same model read with uniform attention (W^K = W^Q = 0 switched in);
+    relabel=True: the attention of the true input, its pairs classified by topic-scrambled ids."""
+    sw, v = LDA_MODELS[model]["sw"], EMP["v"]
+    if uniform:
+        sw = sm.Switches(onehot=sw.onehot, uniform=True, freeze_v=sw.freeze_v, biases=sw.biases)
+    out = []
+    with torch.no_grad():
+        for pc, (w, valid, tok, m) in _chunks(p, held, chunk):
+            _, A = sm.forward(pc, tok, valid, sw, return_attention=True)
+            ids = relabel_topics(tok) if relabel else tok
+            out.append(sm.attention_stats(A, ids, valid, v, normalise_length=100))
+    return {k: np.concatenate([o[k] for o in out]) for k in out[0]}
+
+
+def relabel_topics(tok: torch.Tensor) -> torch.Tensor:
+    """Topic-scrambling relabelling of word ids (needs v <= T): word j of topic t -> word j of
+    topic (t + j) mod T, [MASK] = 0 fixed.  Two different words share a relabelled topic only if
+    their true topics differ: relabelled same-topic pairs are true different-topic pairs."""
+    T, v = EMP["T"], EMP["v"]
+    t, j = np.divmod(np.arange(T * v), v)
+    perm = torch.as_tensor(np.r_[0, 1 + ((t + j) % T) * v + j])
+    return perm[tok]
+
+
+def heldout_losses(model: str, p: dict, held, chunk: int = 4) -> np.ndarray:
+    """Per-document held-out MLM squared loss (mean over masked positions), (S, D)."""
+    sw = LDA_MODELS[model]["sw"]
+    out = []
+    with torch.no_grad():
+        for pc, (w, valid, tok, m) in _chunks(p, held, chunk):
+            f = sm.forward(pc, tok, valid, sw)
+            pick = f.gather(-1, w[..., None])[..., 0]
+            per = (f * f).sum(-1) - 2 * pick + 1.0
+            mf = m.to(torch.float64)
+            out.append(((per * mf).sum(-1) / mf.sum(-1).clamp_min(1)).numpy())
+    return np.concatenate(out)
+
+
+def attention_order_scores(model: str, seed: int, S: int = 1, steps: int | None = None,
+                           relabel: bool = False, uniform: bool = False) -> dict:
+    """Log attention ratios per element: (a) "same_topic/diff_topic", (b) "same_word/diff_topic"
+    and "diff_topic/same_topic" (each (S,)), from the trained `model` ("joint" or "dv").
+    relabel: pair kinds read from topic-scrambled word ids; uniform: uniform attention."""
+    p, held = lda_run(model, seed, S, steps)
+    a = attention_kinds(model, p, held, uniform=uniform, relabel=relabel)
+    return {"same_topic/diff_topic": np.log(a["same_topic"] / a["diff_topic"]),
+            "same_word/diff_topic": np.log(a["same_word"] / a["diff_topic"]),
+            "diff_topic/same_topic": np.log(a["diff_topic"] / a["same_topic"])}
+
+
+def uniform_loss_gap(seed: int, S: int = 1, joint_steps: int | None = None,
+                     uniform_steps: int | None = None) -> dict:
+    """Relative held-out loss gap (L_uniform - L_joint) / L_uniform per element, with its paired
+    Monte Carlo SE over the D held-out documents (common to both models)."""
+    pu, held = lda_run("uniform", seed, S, uniform_steps)
+    pj, held_j = lda_run("joint", seed, S, joint_steps)
+    if not all(torch.equal(a, b) for a, b in zip(held, held_j)):
+        raise RuntimeError("the two models must be compared on the same held-out documents")
+    lu, lj = heldout_losses("uniform", pu, held), heldout_losses("joint", pj, held)
+    d = lu - lj
+    Lu = lu.mean(-1)
+    return {"gap": d.mean(-1) / Lu, "se": d.std(-1, ddof=1) / np.sqrt(d.shape[-1]) / Lu,
+            "L_uniform": Lu, "L_joint": lj.mean(-1)}
+
+
+# topic.empirical.embedding_block: all components trained (W^E N(0, 1/d), d = Tv + 1), biases,
+# N(0, 0.01^2) init of the rest, batch 16, 250 steps, documents N in 20..30, four (loss,
+# optimiser, lr) settings trained one after the other from one generator.
+EMBEDDING = dict(T=5, v=5, steps=250, batch=16, N_range=(20, 30), scale=0.01,
+                 settings=(("squared", "adam", 0.01), ("squared", "sgd", 0.2),
+                           ("ce", "adam", 0.01), ("ce", "sgd", 0.5)))
+
+
+@functools.lru_cache(maxsize=8)
+def train_embedding(seed: int, S: int = 1, steps: int | None = None) -> np.ndarray:
+    """E = W^E^T W^E after training, (len(settings), S, n, n), from generator seed `seed`."""
+    c = EMBEDDING
+    T, v = c["T"], c["v"]
+    n = T * v + 1
+    k = c["steps"] if steps is None else steps
+    sw = sm.Switches(biases=True)
+    g = make_generator(seed)
+    out = []
+    for loss, opt, lr in c["settings"]:
+        p = sm.init_params(g, S, n, d=n, sw=sw, scale=c["scale"], device="cpu")
+        sm.train(p, g, T=T, v=v, steps=k, batch=c["batch"], sw=sw, loss=loss, opt=opt, lr=lr,
+                 p_m=EMP["p"][0], p_c=EMP["p"][1], p_r=EMP["p"][2], N_range=c["N_range"],
+                 log_every=max(k, 1))
+        WE = p["WE"].numpy()
+        out.append(np.einsum("sdi,sdj->sij", WE, WE))
+    return np.stack(out)
+
+
+def embedding_contrast(E) -> np.ndarray:
+    """(mean same-topic off-diagonal - mean different-topic entry) / mean diagonal entry of the
+    word block of E, per leading index."""
+    sc = sm.block_scores(E, EMBEDDING["T"], EMBEDDING["v"])
+    return (sc["same_topic"] - sc["diff_topic"]) / np.abs(sc["diag"])
+
+
+# topic.empirical.wv_diagonal_no_l2: one-hot W^E, uniform attention, biases, squared loss, Adam
+# lr 0.02, batch 32, 300 steps, N(0, 0.01^2) init, ridge lam on W^V (0: the claim's run).
+WV_DIAGONAL = dict(T=5, v=5, steps=300, batch=32, lr=0.02, scale=0.01)
+
+
+@functools.lru_cache(maxsize=8)
+def train_wv_diagonal(seed: int, S: int = 1, lam: float = 0.0, steps: int | None = None) -> dict:
+    """{"WV": trained W^V (S, n, n), "heldout_loss": (S, D) per-document MLM loss on held-out
+    documents drawn after training from the same generator}.  Runs with equal seed and steps
+    but different lam see the same training and held-out documents (common random numbers)."""
+    c = WV_DIAGONAL
+    T, v = c["T"], c["v"]
+    n = T * v + 1
+    k = c["steps"] if steps is None else steps
+    sw = sm.Switches(onehot=True, uniform=True, biases=True)
+    g = make_generator(seed)
+    p = sm.init_params(g, S, n, sw=sw, scale=c["scale"], device="cpu")
+    sm.train(p, g, T=T, v=v, steps=k, batch=c["batch"], sw=sw, loss="squared", opt="adam",
+             lr=c["lr"], lam=lam, p_m=EMP["p"][0], p_c=EMP["p"][1], p_r=EMP["p"][2],
+             log_every=max(k, 1))
+    held = heldout_documents(g, S)
+    with torch.no_grad():
+        w, valid, tok, m = held
+        f = sm.forward(p, tok, valid, sw)
+        per = (f * f).sum(-1) - 2 * f.gather(-1, w[..., None])[..., 0] + 1.0
+        mf = m.to(torch.float64)
+        loss = ((per * mf).sum(-1) / mf.sum(-1).clamp_min(1)).numpy()
+    return {"WV": p["WV"].numpy(), "heldout_loss": loss}
+
+
+def diagonal_excess(W) -> np.ndarray:
+    """(mean diagonal - mean same-topic off-diagonal entry of the word block) / (c3/v)."""
+    c = WV_DIAGONAL
+    sc = sm.block_scores(W, c["T"], c["v"])
+    return (sc["diag"] - sc["same_topic"]) / (th.c3(*EMP["p"]) / c["v"])
+
+
+# topic.empirical.two_stage: one-hot W^E, biases, near-zero positive init |N(0, s^2)| of W^K,
+# W^Q, W^V for s on a ladder (REPLICATES elements per size, all in one program), squared loss,
+# Adam lr 0.01, batch 8, 300 steps, documents N in 20..30, norms logged every 5 steps.
+TWO_STAGE = dict(T=5, v=5, steps=300, batch=8, lr=0.01, scales=(0.02, 0.005, 0.00125),
+                 replicates=4, N_range=(20, 30), log_every=5)
+
+
+@functools.lru_cache(maxsize=8)
+def two_stage_run(seed: int, steps: int | None = None) -> dict:
+    """Norm curves (logged steps, elements) of W^V, W^K, W^Q; element e has init scale
+    scales[e // replicates]."""
+    c = TWO_STAGE
+    T, v = c["T"], c["v"]
+    n = T * v + 1
+    R, sc = c["replicates"], c["scales"]
+    S = R * len(sc)
+    k = c["steps"] if steps is None else steps
+    sw = sm.Switches(onehot=True, biases=True)
+    g = make_generator(seed)
+    p = sm.init_params(g, S, n, sw=sw, scale=1.0, positive=True, device="cpu")
+    s = torch.tensor(np.repeat(sc, R), dtype=torch.float64)[:, None, None]
+    for name in ("WK", "WQ", "WV"):
+        p[name] = p[name] * s
+    log = sm.train(p, g, T=T, v=v, steps=k, batch=c["batch"], sw=sw, loss="squared",
+                   opt="adam", lr=c["lr"], p_m=EMP["p"][0], p_c=EMP["p"][1], p_r=EMP["p"][2],
+                   N_range=c["N_range"], log_every=c["log_every"])
+    return {"step": np.array(log.step), "scale": np.repeat(sc, R),
+            **{name: np.array(log.norms[name]) for name in ("WV", "WK", "WQ")}}
+
+
+def two_stage_fraction(run: dict) -> dict:
+    """Per element: t_V (first logged step with ||W^V||_F >= 0.9 max), the fraction of W^K's and
+    W^Q's total norm change (start -> end) done by t_V (the larger of the two), and their growth."""
+    nv, nk, nq = run["WV"], run["WK"], run["WQ"]
+    tV = np.argmax(nv >= 0.9 * nv.max(0), axis=0)
+    idx = np.arange(nv.shape[1])
+
+    def frac(x):
+        return (x[tV, idx] - x[0]) / (x[-1] - x[0])
+    return {"tV": run["step"][tV], "fraction": np.maximum(frac(nk), frac(nq)),
+            "kq_at_tV": np.maximum(nk[tV, idx], nq[tV, idx]) / nv[tV, idx],
+            "growth": np.minimum(nk[-1] / nk[0], nq[-1] / nq[0])}
+
+
+# --------------------------------------------------------------------------------------------
+# Calibration of the empirical claims' thresholds (run once; the results are stored below as
+# *_CALIBRATION and CI only runs the audit draws):
+#     python -m properties.topic.runs calibrate {embedding_block,wv_diagonal_no_l2,lda}
+# ("lda": attention_order and uniform_loss_gap, which share the "joint" runs; run with 20
+# elements per seed for cost).  Generator seeds 10000..10003 with 40 (lda: 20) elements each;
+# the audit draws seeds 0..9999.
+# --------------------------------------------------------------------------------------------
+CAL_SEEDS = range(10000, 10004)
+CAL_S = 40
+
+
+def calibrate(name: str, seeds=CAL_SEEDS, S: int = CAL_S):
+    """Yield, per calibration generator seed, {"seed": s, "elements": S, <score>: [...]}."""
+    if name not in ("embedding_block", "wv_diagonal_no_l2", "lda"):
+        raise ValueError(f"name must be embedding_block, wv_diagonal_no_l2 or lda, got {name!r}")
+    for s in seeds:
+        out: dict = {"seed": s, "elements": S}
+        if name == "embedding_block":
+            E = train_embedding(s, S)
+            for (loss, opt, lr), x in zip(EMBEDDING["settings"], embedding_contrast(E)):
+                out[f"{loss}/{opt}"] = [float(y) for y in x]
+            train_embedding.cache_clear()
+        elif name == "wv_diagonal_no_l2":
+            out["diagonal_excess"] = [float(y) for y in diagonal_excess(train_wv_diagonal(s, S)["WV"])]
+            train_wv_diagonal.cache_clear()
+        else:
+            for model in ("joint", "dv"):
+                for k, x in attention_order_scores(model, s, S).items():
+                    out[f"{model}:{k}"] = [float(y) for y in x]
+            gap = uniform_loss_gap(s, S)
+            for k in ("gap", "se", "L_uniform", "L_joint"):
+                out[f"loss:{k}"] = [float(y) for y in gap[k]]
+            lda_run.cache_clear()
+        yield out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (3, 4) or sys.argv[1] != "calibrate":
+        raise SystemExit("usage: python -m properties.topic.runs calibrate "
+                         "{embedding_block,wv_diagonal_no_l2,lda} [elements per seed]")
+    torch.set_num_threads(1)
+    for rec in calibrate(sys.argv[2], S=int(sys.argv[3]) if len(sys.argv) == 4 else CAL_S):
+        print(json.dumps(rec), flush=True)  # one JSON line per calibration seed
