@@ -1,0 +1,233 @@
+"""signgd.learnable_head: Appendix F.3, 'training the linear head jointly changes none of the above'.
+
+Per draw: 2 seeds, the same data and init trained twice with SignGD, with the head fixed at 1/m_v
+and with the head trained, each logged every step to its own 1.25 t* (the stage runs' stop rule).
+
+What the stop rule makes automatic (issue 11), and is therefore no longer checked: 'every seed
+reaches T_4' (the run stops only after every noise is aligned), and L_S(end) <= 1e-3 (at 1.25 t*
+the margins have grown linearly for thousands of steps; observed 1e-9 ... 1e-51).  What could
+fail, and is checked:
+
+* F.3's mechanism (test_signgd_learnable_head_mechanism): the head entries keep their init sign
+  and, once the head gradient's sign is fixed, each grows by exactly eta per step.  Statistic:
+  H(end) against 1/m_v + eta t_end, per entry; the allowed shortfall is 2 eta T_2 per seed (an
+  entry can lose at most 2 eta per step before its sign is fixed, bounded here by the end of
+  Stage II; see the history).  H(end) > 1/m_v - 2 eta T_2 > 0 then also keeps every sign.
+* 'the same stages' (test_signgd_learnable_head_stages): the sign trajectories of alpha, beta, a,
+  b coincide with the fixed-head run's through T_3 (exactly), so T_1, T_2, T_3 are the same; and
+  in Stage IV with the learnable head: Table 2's >= 98% aligned at T_4^- - 1, Lemma 4.5, T_4^+ <
+  T_4 (Lemma 4.7), s_11, s_21 <= 0.05 at the end (Theorem 3.2 (4)).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
+                        examples, null, register, rival)
+from properties.signgd.common import lemma45_stats
+from properties.signgd.runs import (_RANGE, _SETTING, CAP, H, LOG, M_V, SEED, TAIL,
+                                    _all_noise_aligned, _problem)
+from sim import signgd as sim
+
+CID = "signgd.learnable_head"
+EXACT = Threshold(0.0, "exact inequality / equality of deterministic statistics of the runs",
+                  "derived", 0.0)
+LH_SEEDS = 2
+LH_CANON = (11, 30, 1.0, 1e-3, 6e-5)  # seed0, s, sigma_p, sigma_0, eta: the sheet's CPU setting
+LH_FAST = (777, 30, 2.0, 7e-4, 7e-5)  # the fast corner of the sweep
+LH_RUN = st.tuples(SEED, st.integers(20, 30), st.floats(1.0, 2.0), st.floats(7e-4, 1.3e-3),
+                   st.floats(5e-5, 7e-5))
+SIGN_KEYS = ("alpha", "beta", "a", "b")
+
+
+def _summary(tr):
+    q = sim.squeeze_L2(tr.q)
+    T = sim.stage_times(tr)
+    return dict(signs={k_: np.sign(q[k_]).astype(np.int8) for k_ in SIGN_KEYS}, T=T,
+                s11=q["s11"], s21=q["s21"], H_end=tr.final.H.numpy().copy(),
+                t_end=int(tr.t[-1]), eta=float(tr.settings["eta"]))
+
+
+@functools.lru_cache(maxsize=4)
+def _lh_runs(cfg):
+    """(fixed-head summary, learnable-head summary) of one draw."""
+    seed0, s, sigma_p, sigma_0, eta = cfg
+    prob, p0 = _problem([seed0 + k for k in range(LH_SEEDS)], s, sigma_p=sigma_p, sigma_0=sigma_0)
+    return tuple(_summary(sim.train(prob, p0, eta=eta, steps=CAP, log_every=1, log=LOG,
+                                    stop=_all_noise_aligned, tail=TAIL, learnable_head=lh))
+                 for lh in (False, True))
+
+
+def fixed_head(cfg):
+    return _lh_runs(tuple(cfg))[0]
+
+
+def learnable_head(cfg):
+    return _lh_runs(tuple(cfg))[1]
+
+
+def head_frozen(cfg):
+    """Null of the mechanism: the head not trained (the fixed-head run: H stays 1/m_v)."""
+    return _lh_runs(tuple(cfg))[0]
+
+
+@functools.lru_cache(maxsize=4)
+def _value_scale_run(cfg):
+    seed0, s, sigma_p, sigma_0, eta = cfg
+    fixed = _lh_runs(cfg)[0]
+    steps = int(np.max(fixed["T"]["T3"])) + 2
+    seeds = [seed0 + k for k in range(LH_SEEDS)]
+    prob, _ = _problem(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
+    p0 = sim.init_params(seeds, d=prob.train.P.shape[-1], m_k=8, m_v=M_V, sigma_0=sigma_0,
+                         head_init=sigma_0, device="cpu")
+    return _summary(sim.train(prob, p0, eta=eta, steps=steps, log_every=1, log=LOG,
+                              learnable_head=True))
+
+
+def head_at_value_scale(cfg):
+    """Null of 'the same stages': F.3's mechanism switched off: a learnable head initialised at
+    the value scale sigma_0 instead of 1/m_v (F.3: 'the key ... lies in the different magnitudes
+    of initialization'), run through the fixed-head run's last T_3 (+ 2 steps)."""
+    return _value_scale_run(tuple(cfg))
+
+
+def head_law(h0, eta, t_end):
+    """F.3: every head entry grows by eta per step once its gradient's sign is fixed."""
+    return h0 + eta * t_end
+
+
+def head_shrinks(h0, eta, t_end):
+    """Rival: the head entries shrink by eta per step (the gradient against the init sign; the
+    sign would flip after 1 / (m_v eta) steps)."""
+    return h0 - eta * t_end
+
+
+register(Claim(
+    id=CID, where="Appendix F.3",
+    statement="Training the linear head jointly (with SignGD) changes none of the above: the same "
+              "stages and the same trained model (Theorem 3.2).",
+    assumptions=_SETTING.replace("fixed head 1/m_v", "head initialised at 1/m_v and trained by "
+                                 "SignGD with the rest") + "; " + _RANGE + f"; {LH_SEEDS} seeds "
+                                 "per draw, each trained with the fixed and with the learnable "
+                                 "head from the same init; the sheet's CPU setting and the fast "
+                                 "corner explicit examples",
+    prediction="(F.3's mechanism) every head entry keeps its sign and grows by eta per step once "
+               "its gradient's sign is fixed: |H(end) - (1/m_v + eta t_end)| <= 2 eta T_2; (same "
+               "stages) the signs of alpha, beta, a, b equal the fixed-head run's at every step "
+               "through T_3 (so T_1, T_2, T_3 are equal); with the learnable head, >= 98% of "
+               "pairs aligned at T_4^- - 1 (Table 2), Lemma 4.5 (fitted exponent >= 1, "
+               "|s_11 - 1/2| <= 0.1 up to T_4^-), T_4^+ < T_4 (Lemma 4.7), s_11, s_21 <= 0.05 at "
+               "the end (Thm 3.2 (4))",
+    simulation="sim.signgd.train(learnable_head=True) vs learnable_head=False, " + H,
+    metric="max over entries of |H(end) - (1/m_v + eta t_end)|; number of sign mismatches "
+           "through T_3; per-seed stage times; the Stage IV statistics' extremes",
+    tolerance="the head: 2 eta T_2 (each SignGD step moves an entry by eta or 0; the allowance "
+              "counts the steps before its sign is fixed) plus float64 round-off; the rest exact "
+              "(deterministic statistics of the runs, at the fixed-head properties' levels)",
+    reading="Automatic under the stop rule and not checked: T_4 reached, L_S(end) <= 1e-3 (and "
+            "V_i / |V_mu| >= 2 follows from the value rows' sign dynamics, as in "
+            "signgd.theorem3_2.item3). 'The same stages' read as the same sign dynamics through "
+            "Stage III and the Stage IV lemmas' outcomes; the neighbouring reading, identical "
+            "stage times throughout, is a rival: T_4^-, T_4^+, T_4 move (measured on seeds 11-12, "
+            "12345-12346, 777-778: T_4^- equal or within 14 steps, T_4^+ and T_4 by up to 30%; "
+            "sign trajectories identical up to steps 216-1234, after T_3). Alternatives: nulls "
+            "'head frozen' (the mechanism property) and 'head at the value scale' (F.3's "
+            "magnitude separation switched off, the stages property); rivals 'head shrinks' "
+            "and 'identical stage times throughout'.",
+    audit_gap="Theorem 3.2 (2) (constant-order test loss) is not audited for the learnable head: "
+              "the head grows from 1/16 to 0.19-0.42 by the end, and L_D(end) is lower with it "
+              "(0.02-0.39 against 0.49-0.57 with the fixed head on the same seeds; earlier: 0.048 "
+              "at seed 0, s = 20, sigma_0 = 7e-4, eta = 5e-5); whether that is still Theta(1) "
+              "cannot be told at one size (no size sweep run). Lemmas 4.1, 4.3, 4.4, 4.6 are not "
+              "re-checked with the learnable head.",
+    history=("2026-12-03 (issue 11, migration): the end-of-run checks made automatic by the "
+             "stop rule (T_4 reached, L_S <= 1e-3) and V_i / |V_mu| >= 2 dropped; new content: "
+             "F.3's head mechanism and the sign trajectories against the fixed-head run. The "
+             "head allowance was set at 2 eta T_2 after a probe (seeds 11-12, 12345-12346, "
+             "777-778) showed that F.3's literal 'after Stage I' (2 eta T_1, T_1 = 1-3 steps) "
+             "fails by a few steps: some value rows (the head gradient reads rows, not the mean "
+             "value) finish their own Stage I later (shortfall up to 8 eta against T_2 >= 17).",
+             "2026-12-03: seeds per draw 4 (8 in the canonical draw) -> 2, each trained twice "
+             "(fixed and learnable head); 2 -> 3 draws.",
+             "2026-12-03: the rival 'identical stage times throughout' was rejected on 2 of the 3 "
+             "ci draws (the drawn one kept every stage time): its must_reject set to 1/2 (it "
+             "coincides with the truth where the head shifts Stage IV by less than a step).",),
+    alternatives=(
+        null("head_frozen", head_frozen, "the head not trained (H stays 1/m_v)", replaces="head"),
+        rival("head_shrinks", head_shrinks, "the head entries shrink by eta per step",
+              replaces="head_law"),
+        null("head_at_value_scale", head_at_value_scale, "F.3's magnitude separation switched "
+             "off: the learnable head initialised at sigma_0 instead of 1/m_v",
+             replaces="learnable"),
+        rival("identical_throughout", lambda: ("T1", "T2", "T3", "T4m", "T4p", "T4"),
+              "neighbouring reading of 'the same stages': every stage time unchanged; it "
+              "coincides with the truth on draws where the head's effect on Stage IV stays below "
+              "one step in every seed (1 of the 3 ci draws), hence must_reject 1/2",
+              replaces="same_times", must_reject=0.5),
+    ),
+))
+
+
+def lh_draws(fn):
+    return example(cfg=LH_CANON)(example(cfg=LH_FAST)(given(cfg=LH_RUN)(fn)))
+
+
+@audits(CID)
+@examples(1)
+@lh_draws
+def test_signgd_learnable_head_mechanism(world, cfg):
+    r = world.simulation(learnable_head, "head", pure=True)(cfg)
+    pred = world.prediction(head_law, "head_law")(1.0 / M_V, r["eta"], r["t_end"])
+    T2 = np.where(np.isfinite(r["T"]["T2"]), r["T"]["T2"], r["t_end"])
+    allow = float(2 * r["eta"] * T2.max())
+    tol = Tolerance.derived(allow + Tolerance.roundoff(abs(pred), ops=r["t_end"]).value,
+                            f"SignGD moves a head entry by eta or 0 per step: at most 2 eta per "
+                            f"step short of eta t_end before its sign is fixed, bounded by T_2 "
+                            f"(max {int(T2.max())}), plus round-off of t_end additions")
+    check_close(CID, r["H_end"], np.full_like(r["H_end"], pred), tol,
+                what=f"H(end) against 1/m_v + eta t_end = {pred:.5g} (min {r['H_end'].min():.5g}, "
+                     f"max {r['H_end'].max():.5g})")
+
+
+@audits(CID)
+@examples(1)
+@lh_draws
+def test_signgd_learnable_head_stages(world, cfg):
+    fixed = fixed_head(cfg)
+    r = world.simulation(learnable_head, "learnable", pure=True)(cfg)
+    same = world.prediction(lambda: ("T1", "T2", "T3"), "same_times")()
+    K = int(np.max(fixed["T"]["T3"]))  # through the fixed run's last T_3
+    n = min(K + 1, len(r["signs"]["a"]))
+    mism = sum(int((r["signs"][k_][:n] != fixed["signs"][k_][:n]).sum()) for k_ in SIGN_KEYS)
+    if n < K + 1:
+        mism += 1  # the run stopped before T_3: its trajectory cannot be the same
+    check_at_least(CID, -float(mism), EXACT,
+                   what=f"sign mismatches of alpha, beta, a, b against the fixed head through "
+                        f"step {K}: {mism}")
+    diff = [f"{k_} {r['T'][k_]} vs {fixed['T'][k_]}" for k_ in same
+            if not np.array_equal(r["T"][k_], fixed["T"][k_])]
+    check_at_least(CID, -float(len(diff)), EXACT,
+                   what="equal stage times " + ", ".join(same) + (": " + "; ".join(diff)
+                                                                  if diff else ""))
+    T = r["T"]
+    order = float((T["T4p"] < T["T4"]).mean())
+    check_at_least(CID, order - 1.0, EXACT, what=f"T_4^+ < T_4 in every seed ({T['T4p']} vs "
+                                                  f"{T['T4']})")
+    T4m = T["T4m"]
+    if np.all(np.isfinite(T4m)):
+        sg = r["signs"]
+        al = min(float((sg["a"][int(t) - 1, j] == sg["b"][int(t) - 1, j]).mean())
+                 for j, t in enumerate(T4m))
+    else:
+        al = 0.0
+    check_at_least(CID, al - 0.98, EXACT, what=f"aligned at T_4^- - 1: {al:.3g} >= 0.98")
+    p, dev = lemma45_stats(r["s21"], r["s11"], T4m)
+    check_at_least(CID, p - 1.0, EXACT, what=f"Lemma 4.5: fitted exponent {p:.3g} >= 1")
+    check_at_least(CID, 0.1 - dev, EXACT, what=f"Lemma 4.5: max |s11 - 1/2| = {dev:.3g} <= 0.1")
+    m = float(max(r["s11"][-1].max(), r["s21"][-1].max()))
+    check_at_least(CID, 0.05 - m, EXACT, what=f"Thm 3.2 (4): max s11, s21 (end) {m:.3g} <= 0.05")
