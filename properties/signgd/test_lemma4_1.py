@@ -1,0 +1,188 @@
+"""signgd.lemma4_1 (Stage I): the mean value noise shifts early and becomes linear; the mean value
+signal is negligible next to it; query and key noise barely move before T_1.
+
+Run per draw: one batched program of L41_SEEDS seeds x m_v in L41_MV (each seed's m_v = 16 init
+with its value rows scaled by sqrt(16 / m_v), exact for the trajectory: runs._TT_SETTING), logged
+every step until every instance has left Stage I (D_i = V_i - V_mu > 0 for every sample, the
+measured T_1 of sim.signgd.stage_times).  Draws: the paper's CPU setting (eps = eta sqrt(s) /
+sigma_0 = 0.33: T_1 of 1-5 steps) and drawn long Stage I's (eps in [0.02, 0.05]).
+
+What is automatic, and what is left:
+* (1)'s linear growth is the exact linear value dynamics (signgd.step_magnitude): V_i(t) - V_i(0)
+  = 2 eta t ||xi_i||_1; its Theta constant 2 sqrt(2/pi) is E ||xi||_1 / (s sigma_p), a property of
+  the data model.  The property checks the constant by Monte Carlo (a simulator and data
+  consistency check, not evidence beyond signgd.step_magnitude).  (2)'s 'negligible' in rates
+  (2 eta against 2 eta ||xi_i||_1) is the same arithmetic.
+* (1)'s 'from T_1 on' and (2) at T_1 depend on T_1's definition, lost in extraction: at the
+  measured T_1 the last sample to cross has V_i ~ V_mu (not negligible, by definition), and V_i
+  itself can be <= 0 there when V_mu(0) < 0 (2 of 64 seeds at the paper's setting, m_v = 16;
+  5 of 64 at m_v = 4): reported in the audit gap, not decided.
+* (3) is the content: 'barely move' is asymptotic in the value width m_v (T_1 and the value
+  inits scale as m_v^-1/2, the query/key noise moves eta ||xi_i||_1 per step): decided by the
+  trend over m_v in L41_MV of the mean over seeds of max over pairs of |x(T_1) - x(0)| /
+  (sigma_0 ||xi_i||_2) (x = a, b; the denominator the init's standard deviation), which must
+  decrease (check_trend, weighted by the seeds' standard errors).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
+                        examples, null, register, rival)
+from properties.check import Threshold
+from properties.signgd.runs import (_SETTING, _STAGES, MV_ROWS, N_SAMPLES, SEED, _d_positive,
+                                    _problem)
+from sim import signgd as sim
+
+CID = "signgd.lemma4_1"
+L41_SEEDS = 16
+L41_MV = (1, 4, 16, 64)
+L41_CAP = 2000
+PAPER_CFG = (11, 30, 1.0, 1e-3, 0.33)  # seed0, s, sigma_p, sigma_0, eps: eta = 6e-5 (the sheet)
+L41_RUN = st.tuples(SEED, st.integers(20, 30), st.floats(1.0, 2.0), st.floats(7e-4, 1.3e-3),
+                    st.floats(0.02, 0.05))
+FALSE_FAIL = 1e-4  # per check; 4 checks per draw
+EXACT = Threshold(0.0, "exact inequality (deterministic event of the run)", "derived", 0.0)
+
+
+@functools.lru_cache(maxsize=4)
+def _stage1(seed0, s, sigma_p, sigma_0, eps, frozen_values=False):
+    eta = eps * sigma_0 / np.sqrt(s)
+    seeds = [seed0 + k for k in range(L41_SEEDS)]
+    G = len(L41_MV)
+    prob, p0 = _problem(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+                        sigma_0=sigma_0, m_v=MV_ROWS)
+    scale = torch.tensor([np.sqrt(MV_ROWS / m) for m in L41_MV], dtype=torch.float64)
+    p0 = sim.Params(p0.WQ, p0.WK, p0.WV * scale.repeat_interleave(L41_SEEDS)[:, None, None, None],
+                    p0.H)
+    if frozen_values:  # the null: W_V not trained (its init kept at every step)
+        lr = dict(eta=eta, steps=0)
+    else:
+        lr = dict(eta=eta, steps=L41_CAP)
+    tr = sim.train(prob, p0, log=("alpha", "beta", "a", "b", "V", "V_mu"), stop=_d_positive,
+                   tail=0.0, **lr)
+    q = sim.squeeze_L2(tr.q)
+    xi2 = (prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0]  # (GS, n)
+    T1 = sim.stage_times(tr)["T1"] if len(tr.t) > 1 else np.full(G * L41_SEEDS, np.inf)
+    out = dict(T1=T1.reshape(G, L41_SEEDS), eta=float(eta), s=s, sigma_p=sigma_p, T=int(tr.t[-1]),
+               xi_l1=tr.xi_l1[..., 0].reshape(G, L41_SEEDS, -1))
+    T = int(tr.t[-1])
+    out["dV"] = (q["V"][T] - q["V"][0]).reshape(G, L41_SEEDS, -1)
+    for k_ in ("a", "b"):
+        x = q[k_]
+        k1 = np.where(np.isfinite(T1), T1, T).astype(int)
+        disp = np.stack([np.abs(x[k1[j], j] - x[0, j]) for j in range(len(k1))])  # (GS, m_k, n)
+        out["disp_" + k_] = (disp / (sigma_0 * xi2[:, None, :])).max((1, 2)).reshape(G, L41_SEEDS)
+    out["V_T1"] = np.stack([q["V"][int(min(t, T)), j] for j, t in enumerate(T1)]).reshape(
+        G, L41_SEEDS, -1)
+    return out
+
+
+def stage1_run(cfg):
+    """The Stage I ladder of the draw (seeds x m_v), to the last instance's T_1."""
+    return _stage1(*cfg)
+
+
+def values_frozen(cfg):
+    """Null: W_V not trained: V_i, V_mu keep their init values, no instance leaves Stage I."""
+    return _stage1(*cfg, frozen_values=True)
+
+
+def l1_rate(s, sigma_p, eta):
+    """[D] E[V_i(t) - V_i(0)] / t = 2 eta E||xi||_1 = 2 sqrt(2/pi) eta s sigma_p."""
+    return 2.0 * np.sqrt(2.0 / np.pi) * eta * s * sigma_p
+
+
+def rate_without_constant(s, sigma_p, eta):
+    """Rival: Theta's constant taken as 2 (the sqrt(2/pi) of E|N(0, 1)| dropped)."""
+    return 2.0 * eta * s * sigma_p
+
+
+def l2_rate(s, sigma_p, eta):
+    """Rival: the value noise grows at 2 eta ||xi||_2 ~ 2 eta sqrt(s) sigma_p."""
+    return 2.0 * eta * np.sqrt(s) * sigma_p
+
+
+register(Claim(
+    id=CID, where="Lemma 4.1 (Stage I), Section 4.1; Fig. 1 (a), (b)",
+    statement="(1) The mean value noise shifts early and becomes linear: V_i(t) = Theta(t eta s "
+              "sigma_p) from T_1 on; (2) the mean value signal is negligible next to it; (3) query "
+              "and key noise barely move before T_1.",
+    assumptions=_SETTING.replace("m_v = 16", f"m_v in {L41_MV}").replace(
+        "d = 1 + n s + 120", "d = 1 + n s + s + 3") + f"; {L41_SEEDS} seeds per m_v and draw "
+                "(each seed's m_v = 16 init with its value rows scaled by sqrt(16 / m_v)); draws: "
+                "the paper's CPU setting (s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and "
+                "s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta = eps sigma_0 / "
+                "sqrt(s) with eps in [0.02, 0.05] (long Stage I's)",
+    prediction="(1) E[V_i(t) - V_i(0)] = 2 sqrt(2/pi) t eta s sigma_p [D]; (3) the query/key "
+               "noise's motion by T_1 in units of its init's standard deviation decreases with m_v "
+               "(o(1) as m_v grows; ~ m_v^-1/2 while T_1 is many steps)",
+    simulation="sim.signgd.train (full model), every step, to the last instance's T_1 (the first "
+               "step with D_i > 0 for every sample, sim.signgd.stage_times)",
+    metric="(1) pooled mean over samples, seeds, m_v of (V_i(T) - V_i(0)) / T against the rate; "
+           "(3) per m_v the mean over seeds of max over (neuron, sample) of |x(T_1) - x(0)| / "
+           "(sigma_0 ||xi_i||_2), x = a, b, and its trend in m_v",
+    tolerance="(1) Monte Carlo: ||xi||_1 / (s sigma_p sqrt(2/pi)) has relative SE sqrt((pi/2 - 1) "
+              "/ s) per sample, pooled over the 8 x 16 samples of each m_v's shared data (the "
+              "m_v instances reuse the seeds' data), false-fail 1e-4; (3) check_trend direction "
+              "'decreasing', weighted by the seeds' standard errors, false-fail 1e-4 per trend",
+    reading="(3) 'barely move' read as o(1) in the value width m_v (Condition 3.1: m_v = "
+            "Omega(polylog d)), the quantity that sets T_1: decided by the trend over four m_v. "
+            "(1)'s rate and (2)'s ratio of rates are consistency checks of the linear value "
+            "dynamics and the data's noise law. Alternatives: rivals 'rate without sqrt(2/pi)' and "
+            "'l2 rate' for (1)'s constant; null 'W_V frozen' (no instance leaves Stage I). "
+            + _STAGES,
+    audit_gap="(1)'s 'from T_1 on' and (2) are not audited: both depend on T_1's definition, lost "
+              "in extraction. At the measured T_1 (the first step with D_i > 0 for every sample) "
+              "the last sample to cross has V_i ~ V_mu, so (2) fails there by definition, and "
+              "V_i(T_1) itself can be <= 0 when V_mu(0) < 0 (2 of 64 seeds at the paper's "
+              "setting with m_v = 16, 5 of 64 at m_v = 4); the paper's T_1 may be later. (1)'s "
+              "linear rate and (2)'s rate ratio hold by the exact linear value dynamics "
+              "(signgd.step_magnitude) and are not evidence beyond it.",
+    asymptotic="m_v (item (3): the query/key noise's motion by T_1 as the value width grows)",
+    history=("2026-12-03 (issue 11): moved from the 1.25 t* stage runs (canonical + 1 drawn, 8 + "
+             "4 seeds) to a Stage I ladder over m_v (16 seeds x 4 m_v per draw, 3 draws); (3)'s "
+             "level 'displacement <= 0.5 x the largest |x(0)|' (a reading without provenance) is "
+             "replaced by the trend in m_v; (1)'s 'V_i(T_1) > 0' and (2)'s 'V_mu(T_2) / V_i(T_2) "
+             "<= 0.2' moved to the audit gap (a T_1 definition question, see there; V_i(T_1) "
+             "<= 0 was seen on 2 of 64 seeds of a 64-seed exploration, not in the old audit).",),
+    alternatives=(
+        rival("rate_without_constant", rate_without_constant, "Theta's constant read as 2 "
+              "(sqrt(2/pi) dropped)", replaces="rate"),
+        rival("l2_rate", l2_rate, "the value noise grows at 2 eta ||xi||_2 (l2 instead of l1)",
+              replaces="rate"),
+        null("values_frozen", values_frozen, "W_V not trained: the value noise does not move, "
+             "Stage I does not end", replaces="run"),
+    ),
+))
+
+
+@audits(CID)
+@examples(2)
+@example(cfg=PAPER_CFG)
+@given(cfg=L41_RUN)
+def test_signgd_lemma4_1(world, cfg):
+    r = world.simulation(stage1_run, "run", pure=True)(cfg)
+    rate = world.prediction(l1_rate, "rate")(r["s"], r["sigma_p"], r["eta"])
+    done = float(np.isfinite(r["T1"]).mean())
+    check_at_least(CID, done - 1.0, EXACT, what=f"every instance leaves Stage I within {L41_CAP} "
+                                                f"steps ({done:.0%})")
+    T = max(r["T"], 1)
+    ratio = r["dV"] / T / rate
+    n_per = r["xi_l1"][0].size  # the m_v instances share each seed's data
+    se = np.sqrt((np.pi / 2 - 1) / r["s"]) / np.sqrt(n_per)
+    check_close(CID, float(ratio.mean()), 1.0, Tolerance.monte_carlo(float(se), FALSE_FAIL),
+                what=f"(1) mean (V_i(T) - V_i(0)) / T over the rate: {ratio.mean():.4f}")
+    for k_ in ("a", "b"):
+        d = r["disp_" + k_]  # (m_v, seeds)
+        m, se_m = d.mean(1), d.std(1, ddof=1) / np.sqrt(d.shape[1])
+        check_trend(CID, L41_MV, m, direction="decreasing", se=np.maximum(se_m, 1e-12),
+                    false_fail=FALSE_FAIL,
+                    what=f"(3) {k_}'s motion by T_1 / init std over m_v {L41_MV}: "
+                         f"{np.round(m, 3).tolist()}")
