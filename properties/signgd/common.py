@@ -82,6 +82,60 @@ def lemma45_stats(s21, s11, T4m_all):
     return min(ps), dev
 
 
+# --------------------------------------------------------------------------------------------
+# Stage IV per-pair events (signgd.lemma4_6, signgd.lemma4_7, signgd.lemma4_8)
+# --------------------------------------------------------------------------------------------
+def first_from(ok, t):
+    """ok (T, ...) bool over logged steps t (T,): per trailing index, the first logged step from
+    which ok holds through the last one (inf if it fails at the last step)."""
+    ok = np.asarray(ok, dtype=bool)
+    T = ok.shape[0]
+    bad = ~ok
+    last_bad = T - 1 - np.argmax(bad[::-1], axis=0)
+    k = np.where(bad.any(0), last_bad + 1, 0)
+    tt = np.append(np.asarray(t, dtype=np.float64), np.inf)
+    return tt[k]
+
+
+def stage4_pairs(q, t, T4m):
+    """Per (seed, neuron, sample) pair, from a run logged every step (q: alpha (T, S, m_k), a, b
+    (T, S, m_k, n); t (T,)) and the per-seed T_4^- (S,), for x in (a, b):
+      wrong_x:  sgn x != sgn alpha at T_4^- (the pairs Lemmas 4.6-4.7 speak of);
+      align_x:  first step from which sgn x = sgn alpha through the end of the run (inf: never);
+      turn_x:   first step k >= T_4^- at which x moves towards sgn alpha(k) (inf: never);
+      back_x:   number of steps k in [turn_x, align_x) at which x does not move towards
+                sgn alpha(k) (0: from its turn on it moves straight to alignment);
+    and per seed: Tk / Tq, the first step from which every key / every query noise has the
+    sign of alpha (T_4^+, and the query-noise counterpart of T_4^+), inf where never.
+    A seed with T_4^- = inf has no wrong pair and Tk, Tq as measured."""
+    t = np.asarray(t)
+    if len(t) > 1 and np.any(np.diff(t) != 1):
+        raise ValueError("stage4_pairs needs a run logged every step")
+    T4m = np.asarray(T4m, dtype=np.float64)
+    sa = np.sign(np.asarray(q["alpha"]))[..., None]  # (T, S, m_k, 1)
+    idx = np.arange(len(t))[:, None, None, None]
+    k4 = np.where(np.isfinite(T4m), np.searchsorted(t, np.minimum(T4m, t[-1])), len(t))
+    k4 = k4[None, :, None, None]
+    out = {}
+    for x in ("a", "b"):
+        X = np.asarray(q[x])
+        ok = np.sign(X) == sa
+        at4 = np.take_along_axis(ok, np.minimum(k4, len(t) - 1), axis=0)[0]
+        out["wrong_" + x] = ~at4 & (k4[0] < len(t))
+        out["align_" + x] = first_from(ok, t)
+        toward = np.sign(np.diff(X, axis=0)) == sa[:-1]  # step k -> k + 1 towards sgn alpha(k)
+        cand = toward & (idx[:-1] >= k4)
+        tt = np.append(np.asarray(t[:-1], dtype=np.float64), np.inf)
+        kt = np.where(cand.any(0), np.argmax(cand, axis=0), len(t) - 1)
+        out["turn_" + x] = tt[kt]
+        ka = np.searchsorted(t, np.minimum(out["align_" + x], t[-1]))
+        ka = np.where(np.isfinite(out["align_" + x]), ka, len(t) - 1)
+        win = (idx[:-1] >= kt[None]) & (idx[:-1] < ka[None])
+        out["back_" + x] = (win & ~toward).sum(0)
+        out["T" + ("q" if x == "a" else "k")] = first_from(ok.all((-1, -2)), t)
+    return out
+
+
 def check_intervals(cid, stats, intervals, threshold):
     """For each named statistic, lo <= value <= hi (intervals[name] = (lo, hi), infinite ends
     unchecked), each side a check_at_least against `threshold` (an exact inequality)."""

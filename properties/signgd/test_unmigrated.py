@@ -197,62 +197,6 @@ def test_signgd_lemma4_6(cfg):
 
 
 register(Claim(
-    id="signgd.lemma4_7", where="Lemma 4.7 (Stage IV), Section 4.1; Fig. 1 (d)",
-    statement="Query noise aligns with the query signal later (delayed) than key noise.",
-    assumptions=_SETTING + "; " + _RANGE,
-    prediction="per wrong-sign pair (both signs against alpha at T_4^-): its query noise crosses "
-               "zero after its key noise (the printed 'delayed', per pair)",
-    simulation="sim.signgd.train; stage_times",
-    metric="fraction of pairs with both signs wrong at T_4^- whose key noise crosses first; "
-           "fraction of seeds with T_4 > T_4^+ (T_4 = inf counts as later)",
-    tolerance="exact: every pair / every seed",
-    corrected="Completion is delayed: per seed the last query noise aligns after the last key "
-              "noise (T_4 > T_4^+); per pair, the key noise crosses first in most pairs (90-100% "
-              "in the runs seen) but not in all",
-    reason="The per-pair order fails in a few percent of pairs: 156 of 164 wrong-sign pairs in the "
-           "canonical run (8 seeds), 74 of 82 in a thorough-profile draw (cfg (0, 4, 20, 2.0, "
-           "1.15e-3, 6.0e-5)); the previous 95% per-pair threshold was a reading of 'delayed' that "
-           "this draw broke, so the per-pair statement is now the printed form (strict) and only "
-           "the per-seed completion order is asserted.",
-    reading="'Delayed' read per pair (printed) and per seed (completion times, corrected).",
-))
-
-
-def _lemma47_pairs(q, st_):
-    first, tot = 0, 0
-    for j, T4m in enumerate(st_["T4m"].astype(int)):
-        sa = np.sign(q["alpha"][T4m, j])[:, None]
-        both = (np.sign(q["a"][T4m, j]) != sa) & (np.sign(q["b"][T4m, j]) != sa)
-        ka = np.sign(q["b"][T4m:, j]) == sa[None]
-        qa = np.sign(q["a"][T4m:, j]) == sa[None]
-        tk = np.where(ka.any(0), ka.argmax(0), 10**9)
-        tq = np.where(qa.any(0), qa.argmax(0), 10**9)
-        first += int(((tk < tq) & both).sum())
-        tot += int(both.sum())
-    return first, tot
-
-
-@audits("signgd.lemma4_7", fails="a few percent of pairs have the query noise cross first")
-@examples(1, printed_fails=True)
-@stage_run
-def test_signgd_lemma4_7_printed(cfg):
-    _, q, st_ = _run(*cfg)
-    first, tot = _lemma47_pairs(q, st_)
-    check_at_least("signgd.lemma4_7", first / max(tot, 1), 1.0, "key noise crosses first, every pair",
-                   what="per-pair crossing order")
-
-
-@audits("signgd.lemma4_7", form="corrected")
-@examples(1)
-@stage_run
-def test_signgd_lemma4_7(cfg):
-    _, _, st_ = _run(*cfg)
-    later = (st_["T4"] > st_["T4p"]).mean()
-    check_at_least("signgd.lemma4_7", float(later), 1.0, "T_4 > T_4^+ for every seed",
-                   control=float((st_["T4"] < st_["T4p"]).mean()), what="completion order")
-
-
-register(Claim(
     id="signgd.lemma4_8", where="Lemma 4.8 (end of Stage IV), Section 4.1",
     statement="At T_4 every query and key noise has the sign of its neuron's query signal; the "
               "training loss has not yet converged (Theta(1)).",
