@@ -168,35 +168,6 @@ def test_signgd_lemma4_4_softmax_printed(cfg):
 
 
 register(Claim(
-    id="signgd.lemma4_6", where="Lemma 4.6 (Stage IV), Section 4.1; Fig. 1 (d)",
-    statement="After T_4^-, every key noise whose sign differs from the query signal turns and "
-              "aligns with it (by T_4^+).",
-    assumptions=_SETTING + "; " + _RANGE,
-    prediction="T_4^- < T_4^+ < end of run for every seed, and from T_4^+ on sgn b_{s,i} = sgn alpha_s "
-               "for all pairs",
-    simulation=H + "; T_4^-, T_4^+ by sim.signgd.stage_times",
-    metric="fraction of seeds with T_4^- < T_4^+ <= last step; fraction of key noise with the sign "
-           "of alpha at the last step",
-    tolerance="exact (fractions must be 1)",
-    reading=_STAGES,
-))
-
-
-@audits("signgd.lemma4_6")
-@examples(1)
-@stage_run
-def test_signgd_lemma4_6(cfg):
-    tr, q, st_ = _run(*cfg)
-    ok = (st_["T4m"] < st_["T4p"]) & np.isfinite(st_["T4p"])
-    check_at_least("signgd.lemma4_6", float(ok.mean()), 1.0, "every seed: T_4^- < T_4^+ <= end",
-                   control=float((st_["T4p"] < st_["T4m"]).mean()), what="key noise aligns after T_4^-")
-    sa = np.sign(q["alpha"])[..., None]
-    fr = (np.sign(q["b"][-1]) == sa[-1]).mean()
-    check_at_least("signgd.lemma4_6", float(fr), 1.0, "all key noise with sgn alpha",
-                   control=float((np.sign(q["b"][0]) == sa[0]).mean()), what="key noise signs at end")
-
-
-register(Claim(
     id="signgd.lemma4_8", where="Lemma 4.8 (end of Stage IV), Section 4.1",
     statement="At T_4 every query and key noise has the sign of its neuron's query signal; the "
               "training loss has not yet converged (Theta(1)).",
