@@ -393,9 +393,18 @@ def _sig(x):
 def reduced_dynamics(alpha, beta, a, b, V_mu, V, c, eta, steps):
     """The scalar system of the statement sheet for orthogonal data with pairwise-disjoint
     training supports, L = 2.  alpha, beta: (S, m_k); a, b: (S, m_k, n); V_mu: (S,); V: (S, n);
-    c: (S, n) = eta ||xi_i||_1.  Returns a dict of arrays stacked over steps 0..steps."""
+    c: (S, n) = eta ||xi_i||_1.  eta: a number, or one per instance (S,) so that configurations
+    with different step sizes share one batched program.  Returns a dict of arrays stacked over
+    steps 0..steps."""
     alpha, beta, a, b = (np.array(x, dtype=np.float64) for x in (alpha, beta, a, b))
     V_mu, V, c = (np.array(x, dtype=np.float64) for x in (V_mu, V, c))
+    eta_v = np.asarray(eta, dtype=np.float64)
+    if eta_v.ndim > 1 or (eta_v.ndim == 1 and eta_v.shape != V_mu.shape) or not (
+            np.all(np.isfinite(eta_v)) and np.all(eta_v > 0)):
+        raise ValueError(f"eta must be a finite number > 0 or one per instance (shape "
+                         f"{V_mu.shape}), got {eta!r}")
+    _check_int("steps", steps, 0)
+    eta = np.broadcast_to(eta_v, V_mu.shape)
     hist = {k_: [] for k_ in ("alpha", "beta", "a", "b", "V_mu", "V", "s11", "s21", "margin")}
     for t in range(steps + 1):
         s11 = _sig((alpha[:, :, None] * (beta[:, :, None] - b)).sum(1))  # (S, n)
@@ -412,8 +421,8 @@ def reduced_dynamics(alpha, beta, a, b, V_mu, V, c, eta, steps):
         kq = (s11 * s12)[:, None, :] * alpha[:, :, None] + (s21 * s22)[:, None, :] * a  # (S, m_k, n)
         da = c[:, None, :] * np.sign(Dl[:, None, :] * (b - beta[:, :, None]))
         db = c[:, None, :] * np.sign(Dl[:, None, :] * kq)
-        dal = eta * np.sign(((g * Dl * s11 * s12)[:, None, :] * (b - beta[:, :, None])).sum(-1))
-        dbe = -eta * np.sign(((g * Dl)[:, None, :] * kq).sum(-1))
+        dal = eta[:, None] * np.sign(((g * Dl * s11 * s12)[:, None, :] * (b - beta[:, :, None])).sum(-1))
+        dbe = -eta[:, None] * np.sign(((g * Dl)[:, None, :] * kq).sum(-1))
         a, b, alpha, beta = a + da, b + db, alpha + dal, beta + dbe
         V_mu, V = V_mu + 2 * eta, V + 2 * c
     return {k_: np.stack(v_) for k_, v_ in hist.items()}
@@ -467,11 +476,13 @@ def stage_times(tr: Trace) -> dict:
     db = np.sign(np.diff(b, axis=0))  # db[k] = sign of b(t_{k+1}) - b(t_k)
     K = TURN_LOOKBACK
     turning = np.zeros(wrong_key.shape, dtype=bool)
-    for k in range(K + 1, len(t)):
-        away = np.ones(wrong_key.shape[1:], dtype=bool)
+    n_t = len(t)
+    if n_t > K + 1:  # vectorised over k = K+1 .. n_t-1 (one pass per lookback j)
+        sk = sa[K + 1:]
+        away = np.ones((n_t - K - 1,) + wrong_key.shape[1:], dtype=bool)
         for j in range(1, K + 1):
-            away &= (db[k - 1 - j] == -sa[k]) & (sa[k - j] == sa[k])
-        turning[k] = wrong_key[k] & (db[k - 1] == sa[k]) & away
+            away &= (db[K - j: n_t - 1 - j] == -sk) & (sa[K + 1 - j: n_t - j] == sk)
+        turning[K + 1:] = wrong_key[K + 1:] & (db[K: n_t - 1] == sk) & away
     T4m = np.array([t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])
     before = t[:, None] < T4m[None, :]
     aligned = (np.sign(a) == np.sign(b)).all((-1, -2))

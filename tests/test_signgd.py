@@ -181,3 +181,52 @@ def test_stage1_end_closed_form_cases():
     assert np.isinf(th.stage1_end(np.array([0.0]), np.array([[-1e-3]]), 1e-5, np.array([[0.9]]))[0])
     # an exact crossing at an integer: D(2) = 0 is not > 0, so T1 = 3
     assert th.stage1_end(np.array([0.0]), np.array([[-2 * 2 * 0.5 * 2]]), 0.5, np.array([[3.0]]))[0] == 3
+
+
+def _turn_times_reference(tr):
+    """stage_times' T_4^- detector as first written (a loop over steps), for the vectorised one."""
+    q = sim.squeeze_L2(tr.q)
+    sa = np.sign(q["alpha"])[..., None]
+    wrong_key = np.sign(q["b"]) != sa
+    db = np.sign(np.diff(q["b"], axis=0))
+    K = sim.TURN_LOOKBACK
+    turning = np.zeros(wrong_key.shape, dtype=bool)
+    for k in range(K + 1, len(tr.t)):
+        away = np.ones(wrong_key.shape[1:], dtype=bool)
+        for j in range(1, K + 1):
+            away &= (db[k - 1 - j] == -sa[k]) & (sa[k - j] == sa[k])
+        turning[k] = wrong_key[k] & (db[k - 1] == sa[k]) & away
+    return np.array([tr.t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])
+
+
+def test_stage_times_turn_detector_matches_loop():
+    prob, p = _small()
+    tr = sim.train(prob, p, eta=1e-3, steps=120, log=("alpha", "beta", "a", "b", "V", "V_mu"))
+    np.testing.assert_array_equal(sim.stage_times(tr)["T4m"], _turn_times_reference(tr))
+    g = np.random.default_rng(0)
+    for T in (1, 21, 22, 60, 200):  # random walks that keep a direction for a while, then turn
+        steps = np.where(g.random((T, 3, 2, 3, 1)) < 0.9, -1.0, 1.0)
+        b = np.cumsum(steps * np.where(np.arange(T) < T // 2, 1.0, -1.0)[:, None, None, None, None], 0)
+        al = np.where(g.random((T, 3, 2)) < 0.01, -1.0, 1.0)
+        q = dict(alpha=al, beta=al, a=b, b=b, V=np.ones((T, 3, 3, 1)), V_mu=np.zeros((T, 3)))
+        tr = sim.Trace(np.arange(T), q, np.arange(1), np.zeros((1, 3)), np.zeros((1, 3)),
+                       np.ones((3, 3, 1)), p)
+        np.testing.assert_array_equal(sim.stage_times(tr)["T4m"], _turn_times_reference(tr))
+
+
+def test_reduced_dynamics_per_instance_eta():
+    prob, p = _small()
+    q = sim.squeeze_L2(sim.tracked(prob, p))
+    xi1 = prob.train.xi.abs().sum(-1)[..., 0].numpy()
+    etas = np.array([1e-3, 3e-3])[: len(prob.seeds)]
+    args = [q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"]]
+    both = sim.reduced_dynamics(*args, etas[:, None] * xi1, etas, 30)
+    for j, e in enumerate(etas):
+        one = sim.reduced_dynamics(*(x[j:j + 1] for x in args), e * xi1[j:j + 1], float(e), 30)
+        for k_ in ("alpha", "beta", "a", "b", "V", "s21"):
+            np.testing.assert_allclose(both[k_][:, j:j + 1], one[k_], rtol=0, atol=1e-12)
+    for bad in (0.0, -1e-3, np.nan, np.ones(len(etas) + 1), np.ones((2, 2))):
+        with pytest.raises(ValueError, match="eta"):
+            sim.reduced_dynamics(*args, xi1, bad, 3)
+    with pytest.raises(ValueError, match="steps"):
+        sim.reduced_dynamics(*args, xi1, 1e-3, -1)

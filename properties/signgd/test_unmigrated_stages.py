@@ -35,54 +35,6 @@ from properties.signgd.figures import _plot_l43, _plot_losses, _plot_softmax, _p
 
 
 # --------------------------------------------------------------------------------------------
-# Stage order
-# --------------------------------------------------------------------------------------------
-register(Claim(
-    id="signgd.stage_order", where="Section 4 (Stages I-IV), Lemmas 4.1-4.8",
-    statement="T_1 << T_2 << T_3 << T_4^- < T_4^+ < T_4.",
-    assumptions=_SETTING + "; " + _RANGE,
-    prediction="per seed, the measured boundaries in this order; '<<' read as a ratio >= 2",
-    simulation="sim.signgd.train, every step; sim.signgd.stage_times",
-    metric="fraction of seeds satisfying the chain",
-    tolerance="exact (every seed)",
-    corrected="T_1 << min(T_2, T_3) and max(T_2, T_3) <= T_4^- < T_4^+ < T_4: Stages II and III "
-              "overlap in time (the majority vote of the query/key signals often completes before "
-              "the last query/key noise pair aligns), both before Stage IV",
-    reason="With the boundaries measured from the logged quantities, T_3 < T_2 in a large share of "
-           "seeds: alpha needs ~|alpha(0)|/eta steps to follow its vote while a pair needs "
-           "~|a(0)|/(eta ||xi||_1) steps to align, and the two are comparable (T_3/T_2 ~ "
-           "sqrt(s)-ish only on average, the maxima over pairs and neurons interleave).",
-    reading=_STAGES + ". '<<' is read as a factor >= 2 (the constants are unspecified) [R].",
-    plot=lambda path: _plot_table2(path),
-    asymptotic='m_v, s, sigma_0 (the ratios of the stage times)',
-))
-
-
-@audits("signgd.stage_order", fails="T_3 < T_2 (Stages II and III overlap) in some seeds")
-@examples(2, printed_fails=True)
-@stage_run
-def test_signgd_stage_order_printed(cfg):
-    tr, q, st_ = _run(*cfg)
-    T = st_
-    ok = ((T["T2"] >= 2 * T["T1"]) & (T["T3"] >= 2 * T["T2"]) & (T["T4m"] >= 2 * T["T3"])
-          & (T["T4m"] < T["T4p"]) & (T["T4p"] < T["T4"]))
-    check_at_least("signgd.stage_order", float(ok.mean()), 1.0, "every seed in printed order",
-                   control=float((T["T4"] < T["T1"]).mean()), what="printed chain")
-
-
-@audits("signgd.stage_order", form="corrected")
-@examples(1)
-@stage_run
-def test_signgd_stage_order_corrected(cfg):
-    tr, q, st_ = _run(*cfg)
-    T = st_
-    lo, hi = np.minimum(T["T2"], T["T3"]), np.maximum(T["T2"], T["T3"])
-    ok = (lo >= 2 * T["T1"]) & (hi <= T["T4m"]) & (T["T4m"] < T["T4p"]) & (T["T4p"] < T["T4"])
-    check_at_least("signgd.stage_order", float(ok.mean()), 1.0, "every seed in corrected order",
-                   control=float(((T["T4p"] < T["T4m"]) | (lo < 2 * T["T1"])).mean()), what="corrected chain")
-
-
-# --------------------------------------------------------------------------------------------
 # T_1 in closed form, and T_2 vs T_1 as a scaling trend in m_v
 # --------------------------------------------------------------------------------------------
 
