@@ -35,51 +35,8 @@ from properties.signgd.figures import _plot_l43, _plot_losses, _plot_softmax, _p
 
 
 # --------------------------------------------------------------------------------------------
-# Lemma 4.3 (end of Stage II) and Lemma 4.4 (Stage III)
+# Lemma 4.4 (Stage III)
 # --------------------------------------------------------------------------------------------
-register(Claim(
-    id="signgd.lemma4_3", where="Lemma 4.3 (end of Stage II), Section 4.1",
-    statement="(1) |a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p); (2) softmax outputs "
-              "still 1/2 +- o(1); (3) the sums sum_i a_{s,i} and sum_i b_{s,i} are bounded away "
-              "from 0; (4) the query and key signals alpha_s, beta_s are still at their init.",
-    assumptions=_SETTING + "; " + _RANGE,
-    prediction="(1) median |a(T_2)| / (T_2 eta ||xi_i||_1) in [0.3, 2] (the noise moves "
-               "eta ||xi||_1 per step); (2) max |s - 1/2| <= 0.05",
-    simulation="sim.signgd.train; T_2 by sim.signgd.stage_times",
-    metric="(1) the ratio's median over pairs and seeds; (2) max over samples and seeds",
-    tolerance="(1) bracket [0.3, 2] for the Theta constant; (2) 'o(1)' read as 0.05",
-    reading="[R] forms. This id audits items (1) and (2); items (3) and (4) have their own ids, "
-            "signgd.lemma4_3.item3 and signgd.lemma4_3.item4.",
-    audit_gap="items (3) and (4) are not established by this id's properties: they are audited "
-              "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s).",
-    history=("2026-12-03 (harness issue 9): the printed statement had lost items (3) and (4) "
-             "when they got their own ids; restored here, and named in the audit gap.",),
-))
-
-
-@audits("signgd.lemma4_3")
-@examples(1)
-@stage_run
-def test_signgd_lemma4_3(cfg):
-    tr, q, st_ = _run(*cfg)
-    eta = cfg[5]
-    ok = np.isfinite(st_["T2"])
-    T2 = st_["T2"][ok]
-    c = eta * tr.xi_l1[ok][..., 0]  # (S', n)
-    for k_ in ("a", "b"):
-        x = np.abs(_at(q[k_][:, ok], T2)) / (T2[:, None, None] * c[:, None, :])
-        med = float(np.median(x))
-        check_at_least("signgd.lemma4_3", med - 0.3, 0.0, "median ratio >= 0.3",
-                       control=float(np.median(np.abs(q[k_][0][ok]) / (T2[:, None, None] * c[:, None, :]))) - 0.3,
-                       what=f"(1) |{k_}(T_2)| = Theta(T_2 eta s sigma_p), lower")
-        check_at_least("signgd.lemma4_3", 2.0 - med, 0.0, "median ratio <= 2",
-                       control=2.0 - 10 * med, what="(1) upper")
-    for k_ in ("s11", "s21"):
-        dev = float(np.abs(_at(q[k_][:, ok], T2) - 0.5).max())
-        check_at_least("signgd.lemma4_3", 0.05 - dev, 0.0, "max |s - 1/2| <= 0.05",
-                       control=0.05 - float(np.abs(q[k_][-1] - 0.5).max()), what=f"(2) {k_} at T_2")
-
-
 register(Claim(
     id="signgd.lemma4_4", where="Lemma 4.4 (Stage III, majority voting), Section 4.1; Fig. 1 (d)",
     statement="In Stage III the sign of each query signal alpha_s follows sgn(sum_i b_{s,i}) and "
