@@ -1,0 +1,192 @@
+"""signgd.lemma4_4 (Stage III, majority voting): the query/key signals take the signs voted by the
+key/query noise sums; |alpha|, |beta| = Theta(T_3 eta); the softmax stays near 1/2.
+
+An asymptotic statement (w.h.p. as the problem grows; 'Theta', 'near'): under the asymptotic
+policy one size decides nothing, whichever way it points.  At the CPU size (n = 8, s in [20, 30])
+on the stage runs (runs._run, the shared Theorem 3.2 draws):
+
+* vote (printed, strict expected failure): every neuron follows its vote at T_4^- - 1.  Fails: a
+  neuron whose vote sum_i b_{s,i} is a near-tie (signgd.lemma4_3.item3: random-sign sums) can
+  follow the weighted vote sgn sum_i g_i D_i s_11 s_12 (b_{s,i} - beta_s) of its update instead
+  (the weights carry ||xi_i||_1, whose relative spread sqrt((pi/2 - 1) / s) vanishes as s grows).
+* magnitude (printed, passes): the envelope |x(T)| <= |x(0)| + eta T (exact, by the constant step
+  magnitude: automatic, not evidence) and the median neuron's |x(T)| / (eta T) in [1/2, 2] at
+  T = T_4^- (what could fail: signals that wander instead of growing linearly).  Alternatives: rival
+  'still at init' (Lemma 4.3 (4) carried to T_4^-: |x(T)| at its init), null 'attention frozen'.
+* softmax (printed, strict expected failure): within 0.05 of 1/2 at T_3; fails where a late
+  (near-tie) vote delays T_3 into Stage IV.
+* trend (the asymptotic policy, see test_signgd_lemma4_4_vote_trend): the fraction of neurons not
+  following their vote at T_4^- - 1 over s in VT_S (16 seeds each, fixed eta), check_trend
+  direction 'decreasing'.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from hypothesis import Phase, example, given
+
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
+                        examples, null, register, rival)
+from properties.check import profile
+from properties.signgd.runs import (_RANGE, _SETTING, _STAGES, H, STAGE_RUN, T32_EXAMPLES, _at,
+                                    _run)
+
+CID = "signgd.lemma4_4"
+EXACT = Threshold(0.0, "exact inequality at the reading's level (deterministic statistic of the "
+                       "run)", "derived", 0.0)
+NEAR = 0.05
+
+
+def shared_draws(fn):
+    """The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting first)."""
+    for cfg in T32_EXAMPLES:
+        fn = example(cfg=cfg)(fn)
+    return fn
+
+
+def ci_draws(fn):
+    """Under `ci` only the shared explicit draws run (each stage run costs ~20-40 s of CPU and is
+    shared with signgd.theorem3_2 and lemmas 4.3, 4.6-4.8); dev / thorough add drawn ones."""
+    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
+
+
+def _signals(q, st_, eta):
+    T4m = st_["T4m"].astype(float)
+    out = dict(T=T4m, eta=float(eta))
+    for k_ in ("alpha", "beta"):
+        out[k_ + "0"] = np.abs(q[k_][0])
+        out[k_] = np.abs(_at(q[k_], T4m))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _sig(cfg):
+    _, q, st_ = _run(*cfg)
+    return _signals(q, st_, cfg[5])
+
+
+def signals_at_T4m(cfg):
+    """|alpha|, |beta| at init and at T_4^- per seed and neuron (the end of Stage III)."""
+    return _sig(tuple(cfg))
+
+
+def attention_frozen(cfg):
+    """Null: W_Q, W_K not trained (the signals keep their init values); same T_4^-."""
+    _, q, st_ = _run(*cfg)
+    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "beta")}
+    return _signals(fz, st_, cfg[5])
+
+
+def linear_growth(eta, T, x0):
+    """The lemma: |x(T)| = Theta(T eta): the scale eta T."""
+    return eta * T * np.ones_like(x0)
+
+
+def still_at_init(eta, T, x0):
+    """Rival: the signals still at their init at T_4^- (Lemma 4.3 (4) carried through Stage
+    III): the scale |x(0)|."""
+    return np.maximum(x0, 1e-300)
+
+
+register(Claim(
+    id=CID, where="Lemma 4.4 (Stage III, majority voting), Section 4.1; Fig. 1 (d)",
+    statement="In Stage III the sign of each query signal alpha_s follows sgn(sum_i b_{s,i}) and "
+              "each key signal beta_s follows -sgn(sum_i a_{s,i}); |alpha|, |beta| = Theta(T_3 eta); "
+              "the softmax outputs stay near 1/2.",
+    assumptions=_SETTING + "; " + _RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
+                "8 seeds, and the slow and fast corners, 4 seeds); dev / thorough add drawn ones",
+    prediction="the voted signs hold for every neuron at T_4^- - 1; |alpha_s(T)|, |beta_s(T)| "
+               "= Theta(eta T) at T = T_4^- (envelope |x(0)| + eta T, median ratio >= 1/2); "
+               "softmax within 0.05 of 1/2 at T_3",
+    simulation=H + "; T_3, T_4^- by sim.signgd.stage_times",
+    metric="number of neurons not following their vote at T_4^- - 1 (all seeds); for alpha and "
+           "beta: max over neurons of |x(T)| - |x(0)| - eta T and the median over neurons of "
+           "|x(T)| / (eta T) (in [1/2, 2]), at T = T_4^-; max |s - 1/2| at T_3",
+    tolerance="vote count 0 (exact); envelope to float64 round-off; median ratio >= 1/2 (a neuron "
+              "whose update direction settled by T/4 has |x(T)| >= eta (T - 2 T/4) - |x(0)|, "
+              "ratio ~ 1/2 or more: the reading's level); softmax 0.05 (the reading's level)",
+    reading="[R] forms; 'near 1/2' read as within 0.05. A neuron whose vote sum_i b_{s,i} is "
+            "close to 0 (n = 8 is even: near-ties happen) can settle late; T_3 = T_4^- then. "
+            "Alternatives of the magnitude property: rival 'still at init', null 'attention "
+            "frozen'. " + _STAGES,
+    audit_gap="Theta(T_3 eta) is audited as the exact envelope |x(T)| <= |x(0)| + eta T for every "
+              "neuron (automatic: constant step magnitude) plus a lower bound of 1/2 for the "
+              "median neuron, not for every neuron: a near-tie neuron that follows its vote late "
+              "sits lower (0.35 in the canonical run, seed 15), and no fitted scaling of "
+              "|alpha(T_3)| against T_3 eta over a sweep is made.",
+    reason="The vote part fails at CPU size for near-tied neurons (Lemma 4.3 (3)'s 'sums bounded "
+           "away from 0' does not hold for every neuron with n = 8): refuted as printed for all "
+           "neurons at this size. The softmax part fails through the same neurons: the logit of "
+           "s_21 is ~ -sum_s a_{s,i} b_{s,i} ~ -m_k (t c)^2, so |s_21 - 1/2| ~ m_k (T_3 c)^2 / 4 "
+           "and a vote that settles late (T_3 = 107, 414 against a typical 30) leaves s_21 far "
+           "from 1/2 at T_3. One size: not a refutation of the asymptotic statement.",
+    asymptotic="s (the noise sparsity, which grows with d in Condition 3.1: the weights of the "
+               "signals' update concentrate as s grows)",
+    history=("2026-12-03 (issue 11): marked asymptotic in s (was: 'the sample count n and width'); "
+             "the single-size vote and softmax failures are kept as strict expected failures and "
+             "no longer make the claim 'refuted'; alternatives added to the magnitude property; "
+             "draws: the three shared Theorem 3.2 draws (was: canonical plus one drawn).",
+             "2026-12-03 (issue 11): the rival 'still at init' survived the magnitude property "
+             "(only a lower level, median ratio >= 1/2, was checked); Theta's upper side added as "
+             "median |x(T)| / (eta T) <= 2 (the bracket of signgd.lemma4_3 (1)); the lemma's "
+             "runs give ~1, the rival ~27.",),
+    alternatives=(
+        rival("still_at_init", still_at_init, "the signals still at their init at T_4^- (Lemma "
+              "4.3 (4) carried through Stage III)", replaces="scale"),
+        null("attention_frozen", attention_frozen, "W_Q, W_K untrained: the signals keep their "
+             "init values (same T_4^-)", replaces="run"),
+    ),
+))
+
+
+@audits(CID, fails="a neuron whose vote sum_i b_{s,i} is a near-tie (n = 8 is even) has not "
+                   "followed its vote by T_4^- (1 of 64 neurons in the canonical run)")
+@ci_draws
+@shared_draws
+@given(cfg=STAGE_RUN)
+def test_signgd_lemma4_4_vote(cfg):
+    _, q, st_ = _run(*cfg)
+    t_end = st_["T4m"] - 1
+    al, be = _at(q["alpha"], t_end), _at(q["beta"], t_end)
+    a, b = _at(q["a"], t_end), _at(q["b"], t_end)
+    vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
+    check_at_least(CID, -float((~vote).sum()), EXACT,
+                   what=f"{(~vote).sum()} of {vote.size} neurons not following their vote at "
+                        "T_4^- - 1")
+
+
+@audits(CID)
+@ci_draws
+@shared_draws
+@given(cfg=STAGE_RUN)
+def test_signgd_lemma4_4_magnitude(world, cfg):
+    r = world.simulation(signals_at_T4m, "run", pure=True)(cfg)
+    for k_ in ("alpha", "beta"):
+        x0, xT, T = r[k_ + "0"], r[k_], r["T"][:, None]
+        over = float(np.max(xT - x0 - r["eta"] * T))  # each step moves x by eta at most
+        check_close(CID, max(over, 0.0), 0.0, Tolerance.roundoff(float(xT.max()), ops=1e4),
+                    what=f"|{k_}(T)| <= |{k_}(0)| + eta T (automatic: constant step magnitude)")
+        scale = world.prediction(linear_growth, "scale")(r["eta"], T, x0)
+        med = float(np.median(xT / scale))
+        check_at_least(CID, med - 0.5, EXACT,
+                       what=f"median |{k_}(T)| / scale = {med:.3g} >= 1/2 (Theta(T eta), typical "
+                            "neuron)")
+        check_at_least(CID, 2.0 - med, EXACT,
+                       what=f"median |{k_}(T)| / scale = {med:.3g} <= 2 (Theta's upper side)")
+
+
+@audits(CID, fails="with T_3 measured as the step from which every neuron follows its vote, a late "
+                   "(near-tie) vote delays T_3 until s_21 has left 1/2 (canonical run: "
+                   "|s_21 - 1/2| = 0.49 at T_3 = T_4^- = 414 in seed 15, 0.086 at T_3 = 107 in "
+                   "seed 18)")
+@ci_draws
+@shared_draws
+@given(cfg=STAGE_RUN)
+def test_signgd_lemma4_4_softmax(cfg):
+    _, q, st_ = _run(*cfg)
+    T3 = st_["T3"]
+    ok = np.isfinite(T3)
+    dev = max(float(np.abs(_at(q[k_][:, ok], T3[ok]) - 0.5).max()) for k_ in ("s11", "s21"))
+    check_at_least(CID, NEAR - dev, EXACT, what=f"max |s - 1/2| at T_3 = {dev:.3g} <= {NEAR}")
