@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from properties.check import check_at_least
+from properties.check import Tolerance, check_at_least, check_trend
 
 FRACTION_NAMES = ("aligned", "P(keep|++)", "P(++|+-)", "P(++|-+)", "P(keep|--)",
                   "positive share of aligned")
@@ -179,3 +179,50 @@ VARIANT_OUTCOME = {  # the orthogonal-sparse properties' levels, per statistic o
     "Lemma 4.5 fitted exponent of -log(2 s21)": (1.0, np.inf),
     "Lemma 4.5 max |s11 - 1/2| up to T_4^-": (0.0, 0.1),
 }
+
+
+# --------------------------------------------------------------------------------------------
+# Trends on ladders whose rungs share their seeds (signgd.stage_order, signgd.t2_vs_t1)
+# --------------------------------------------------------------------------------------------
+def _max_ols_slope(lx, spread):
+    """Largest |OLS slope| against lx of values confined to an interval of width `spread`."""
+    d = lx - lx.mean()
+    return float(spread * d[d > 0].sum() / (d ** 2).sum())
+
+
+def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance=None,
+                 false_fail=1e-3, what=""):
+    """check_trend of log R (rungs x seeds) against log size with each seed's mean over the rungs
+    removed (the rungs share their seeds: seed fixed effects).  The slope is the pooled OLS slope;
+    its error is the within-seed residual scatter on S (rungs - 1) - 1 degrees of freedom, passed
+    as `se` and scaled by t / z so that check_trend's normal critical value gives the Student t
+    decision.  `exponent` or `direction` as in check_trend."""
+    R = np.asarray(R, dtype=np.float64)
+    nr, S = R.shape
+    lx = np.log(np.asarray(sizes, dtype=np.float64))
+    L = np.log(R)
+    Lc = L - L.mean(0, keepdims=True) + L.mean()
+    X = np.repeat(lx, S)
+    slope, icpt = np.polyfit(X, Lc.ravel(), 1)
+    dof = S * (nr - 1) - 1
+    sigma = float(np.sqrt(((Lc.ravel() - icpt - slope * X) ** 2).sum() / dof))
+    sigma = max(sigma, 1e-3)  # stage times are integers: a log ratio is not known below ~1e-3
+    se = sigma * stats.t.isf(false_fail / 2, dof) / stats.norm.isf(false_fail / 2)
+    return check_trend(claim_id, np.exp(X), np.exp(Lc.ravel()), exponent=exponent,
+                       direction=direction, se=[se] * X.size, false_fail=false_fail,
+                       allowance=allowance, what=what)
+
+
+def mv_allowance(T1, T2inf, sizes):
+    """[D] the finite-m_v terms of log(T_2 / T_1)'s slope: T_2(m_v) lies in [T_2(inf) - 1,
+    T_2(inf) + 2 T_1(m_v)] (pair model, theory.signgd.T2_DELAY_FACTOR) and T_1 = floor(t*) + 1
+    with t* exactly proportional to m_v^{-1/2} on rungs sharing their seeds; the largest OLS slope
+    of terms confined to those log-widths."""
+    lx = np.log(np.asarray(sizes, dtype=np.float64))
+    t1 = np.median(np.maximum(T1, 1), 1)
+    t2inf = float(np.median(T2inf))
+    delay = np.log((t2inf + 2 * t1[0]) / max(t2inf - 1, 1.0))
+    rounding = np.log(1 + 1 / t1.min())
+    a = _max_ols_slope(lx, delay) + _max_ols_slope(lx, rounding)
+    return Tolerance.derived(a, f"finite-m_v slope terms: T_2's Stage I delay (log-width "
+                                f"{delay:.3g}) and T_1's rounding (log-width {rounding:.3g})")
