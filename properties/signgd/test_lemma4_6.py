@@ -97,7 +97,7 @@ register(Claim(
            "them of (alignment step - T_4^+), and T_4^+ - last step",
     tolerance="exact: integer counts and event times of a deterministic run (0 / <= 0)",
     reason="(ii) fails at CPU size: in the canonical run 2 of 164 wrong-sign key noises move away "
-           "from sgn alpha after their turn (one hovers near 0 for ~700 steps after moving "
+           "from sgn alpha after their turn (one hovers near 0 for ~300 steps after moving "
            "towards alpha for 444: the sample's s_21 recovers as its key noises cross and the "
            "query-noise term s_21 s_22 a of the key-noise gradient takes over again; one follows "
            "alpha_s, whose sign changes after T_4^- in a late majority vote); at the fast corner "
