@@ -17,9 +17,10 @@ same events as signgd.lemma4_7).
   sgn alpha from its turn until it is aligned): from its turn on, every wrong-sign key noise
   moves towards sgn alpha at every step until it has sgn alpha for good.  Fails at CPU size
   (strict expected failure): in the canonical run 2 of 164 wrong-sign key noises move away
-  again, one after 444 steps towards alpha (near zero it hovers: as a sample's key noises
-  cross, its logit sum_s a_s (beta_s - b_s) rises, s_21 recovers and the query-noise term of
-  the key-noise gradient, s_21 s_22 a, takes over again for some steps), one because alpha_s
+  again, one after 444 steps towards alpha (it stalls at |b| ~ 0.15-0.23, from 0.79, for ~300
+  steps: the sample's s_21 recovers from 0.006 to 0.010 while its wrong-sign query noise a keeps
+  growing, and the query-noise term s_21 s_22 a of the key-noise gradient balances the signal
+  term s_11 s_12 alpha), one because alpha_s
   itself changes sign after T_4^- (a late majority vote, Lemma 4.4); at the fast corner 2 of 76,
   both of one neuron whose key noises reverse and whose alpha_s then flips to their side.
 """
@@ -97,9 +98,10 @@ register(Claim(
            "them of (alignment step - T_4^+), and T_4^+ - last step",
     tolerance="exact: integer counts and event times of a deterministic run (0 / <= 0)",
     reason="(ii) fails at CPU size: in the canonical run 2 of 164 wrong-sign key noises move away "
-           "from sgn alpha after their turn (one hovers near 0 for ~300 steps after moving "
-           "towards alpha for 444: the sample's s_21 recovers as its key noises cross and the "
-           "query-noise term s_21 s_22 a of the key-noise gradient takes over again; one follows "
+           "from sgn alpha after their turn (one stalls at |b| ~ 0.2 for ~300 steps after "
+           "moving towards alpha for 444: the sample's s_21 recovers, 0.006 -> 0.010, its "
+           "wrong-sign query noise keeps growing, and the query-noise term s_21 s_22 a of the "
+           "key-noise gradient balances the signal term s_11 s_12 alpha; one follows "
            "alpha_s, whose sign changes after T_4^- in a late majority vote); at the fast corner "
            "(cfg (777, 4, 30, 2.0, 7e-4, 7e-5)) 2 of 76, both of one neuron: after 99-109 steps "
            "towards alpha its key noises reverse for 16-18 steps and then alpha_s flips to their "
@@ -157,7 +159,7 @@ def test_signgd_lemma4_6_literal(world, cfg):
 
 
 @audits(CID, fails="a wrong-sign key noise that has turned moves away from sgn alpha again before "
-                   "it aligns (canonical run: 2 of 164, one hovering near 0 after 444 steps "
+                   "it aligns (canonical run: 2 of 164, one stalling at |b| ~ 0.2 after 444 steps "
                    "towards alpha; fast corner: 2 of 76 whose alpha_s flips after T_4^-)")
 @ci_draws
 @shared_draws
