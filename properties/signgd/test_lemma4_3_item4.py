@@ -1,0 +1,123 @@
+"""signgd.lemma4_3.item4: at T_2 the query and key signals are still at their init.
+
+Read as o(1) relative motion and audited as a trend in s (Condition 3.1 ties s to d): [D]
+|alpha(T_2) - alpha(0)| <= eta T_2 and eta T_2 / sigma_0 = Theta(s^{-1/2}) at a fixed
+eps = eta sqrt(s) / sigma_0 (T_2 in steps does not move with s there), so the median motion in
+units of sigma_0 must (a) fall along s (check_trend, direction decreasing: the 'o(1)') and (b) at
+least as fast as s^{-1/2} (one-sided exponent bound, bootstrap standard error).  At the CPU size
+(s = 20-30) the signals have moved ~0.4-0.5 sigma_0 by T_2 against an init of ~0.7 sigma_0 in
+median: 'still at init' is false there and holds only as the trend (one size decides nothing).
+
+Runs: runs._l43_runs (full model, every step, 16 seeds per s in (20, 40, 80, 160), each run to
+1.5 x the first step with all pairs aligned; T_2 by sim.signgd.qk_alignment_time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_trend, examples,
+                        loglog_slope, null, register, rival)
+from properties.signgd.figures import _plot_l43
+from properties.signgd.runs import L43_S, _L43_SETTING, _l43_runs, l43_run
+
+CID = "signgd.lemma4_3.item4"
+BOOT = 2000
+FALSE_FAIL = 1e-3  # per check (four per draw)
+
+
+def signal_motion(cfg):
+    """Per s: |alpha(T_2) - alpha(0)| / sigma_0 and the same for beta, (seeds, m_k) each."""
+    runs = _l43_runs(*cfg)
+    return {k_: np.stack([runs[s][k_] for s in L43_S]) for k_ in ("dalpha", "dbeta")}
+
+
+def s_off(cfg):
+    """Null: s does not reach the dynamics: every rung is the s = 20 run's motion."""
+    r = signal_motion(cfg)
+    return {k_: np.broadcast_to(v[:1], v.shape).copy() for k_, v in r.items()}
+
+
+def rate_half():
+    """[D] the motion decays at least as fast as s^{-1/2}: the exponent's upper bound."""
+    return -0.5
+
+
+def rate_double_counted():
+    """Rival: the motion ~ s^{-1} (eta ~ s^{-1/2} at fixed eps counted twice, once through T_2)."""
+    return -1.0
+
+
+register(Claim(
+    id=CID, where="Lemma 4.3 (4) (end of Stage II), Section 4.1",
+    statement="At T_2 the query and key signals alpha_s, beta_s are still at their init.",
+    assumptions=_L43_SETTING,
+    prediction="[R] read as o(1) relative motion, audited as a trend: [D] |alpha(T_2) - alpha(0)| "
+               "<= eta T_2 and eta T_2 / sigma_0 = Theta(s^{-1/2}) to leading order "
+               "(signgd.t2_vs_t1), so the median motion in units of sigma_0 (the init scale of "
+               "alpha) decreases along s, with a log-log exponent of at most -1/2",
+    simulation="sim.signgd.train (full model), every step (runs._l43_runs)",
+    metric="median over seeds and neurons of |alpha(T_2) - alpha(0)| / sigma_0 (and of beta) "
+           "per s; its log-log trend along s",
+    tolerance="direction: check_trend, decreasing, weighted by the bootstrap SE of each log "
+              "median (2000 resamples over seeds, generator seeded by the draw), false-fail "
+              "1e-3; rate: one-sided, fitted exponent <= -1/2 + z x its bootstrap SE (Monte "
+              "Carlo, false-fail 1e-3). One-sided because the finite-s correction is one-sided: "
+              "a two-sided check around -1/2 failed under the thorough profile at s up to 320 "
+              "(exponent -0.573, tolerance 0.072, cfg (23638096, 1.0, 7e-4, 0.0117)); the "
+              "measured exponents (-0.52 to -0.57) are steeper, consistent with beta's pull on "
+              "near-zero crossings, |beta| / |b| ~ s^{-1/2}, fading as s grows (not derived "
+              "further)",
+    reading="At the CPU size s = 20-30 the signals have moved ~0.4-0.5 sigma_0 by T_2 (their init "
+            "is ~0.7 sigma_0 in median), so 'still at init' holds only asymptotically, through "
+            "s (Condition 3.1 ties s to d); the o(1) term is shown to shrink as s^{-1/2}. The "
+            "grid stops at s = 160: under the thorough profile a draw at s = 320 (cfg (16189, "
+            "1.5, 8.2e-4, 0.0147)) had a seed with a pair still unaligned after 6000 steps. In "
+            "discrete time a disagreeing pair with |a(0) + b(0)| < c_i jumps over zero each step "
+            "(a + b is conserved while they disagree) and waits for beta to break the tie, so "
+            "T_2 has a heavy tail that grows with s at fixed eps; the suite's T_2 (every pair "
+            "aligned) is then not reached within the cap. Alternatives: rival 'double counted' "
+            "(exponent bound -1); null: s switched off (every rung the s = 20 motion).",
+    history=("2026-12-03: migrated; the legacy control (exponent 0 against the one-sided bound) "
+             "is replaced by the rival and the null; the 'o(1)' is now decided by check_trend "
+             "(direction decreasing) besides the rate bound; grid, seeds and bootstrap "
+             "unchanged; 3 draws under ci (was 2).",),
+    plot=lambda path: _plot_l43(path),
+    asymptotic="s (the signals' motion shrinks with s)",
+    alternatives=(
+        rival("double_counted", rate_double_counted, "the motion ~ s^-1 (the step's s^-1/2 "
+              "counted twice)", replaces="rate"),
+        null("s_off", s_off, "s switched off: every rung the s = 20 run's motion",
+             replaces="motion"),
+    ),
+))
+
+
+@audits(CID)
+@examples(2)
+@l43_run
+def test_signgd_lemma4_3_item4(world, cfg):
+    r = world.simulation(signal_motion, "motion", pure=True)(cfg)
+    rate = world.prediction(rate_half, "rate")()
+    xs = np.array(L43_S, float)
+    g = np.random.default_rng(cfg[0])
+    for k_ in ("dalpha", "dbeta"):
+        M = r[k_]  # (n_s, seeds, m_k)
+        med = np.median(M.reshape(len(xs), -1), 1)
+        slope = loglog_slope(xs, med)
+        boot, logmed = [], []
+        for _ in range(BOOT):
+            idx = g.integers(0, M.shape[1], M.shape[1])
+            bm = np.median(M[:, idx].reshape(len(xs), -1), 1)
+            boot.append(loglog_slope(xs, bm))
+            logmed.append(np.log(np.maximum(bm, 1e-300)))
+        tol = Tolerance.monte_carlo(max(float(np.std(boot)), 1e-6), FALSE_FAIL)
+        name = k_[1:]
+        check_at_least(CID, rate + tol.value - slope,
+                       Threshold(0.0, "one-sided rate bound, " + tol.model, "derived",
+                                 tol.false_fail),
+                       what=f"exponent {slope:.3g} of median |{name}(T_2) - {name}(0)| / sigma_0 "
+                            f"along s <= {rate:g} + {tol.value:.3g}")
+        se = np.maximum(np.std(logmed, 0), 1e-6)
+        check_trend(CID, xs, med, direction="decreasing", se=se, false_fail=FALSE_FAIL,
+                    what=f"median |{name}(T_2) - {name}(0)| / sigma_0 along s")
