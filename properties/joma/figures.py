@@ -267,3 +267,83 @@ def plot_fig2(path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_dynamics_trained(key, ylabel, layer=-1):
+    """Trained-transformer curves of `key` ("ent" or "sr") in `layer` on the ladder, both token
+    orders, the first shared draw (the cached runs of properties.joma.runs)."""
+    def plot(path):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from properties.joma.common import DYN_DRAWS, dyn_seeds
+        from properties.joma.runs import dynamics_run, ladder
+        rungs = ladder()
+        fig, axs = plt.subplots(1, 2, figsize=(9, 3.4), squeeze=False)
+        for ax, order in zip(axs[0], ("sorted", "random")):
+            for i, st_ in enumerate(rungs):
+                r = dynamics_run(dyn_seeds(DYN_DRAWS[0]), st_, order)
+                for j in range(r[key].shape[2]):
+                    ax.plot(r["steps"], r[key][:, layer, j], color=f"C{i}", alpha=0.8,
+                            label=f"d={st_.d}" if j == 0 else None)
+            ax.set_title(f"{order} token order", fontsize=9)
+            ax.set_xlabel("Adam step")
+            ax.set_ylabel(ylabel)
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+    return plot
+
+
+def plot_lowest_first(path):
+    """Layer-0 centred attention logits by sibling height H (H = 1: same lowest latent as the
+    query), random token order, the first shared draw, every rung of the ladder."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from properties.joma.common import DYN_DRAWS, dyn_seeds
+    from properties.joma.runs import dynamics_run, ladder
+    rungs = ladder()
+    fig, axs = plt.subplots(1, len(rungs), figsize=(3.2 * len(rungs), 3.0), squeeze=False)
+    for ax, st_ in zip(axs[0], rungs):
+        r = dynamics_run(dyn_seeds(DYN_DRAWS[0]), st_, "random")
+        for h in (1, 2, 3):
+            ax.plot(r["steps"], np.nanmean(r["logits"][:, :, h], 1), label=f"H={h}")
+        ax.set_title(f"d = {st_.d} (mean of {r['logits'].shape[1]} seeds)", fontsize=9)
+        ax.set_xlabel("Adam step")
+    axs[0, 0].set_ylabel("centred logit, layer 0")
+    axs[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_table1(path):
+    """Table 1: the paper's NCorr next to the CI-size runs, untrained and trained."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from properties.joma.runs import COMPLEX, PAPER_TABLE1, SIMPLE, TABLE1_CI, table1_run
+    from properties.joma.common import table1_seeds, TABLE1_DRAWS
+    rows = []
+    for cfg in (SIMPLE, COMPLEX):
+        r = table1_run(table1_seeds(TABLE1_DRAWS[0]), cfg, TABLE1_CI)
+        for s in range(2):
+            rows.append([f"C={cfg[0]}, N_ch={cfg[1]}, N_s={cfg[2]}", f"s={s}",
+                         f"{PAPER_TABLE1[cfg][s]:.2f}", f"{r['trained'][:, s].mean():.3f}",
+                         f"{r['untrained'][:, s].mean():.3f}"])
+    fig, ax = plt.subplots(figsize=(7, 2.6))
+    ax.axis("off")
+    tb = ax.table(cellText=rows, colLabels=["config", "layer", "paper (d=1024)",
+                                            f"trained (d={TABLE1_CI.d})", "untrained"],
+                  loc="center")
+    tb.auto_set_font_size(False)
+    tb.set_fontsize(7)
+    ax.set_title("Table 1: NCorr of the best-matching neuron per latent")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -108,6 +108,12 @@ def ladder(base: Setting = DYN_CI) -> tuple:
     return rungs
 
 
+def table1_setting() -> Setting:
+    """Table 1's size under the current profile: the paper's under `thorough` with CUDA present,
+    else the CI size."""
+    return TABLE1_PAPER if profile() == "thorough" and paper_available() else TABLE1_CI
+
+
 def _guard(setting: Setting):
     if setting.cuda_only and not paper_available():
         raise ValueError(f"setting {setting.name!r} (d = {setting.d}) runs only with CUDA present")

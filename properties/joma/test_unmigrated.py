@@ -1,7 +1,7 @@
 """JoMA (Tian et al., ICLR 2024): the claims not yet migrated onto the earned-verdict harness.
 
 Left here (their properties still use the old number controls, so the claims are reported
-`not-audited`): the trained-transformer claims (joma.table1, joma.sec4.entropy_dynamics_trained,
+`not-audited`): the trained-transformer claims (joma.sec4.entropy_dynamics_trained,
 joma.sec4.rank_dynamics_trained, joma.sec5.lowest_first).  Every other JoMA claim lives in its
 own file, properties/joma/test_<item>.py.
 """
@@ -176,60 +176,6 @@ def dynamics_run(seed: int, n_seeds: int = 2, lrs=DYN_LRS, task: str = "next",
     return dict(steps=np.array(st_), ent=torch.stack(ent).double().numpy(),
                 sr=torch.stack(sr).double().numpy(), logits=torch.stack(gl).numpy(),
                 lr=np.array([lr for _, lr in runs]))
-
-
-# --------------------------------------------------------------------------------------------
-# joma.table1
-# --------------------------------------------------------------------------------------------
-_T1_MARGIN = 0.15
-register(Claim(
-    id="joma.table1", where="Section 6, 'Validation of Alignment between latents and hidden "
-                           "nodes in MLP', Table 1",
-    statement="In the learned models, for each latent there exists at least one hidden node in "
-              "the MLP of the same layer with high normalized correlation with it, in particular "
-              "in the lowest layer (Table 1: NCorr(s=0) 0.94-1.00, NCorr(s=1) 0.55-0.81); when "
-              "the generative model becomes more complicated (N_ch and N_s larger) the "
-              "correlation goes down a bit.",
-    assumptions="3-layer generative model (classes -> N_1 -> N_0 -> tokens), M = 100, T = 30; "
-                "transformer trained by Adam on the class label. CI: d = 32, 2 layers (s = 0, 1 "
-                "need 2), 200 steps, lr 3e-3, 3 seeds per config, configs (C, N_ch, N_s) = "
-                "(20, 2, (10, 20)) and (50, 3, (20, 30)) (Table 1's extremes).",
-    prediction="ordinal: NCorr(s=0) high (>= 0.9 at the simplest config), NCorr(s=0) > NCorr(s=1), "
-               "NCorr(simple) > NCorr(complex) at both layers",
-    simulation="properties.joma.test_unmigrated.table1_run (sim.joma + sim.transformer + "
-               "sim.measure.best_match_ncorr)",
-    metric="per seed: mean over latents (those varying in the eval sample) of the best-matching "
-           "neuron's NCorr; each neuron's max activation over real positions, centred over 256 "
-           "eval samples",
-    tolerance=f"margins: 'high' = 0.9; layer gap >= {_T1_MARGIN} in every seed; complexity gap "
-              "of the seed means >= 0.05 at both layers. False-fail budget: margins are >= 3x the "
-              "seed-to-seed spread seen in dev runs (s.d. ~0.02-0.04), ~1e-3 per check under a "
-              "normal model.",
-    reading=_READ_GEN + " NCorr = Pearson correlation. Absolute values at CI size are reported "
-            "(plot), not asserted; the CI run also reports NCorr at initialisation: at s = 0 an "
-            "UNTRAINED network already reaches ~0.98 (with rho = 1 a lowest latent is on iff its "
-            "tokens are present, and random ReLU neurons maxed over the sequence detect single "
-            "tokens), so the s = 0 column of Table 1 is not evidence of learning; training "
-            "raises s = 1 slightly (~0.62 -> ~0.65).",
-))
-
-
-@audits("joma.table1")
-@examples(1)
-@given(seed=SEED)
-def test_joma_table1(seed):
-    a, b = table1_run(seed, SIMPLE), table1_run(seed, COMPLEX)
-    check_at_least("joma.table1", float(a["trained"][:, 0].min()), 0.9,
-                   "'high' NCorr at s=0 (simplest config), min over seeds",
-                   control=float(a["shuffled"][:, 0].max()), what="high at s=0")
-    gaps = np.concatenate([a["trained"][:, 0] - a["trained"][:, 1],
-                           b["trained"][:, 0] - b["trained"][:, 1]])
-    check_at_least("joma.table1", float(gaps.min()), _T1_MARGIN, "layer gap, every seed",
-                   control=float(-gaps.max()), what="NCorr(s=0) > NCorr(s=1)")
-    for s in range(2):
-        d = float(a["trained"][:, s].mean() - b["trained"][:, s].mean())
-        check_at_least("joma.table1", d, 0.05, "complexity gap of seed means",
-                       control=-d, what=f"simple > complex at s={s}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -523,29 +469,6 @@ def test_joma_sec5_lowest_first_structure(seed):
 # --------------------------------------------------------------------------------------------
 # Figures
 # --------------------------------------------------------------------------------------------
-def _plot_table1(path):
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    ax.axis("off")
-    rows = []
-    for cfg in (SIMPLE, COMPLEX):
-        r = table1_run(0, cfg)
-        pa = PAPER_TABLE1[cfg]
-        for s in range(2):
-            rows.append([f"C={cfg[0]}, N_ch={cfg[1]}, N_s={cfg[2]}", f"s={s}", f"{pa[s]:.2f}",
-                         f"{r['trained'][:, s].mean():.2f} ± {r['trained'][:, s].std(ddof=1):.2f}",
-                         f"{r['init'][:, s].mean():.2f}", f"{r['shuffled'][:, s].mean():.2f}"])
-    tb = ax.table(cellText=rows, colLabels=["config", "layer", "paper (d=1024)",
-                                            f"CI trained (d={SIZE['d']}, 3 seeds)", "CI init",
-                                            "shuffled control"], loc="center")
-    tb.auto_set_font_size(False)
-    tb.set_fontsize(7)
-    ax.set_title("Table 1: NCorr of the best-matching neuron per latent")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def _plot_dyn(key, ylabel):
     def plot(path):
         import matplotlib.pyplot as plt
@@ -599,7 +522,6 @@ def _plot_lowest_first(path):
     plt.close(fig)
 
 
-attach_plot("joma.table1", _plot_table1)
 attach_plot("joma.sec4.entropy_dynamics_trained", _plot_dyn("ent", "attention entropy (nats)"))
 attach_plot("joma.sec4.rank_dynamics_trained", _plot_dyn("sr", "stable rank of W1"))
 attach_plot("joma.sec5.lowest_first", _plot_lowest_first)
