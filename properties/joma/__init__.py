@@ -2,7 +2,6 @@
 alternatives, its printed and corrected properties), shared cached runs in `runs.py`, figures in
 `figures.py`.
 
-`test_unmigrated.py` holds the claims not yet moved onto the earned-verdict harness (their
-properties still use the old number controls, so their claims are reported `not-audited`:
-power not shown by an alternative).  Claims leave it one file at a time.
+Every JoMA claim is on the earned-verdict harness (the last ones, the trained-transformer claims
+and Fig. 2, left `test_unmigrated.py` in issue 10, which then was deleted).
 """

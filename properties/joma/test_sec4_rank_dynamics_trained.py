@@ -1,0 +1,158 @@
+"""JoMA Sections 4 and 6 (Fig. 7): the stable rank of the MLP lower layer W1 first drops (salient
+components learned first) and then bounces back when the non-salient components catch up (top
+layers; bottom layers may only drop).
+
+Simulation: properties.joma.runs.dynamics_run, a decoder-only transformer (sim.transformer,
+post-LN, 2 layers, Adam, float32) trained on next-token prediction on Table 1's simplest
+generator (C = 20, N_ch = 2, N_s = (10, 20), rho = 1), 3 seeds stacked per rung; Wikitext (Figs.
+6, 8) is not available offline.  Both token orders are encoded: SORTED (the generator as
+printed: the authors' released generator writes the set of tokens in ascending order) and RANDOM
+(a random permutation per sample, adopted by the old module after the sorted order showed no
+rebound: see the claim's history).  The runs are the entropy claim's (cached, shared).
+
+Decision (asymptotic policy, in the model size d): at every rung of the ladder (ci: d = 8, 16,
+32; thorough: 16, 32, 64, 128, plus the paper's d = 1024 when CUDA is present) the top layer's
+stable rank must drop in every seed (relative drop above float32 round-off); the relative
+bounce-back sr(T) / min_t sr(t) - 1 (mean over seeds, with its standard error) must then grow
+significantly with d (check_trend,
+direction increasing, false-fail 1e-3): a bounce-back that vanishes with size refutes, a flat one is
+inconclusive (reported with its numbers).
+Alternatives (same draws, same body):
+  null untrained         (slot run) every logged time is the initialisation (training off);
+  null attention_frozen  (slot run) Wq, Wk of every block held at their initialisation.
+"""
+
+from __future__ import annotations
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
+                        examples, null, register)
+from properties.joma.common import (DYN_DRAWS, EPS32, ci_ladder, drop_and_rebound, dyn_phases,
+                                    dyn_seeds, mean_se)
+from properties.joma.figures import plot_dynamics_trained
+from properties.joma.runs import DYN_CI, LADDERS, dynamics_run, ladder, untrained_curves
+
+CID = "joma.sec4.rank_dynamics_trained"
+SR_FLOOR = Threshold(1e3 * EPS32, "derived: float32 round-off of W1, 1e3 x eps32 relative "
+                     "(the stable rank is computed in float64 from float32 weights)", "derived")
+
+
+def run_trained(seeds, setting, order):
+    return dynamics_run(seeds, setting, order)
+
+
+def run_untrained(seeds, setting, order):
+    """Null: training off (the initialisation at every logged time)."""
+    return untrained_curves(dynamics_run(seeds, setting, order))
+
+
+def run_attention_frozen(seeds, setting, order):
+    """Null: Wq and Wk of every block held at their initialisation; the rest trained."""
+    return dynamics_run(seeds, setting, order, 1.0, None, "attention")
+
+
+_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedding, post-LN, 1 head, "
+            f"ReLU MLP of width 4d) trained from scratch by Adam (lr {DYN_CI.lr:g}, batch "
+            f"{DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's generator C = 20, "
+            f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; 3 seeds "
+            f"stacked per rung; ladder d in {LADDERS['ci']} (ci) / {LADDERS['thorough']} "
+            "(thorough; plus d = 1024, 3 layers, 10k steps, lr 1e-4 when CUDA is present). "
+            "Wikitext (Figs. 6, 8) is not available offline.")
+
+register(Claim(
+    id=CID,
+    where="Section 4 ('Relationship with rank of MLP lower layer'), Section 6, Fig. 7",
+    statement="The stable rank of the MLP lower layer W (projection into hidden nodes) first "
+              "drops (salient components learned first) and then bounces back when the "
+              "non-salient components catch up (salient for top layers; bottom layers may only "
+              "drop).",
+    assumptions=_SETTING,
+    prediction="at every rung the top layer's stable rank drops (every seed); the relative "
+               "bounce-back sr(T) / min_t sr(t) - 1 grows with d toward the paper's size",
+    simulation="properties.joma.runs.dynamics_run (sim.measure.stable_rank of blocks[l].W1, "
+               "10 probes + the initialisation)",
+    metric="stable rank ||W1||_F^2 / ||W1||_2^2 of the top block; per seed 1 - min_t sr / sr(0) "
+           "and sr(T) / min_t sr - 1; per rung the mean bounce-back with its standard error; "
+           "weighted slope against log d",
+    tolerance=f"drop: every seed's relative drop above {SR_FLOOR.value:.2g} (float32 round-off, "
+              "derived); trend: check_trend direction increasing, normal critical value at "
+              "false-fail 1e-3 with the seeds' standard errors",
+    reading="'Rank' = stable rank (the paper's Fig. 7 quantity, there measured on OPT / Pythia "
+            "checkpoints, which are not available offline); 'top layers' = the last of the 2 "
+            "layers. Asymptotic in the model size, decided by the trend of the bounce-back over "
+            "the ladder. Earlier (old module) measurements at d = 32: the bounce-back was 0-7.5% "
+            "(mostly 0) at rho = 1 random order; 0-31% at rho 0.7-0.9, not robust; at 1600 steps "
+            "the stable rank keeps falling (median drop 60-66%).",
+    reason="On the ci ladder (d = 8, 16, 32; 400 Adam steps; 3 seeds per rung; 3 shared draws) "
+           "the top layer's stable rank drops (random order: 28-32% at d = 32) but does not "
+           "bounce back at the larger sizes: random order, the relative bounce-back sr(T) / "
+           "min_t sr - 1 falls with d (draw 1000: 0.032 / 0.061 / 0 at d = 8 / 16 / 32, slope "
+           "-0.055 +- 0.037, significantly decreasing; at d = 32 the minimum is the last probe "
+           "in every seed); sorted order, at d = 8 the stable rank does not drop at all in some "
+           "seed. So within the audited sizes the bounce-back is a small-model effect that "
+           "vanishes with d, not a trend toward the paper's claim. The paper's evidence (Fig. 7) "
+           "is from OPT / Pythia checkpoints, which this audit does not have.",
+    history=("issue 5 follow-up (old module): the bounce-back was searched for on RANDOM token "
+             "order and rho < 1 after the literal SORTED order showed none; its printed "
+             "property failed (median 0.6% on 32 runs at d = 32) and the claim was reported "
+             "refuted at one size; issue 10 migration: both orders are printed properties on "
+             "the ladder (the one-size refutation is not earned under the asymptotic policy).",),
+    asymptotic="the model size d",
+    alternatives=(
+        null("untrained", run_untrained, "training off: the network at its initialisation at "
+             "every logged time", replaces="run"),
+        null("attention_frozen", run_attention_frozen, "attention frozen: Wq, Wk of every block "
+             "held at their initialisation, everything else trained", replaces="run"),
+    ),
+))
+
+
+def decide(world, base, order):
+    """Every rung: the top layer's stable rank drops in every seed; then the bounce-back's
+    trend in d."""
+    run = world.simulation(run_trained, "run", pure=True)
+    sizes, means, ses = [], [], []
+    for st_ in ladder():
+        r = run(dyn_seeds(base), st_, order)
+        drop, reb = drop_and_rebound(r["sr"][:, -1], relative=True)
+        check_at_least(CID, float(drop.min()), SR_FLOOR,
+                       what=f"{order}, d = {st_.d}: top-layer relative drop, min over seeds")
+        m, se = mean_se(reb, SR_FLOOR.value)
+        sizes.append(st_.d)
+        means.append(m)
+        ses.append(se)
+    check_trend(CID, sizes, means, direction="increasing", se=ses, log_values=False,
+                false_fail=1e-3, what=f"{order} order: top-layer relative bounce-back vs d")
+
+
+SORTED_FAILS = ("sorted order, ci ladder: at d = 8 the top layer's stable rank does not drop "
+                "below its initial value in some seed (relative drop 0), on every shared draw")
+RANDOM_FAILS = ("random order, ci ladder: the bounce-back vanishes as d grows (draw 1000: "
+                "0.032 / 0.061 / 0 at d = 8 / 16 / 32, significantly decreasing)")
+
+
+@audits(CID, fails=SORTED_FAILS if ci_ladder() else None)
+@examples(1, phases=dyn_phases())
+@example(base=DYN_DRAWS[0])
+@example(base=DYN_DRAWS[1])
+@example(base=DYN_DRAWS[2])
+@given(base=st.integers(0, 2**30))
+def test_sec4_rank_dynamics_trained_sorted(world, base):
+    """The generator as printed (tokens in ascending order)."""
+    decide(world, base, "sorted")
+
+
+@audits(CID, fails=RANDOM_FAILS if ci_ladder() else None)
+@examples(1, phases=dyn_phases())
+@example(base=DYN_DRAWS[0])
+@example(base=DYN_DRAWS[1])
+@example(base=DYN_DRAWS[2])
+@given(base=st.integers(0, 2**30))
+def test_sec4_rank_dynamics_trained_random(world, base):
+    """Tokens in a random order per sample (the order the old module adopted)."""
+    decide(world, base, "random")
+
+
+attach_plot(CID, plot_dynamics_trained("sr", "top-layer stable rank of W1"))

@@ -1,0 +1,161 @@
+"""JoMA Section 5 (after Theorem 5, Fig. 5(b, c)): the learning dynamics first focuses on
+associating the tokens in the same lowest hierarchy as the query, then reaches out to tokens
+whose common latent ancestor is higher.
+
+Simulation: the shared trained-transformer runs of properties.joma.runs.dynamics_run (the
+entropy and rank claims' runs: Table 1's simplest generator, rho = 1, 2 layers, Adam lr 3e-3,
+400 steps, 3 seeds stacked per rung), measured in the bottom attention layer: the centred
+attention logit of each key group, grouped by sibling height H (H = 1: key under the same s = 0
+latent as the query; H = 2: only a common s = 1 latent; H = 3: only the class).  Both token
+orders are encoded (SORTED as printed in the authors' generator; RANDOM, the order the old
+module used).
+
+Decision (asymptotic policy, in the model size d): at every rung the bottom layer's attention
+must become structured by H in every seed (the spread max_H - min_H of the group logits grows by
+more than float32 round-off over training); the early lead of the lowest group, L = mean over
+the first half of training of logit(H = 1) - max(logit(H = 2), logit(H = 3)) (mean over seeds
+with its standard error), must then grow significantly with d toward the paper's size
+(check_trend, direction increasing, false-fail 1e-3); flat is inconclusive, reported with its
+numbers.
+Alternatives (same draws, same body):
+  null untrained         (slot run) every logged time is the initialisation (training off);
+  null attention_frozen  (slot run) Wq, Wk of every block held at their initialisation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
+                        examples, null, register)
+from properties.joma.common import DYN_DRAWS, EPS32, ci_ladder, dyn_phases, dyn_seeds, mean_se
+from properties.joma.figures import plot_lowest_first
+from properties.joma.runs import DYN_CI, LADDERS, dynamics_run, ladder, untrained_curves
+
+CID = "joma.sec5.lowest_first"
+LOGIT_FLOOR = Threshold(1e3 * EPS32 * 10, "derived: float32 round-off, 1e3 x eps32 x 10 nats "
+                        "(centred log-probabilities of 30 keys)", "derived")
+
+
+def run_trained(seeds, setting, order):
+    return dynamics_run(seeds, setting, order)
+
+
+def run_untrained(seeds, setting, order):
+    """Null: training off (the initialisation at every logged time)."""
+    return untrained_curves(dynamics_run(seeds, setting, order))
+
+
+def run_attention_frozen(seeds, setting, order):
+    """Null: Wq and Wk of every block held at their initialisation; the rest trained."""
+    return dynamics_run(seeds, setting, order, 1.0, None, "attention")
+
+
+_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedding, post-LN, 1 head, "
+            f"ReLU MLP of width 4d) trained from scratch by Adam (lr {DYN_CI.lr:g}, batch "
+            f"{DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's generator C = 20, "
+            f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; 3 seeds "
+            f"stacked per rung; ladder d in {LADDERS['ci']} (ci) / {LADDERS['thorough']} "
+            "(thorough; plus d = 1024, 3 layers, 10k steps, lr 1e-4 when CUDA is present). "
+            "Wikitext (Figs. 6, 8) is not available offline.")
+
+register(Claim(
+    id=CID, where="Section 5 (after Theorem 5, Fig. 5(b, c))",
+    statement="The learning dynamics first focuses on associating the tokens in the same lowest "
+              "hierarchy as the query m (they co-occur a lot with m), then gradually reaches out "
+              "to tokens l' whose common latent ancestor is higher.",
+    assumptions=_SETTING + " Measured in the bottom attention layer.",
+    prediction="at every rung the bottom-layer attention becomes structured by H (every seed); "
+               "the early lead of the H = 1 group grows with d toward the paper's size",
+    simulation="properties.joma.runs.dynamics_run (sim.measure.grouped_attention_logits with "
+               "sim.joma.sibling_height), the entropy claim's runs",
+    metric="per seed: centred layer-0 logits by H (mean over 64 eval samples, real query rows, "
+           "real earlier keys), logged 10 times; structure = growth of max_H - min_H over "
+           "training; early lead = mean over the first half of the logged times of logit(H=1) "
+           "- max(logit(H=2), logit(H=3)); per rung the mean lead with its standard error",
+    tolerance=f"structure: every seed above {LOGIT_FLOOR.value:.2g} (float32 round-off, "
+              "derived); trend: check_trend direction increasing, normal critical value at "
+              "false-fail 1e-3",
+    reading="Fig. 5(b, c) illustrates the reduced JoMA dynamics (audited by joma.theorem5 and "
+            "the sec5 claims); here the statement is read in trained transformers, the lowest "
+            "hierarchy being H = 1. The runs are shared with the sec4 claims (rho = 1, where the "
+            "DAG generator still has a co-occurrence hierarchy: a key under the query's own "
+            "s = 0 latent is on whenever that latent is). Earlier (old module) at d = 32, "
+            "rho = 0.8, random order, 64 runs: H = 1 was the first group over 0.2 nats in 41% "
+            "(chance ~1/3), H = 3 tended to come last, H = 1 and H = 2 were not ordered.",
+    reason="On the ci ladder (d = 8, 16, 32; rho = 1; 400 Adam steps; 3 seeds per rung; 3 "
+           "shared draws) the bottom-layer attention does become structured by H, but not "
+           "lowest-first: in random order the H = 1 group's early lead over the higher groups "
+           "is negative at every size and falls with d (draw 0: -0.08 / -0.07 / -0.45 nats at "
+           "d = 8 / 16 / 32, slope significantly negative; the same on a second draw); in "
+           "sorted order it is negative too (-0.04 .. -0.70) with no significant trend. The "
+           "keys that gain attention early are the class-discriminative H = 2 / H = 3 ones. "
+           "With the attention weights Wq, Wk frozen the H = 1 group leads slightly instead "
+           "(+0.04 .. +0.13 at d = 32), so the learned attention moves away from it.",
+    history=("old module: the ordering runs used RANDOM order and rho = 0.8 (sorted order makes "
+             "the next token nearly determined by its predecessor; at rho = 1 the HBLT tree has "
+             "no co-occurrence hierarchy) and the printed form failed at one size (S2 in ~half "
+             "the runs); issue 10 migration: decided by a trend over the ladder on the shared "
+             "rho = 1 runs, both orders (a one-size refutation is not earned under the "
+             "asymptotic policy).",),
+    asymptotic="the model size d",
+    alternatives=(
+        null("untrained", run_untrained, "training off: the network at its initialisation at "
+             "every logged time", replaces="run"),
+        null("attention_frozen", run_attention_frozen, "attention frozen: Wq, Wk of every block "
+             "held at their initialisation, everything else trained", replaces="run"),
+    ),
+))
+
+
+def decide(world, base, order):
+    """Every rung: bottom-layer attention structured by H in every seed; then the trend in d of
+    the lowest group's early lead."""
+    run = world.simulation(run_trained, "run", pure=True)
+    sizes, means, ses = [], [], []
+    for st_ in ladder():
+        r = run(dyn_seeds(base), st_, order)
+        lg = r["logits"][:, :, 1:4]  # (t, seed, H = 1..3)
+        spread = np.nanmax(lg, -1) - np.nanmin(lg, -1)  # (t, seed)
+        check_at_least(CID, float(np.min(spread.max(0) - spread[0])), LOGIT_FLOOR,
+                       what=f"{order}, d = {st_.d}: growth of the H-group spread, min over seeds")
+        half = lg.shape[0] // 2
+        lead = np.nanmean(lg[1:half + 1, :, 0] - np.nanmax(lg[1:half + 1, :, 1:], -1), 0)
+        m, se = mean_se(lead, LOGIT_FLOOR.value)
+        sizes.append(st_.d)
+        means.append(m)
+        ses.append(se)
+    check_trend(CID, sizes, means, direction="increasing", se=ses, log_values=False,
+                false_fail=1e-3, what=f"{order} order: early lead of H = 1 (nats) vs d")
+
+
+@audits(CID)
+@examples(1, phases=dyn_phases())
+@example(base=DYN_DRAWS[0])
+@example(base=DYN_DRAWS[1])
+@example(base=DYN_DRAWS[2])
+@given(base=st.integers(0, 2**30))
+def test_sec5_lowest_first_sorted(world, base):
+    """The generator as printed (tokens in ascending order)."""
+    decide(world, base, "sorted")
+
+
+RANDOM_FAILS = ("random order, ci ladder: the early lead of H = 1 is negative and falls with d "
+                "(draw 0: -0.08 / -0.07 / -0.45 nats at d = 8 / 16 / 32, significantly "
+                "decreasing)")
+
+
+@audits(CID, fails=RANDOM_FAILS if ci_ladder() else None)
+@examples(1, phases=dyn_phases())
+@example(base=DYN_DRAWS[0])
+@example(base=DYN_DRAWS[1])
+@example(base=DYN_DRAWS[2])
+@given(base=st.integers(0, 2**30))
+def test_sec5_lowest_first_random(world, base):
+    """Tokens in a random order per sample (the order the old module adopted)."""
+    decide(world, base, "random")
+
+
+attach_plot(CID, plot_lowest_first)
