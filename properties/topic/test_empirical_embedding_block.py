@@ -1,0 +1,106 @@
+"""topic.empirical.embedding_block: for a model in which all components are trained,
+E = W^E^T W^E displays a block-wise pattern (topics), with either cross-entropy or squared loss
+and either SGD or Adam (Section 6, Figure 1).
+
+One property: train the full model (runs.train_embedding: trainable W^E, W^K, W^Q, W^V, biases,
+b^pred; CI size T = v = 5) in each of the four (loss, optimiser) settings from the drawn
+generator seed, and require each setting's block contrast of E (mean same-topic off-diagonal -
+mean different-topic entry, over the mean diagonal) to reach that setting's threshold: a normal
+lower prediction bound from 80 calibration elements on generator seeds 10000..10001 (disjoint
+from the audit's 0..9999), false-fail 1e-4 per setting and draw.
+
+Nulls: "training_off" (zero optimiser steps: W^E at its N(0, 1/d) init), "topics_relabelled"
+(the trained E read against a random relabelling of the word ids).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from properties import Claim, audits, check_at_least, examples, null, register
+from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, normal_bound
+from properties.topic.runs import (EMBEDDING, EMBEDDING_CALIBRATION, embedding_contrast,
+                                   train_embedding)
+
+CID = "topic.empirical.embedding_block"
+AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
+SETTINGS = tuple(f"{loss}/{opt}" for loss, opt, _ in EMBEDDING["settings"])
+
+
+def training_off(seed):
+    """Null: the optimiser switched off (zero steps): E of the N(0, 1/d) init of W^E."""
+    return train_embedding(seed, steps=0)
+
+
+def topics_relabelled(seed):
+    """Null: the trained E read against a random relabelling of the word ids."""
+    E = train_embedding(seed)
+    n = E.shape[-1]
+    perm = np.r_[0, 1 + np.random.default_rng(seed).permutation(n - 1)]
+    return E[..., perm][..., perm, :]
+
+
+def threshold(setting):
+    return normal_bound(EMBEDDING_CALIBRATION[setting], EMBEDDING_CALIBRATION, side="lower",
+                        what=f"block contrast of E, {setting}")
+
+
+register(Claim(
+    id=CID, where="Section 6 (Figure 1), Theorem 1's empirical side",
+    statement="For a model in which all components are trained, W^E^T W^E displays a block-wise "
+              "pattern (topics), with either cross-entropy or squared loss and either SGD or "
+              "Adam.",
+    assumptions="LDA data (Dirichlet(0.1)), p_m = 0.15, p_c = p_r = 0.1, biases b^K, b^Q, b^V "
+                "(Section 6); trainable W^E (d = Tv + 1, N(0, 1/d) init), W^K, W^Q, W^V, b^pred "
+                "(N(0, 0.01^2) init); CI size T = v = 5 (the paper's T = v = 10 is not run).",
+    prediction="block structure of E = W^E^T W^E in every (loss, optimiser) setting: the block "
+               "contrast reaches the level of the calibration runs of that setting",
+    simulation="properties.topic.runs.train_embedding (sim.topic.train(Switches(biases=True)); "
+               "squared/Adam lr 0.01, squared/SGD lr 0.2, CE/Adam lr 0.01, CE/SGD lr 0.5; 250 "
+               "steps, batch 16, documents N in 20..30)",
+    metric="(mean same-topic off-diagonal - mean different-topic entry of E's word block) / "
+           "mean diagonal entry, per setting",
+    tolerance="per setting, a normal lower prediction bound (false-fail 1e-4 per setting and "
+              "draw) from 80 calibration elements on generator seeds 10000..10001, disjoint "
+              "from the audit's 0..9999",
+    reading="'Block-wise' read as a same-topic vs different-topic contrast of E as large as the "
+            "calibration runs of the same setting give; the nulls show that the property needs "
+            "both the training and the true topic labels.  Every (loss, optimiser) pair is run "
+            "on every draw.  Documents are shortened to N in 20..30 for cost (the attention "
+            "cost is N^2; the embedding block needs no long documents).  SGD with squared loss "
+            "is the weakest setting (calibration mean contrast 0.21 against 0.66-0.88 for the "
+            "others).  The explicit example is seed 0 with the paper's p_m, p_c, p_r.",
+    history=(
+        "2026-12-02 (old code, 17e18a7): SGD with squared loss diverged (NaN) at lr 0.5; its lr "
+        "was lowered to 0.2 (CE/SGD stays at 0.5).",
+        "2026-12-02 (old code, 0d46842): threshold raised from 0.05 to 0.1 of the diagonal, and "
+        "the CI run set to 250 steps, after which SGD/squared passed ('passes the 0.1 "
+        "threshold only with 250 CI steps', worst calibration seed 0.175).",
+        "2026-12-03: the 0.1 threshold (set from 2-3 seeds, 'a judgement') replaced by a normal "
+        "prediction bound per setting from 80 calibration elements (issue 12); the number "
+        "control (relabelled score) replaced by the nulls training_off and topics_relabelled; "
+        "one element per draw (was 3 batched seeds with a min).  The settings (lr, 250 steps, "
+        "N in 20..30) are kept as the old code left them.",
+    ),
+    alternatives=(
+        null("training_off", training_off, "optimiser off: W^E at its N(0, 1/d) init",
+             replaces="train"),
+        null("topics_relabelled", topics_relabelled, "topics relabelled at random: the block "
+             "structure read against the wrong topics", replaces="train"),
+    ),
+))
+
+
+@audits(CID)
+@examples(3)
+@example(seed=0)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
+def test_empirical_embedding_block(world, seed):
+    E = world.simulation(train_embedding, "train", pure=True)(seed)
+    scores = embedding_contrast(E)[:, 0]
+    what = ", ".join(f"{s} {x:.4f}" for s, x in zip(SETTINGS, scores))
+    for setting, score in zip(SETTINGS, scores):
+        check_at_least(CID, float(score), threshold(setting),
+                       what=f"block contrast of E, {setting} ({what}; T = v = {EMBEDDING['T']})")
