@@ -1,0 +1,117 @@
+"""topic.empirical.wv_diagonal_no_l2: with one-hot embeddings and uniform attention, without L2
+regularisation the trained W^V is a Theorem 4 minimiser other than the block-uniform W*: it
+tends to a diagonal pattern (Appendix E.1, Figure 9).
+
+One property: train W^V without ridge (runs.train_wv_diagonal: Adam on fresh LDA documents, CI
+size T = v = 5) from the drawn generator seed and require
+  (1) its diagonal excess (mean diagonal - mean same-topic off-diagonal entry of the word block,
+      in units of Theorem 2's c3/v; W* has none) to reach a normal lower prediction bound from
+      80 calibration elements on generator seeds 10000..10001 (disjoint from the audit's),
+      false-fail 1e-4 per draw;
+  (2) its held-out loss to be no higher (beyond Monte Carlo error, false-fail 1e-6) than that of
+      the same run with ridge 1e-3 on W^V (which approaches W*), on the same documents: the
+      diagonal W^V is a minimiser as good as the regularised one.
+
+Nulls: "training_off" (zero steps: W^V at its N(0, 0.01^2) init), "l2_on" (the same run with
+ridge 1e-3 on W^V: Theorem 2's regularised problem, whose minimiser W* has no diagonal excess).
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+from scipy import stats
+
+from properties import Claim, Threshold, audits, check_at_least, examples, null, register
+from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, normal_bound
+from properties.topic.runs import (WV_DIAGONAL, WV_DIAGONAL_CALIBRATION, diagonal_excess,
+                                   train_wv_diagonal)
+
+CID = "topic.empirical.wv_diagonal_no_l2"
+AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
+L2 = 1e-3  # ridge of the reference run and of the null l2_on
+LOSS_FALSE_FAIL = 1e-6
+
+
+def training_off(seed):
+    """Null: the optimiser switched off (zero steps)."""
+    return train_wv_diagonal(seed, steps=0)
+
+
+def l2_on(seed):
+    """Null: the same run with ridge L2 ||W^V||_F^2 (Theorem 2's regularised problem)."""
+    return train_wv_diagonal(seed, lam=L2)
+
+
+def threshold():
+    return normal_bound(WV_DIAGONAL_CALIBRATION["diagonal_excess"], WV_DIAGONAL_CALIBRATION,
+                        side="lower", what="diagonal excess of W^V without L2 (c3/v units)")
+
+
+register(Claim(
+    id=CID, where="Appendix E.1 (Figure 9), Theorem 4's empirical side",
+    statement="With one-hot embeddings and uniform attention, without L2 regularisation the "
+              "trained W^V is a Theorem 4 minimiser other than the block-uniform W*: it tends to a "
+              "diagonal pattern (diagonal above the same-topic off-diagonal entries).",
+    assumptions="LDA data (Dirichlet(0.1), N in 100..150), p_m = 0.15, p_c = p_r = 0.1, biases "
+                "b^V (Section 6); one-hot W^E, W^K = W^Q = 0 frozen, squared loss, N(0, 0.01^2) "
+                "init, no ridge; CI size T = v = 5 (the paper's T = v = 10 is not run).",
+    prediction="(1) a diagonal excess (diagonal above the same-topic off-diagonal entries; W* "
+               "has none) at the level of the calibration runs; (2) held-out loss no higher "
+               "than the ridge-trained model's (a minimiser)",
+    simulation="properties.topic.runs.train_wv_diagonal (sim.topic.train(Switches(onehot, "
+               "uniform, biases)), Adam lr 0.02, 300 steps, batch 32, T = v = 5), held-out loss "
+               "on 200 documents drawn after training",
+    metric="(1) (mean diagonal - mean same-topic off-diagonal entry of W^V's word block) / "
+           "(c3/v); (2) mean over held-out documents of L(ridge 1e-3) - L(no ridge), paired",
+    tolerance="(1) normal lower prediction bound (false-fail 1e-4 per draw) from 80 calibration "
+              "elements on generator seeds 10000..10001, disjoint from the audit's 0..9999; "
+              "(2) Monte Carlo: -z SE of the paired difference (false-fail 1e-6)",
+    reading="'Tends to a diagonal pattern' read as the paper's 'this type of diagonally "
+            "structured W^V often occurs when we train ... without L2 regularization' (Appendix "
+            "C): the trained W^V shows a diagonal excess, not a limit in the number of steps. "
+            "'Other than W*': the excess is one W* does not have, and the null l2_on (ridge "
+            "1e-3, the regularised problem whose minimiser is W*) must fail it.  'A Theorem 4 "
+            "minimiser': Theorem 4's family is exact for Assumption 1's infinite documents "
+            "(audited in topic.theorem4); on finite LDA documents it is read as: a held-out loss "
+            "no higher than the ridge-trained model's.  CI size T = v = 5 in every profile; the "
+            "explicit example is seed 0 with the paper's p_m, p_c, p_r.",
+    history=(
+        "2026-12-03: the thresholds 0.1 (ratio r = (diag - same)/(same - diff) > 0.1) and "
+        "r(no L2) - r(L2) > 0.05, set from 2-3 seeds ('a judgement'), replaced by a normal "
+        "prediction bound on the diagonal excess in c3/v units from 80 calibration elements "
+        "(issue 12; the ratio's denominator is ~0 for an untrained W^V); the controls "
+        "'r(L2).max() - 0.1' and 0.0 replaced by the nulls training_off and l2_on; the loss "
+        "check (2) added for 'a Theorem 4 minimiser'; one element per draw (was 3 batched "
+        "seeds with a min).",
+    ),
+    alternatives=(
+        null("training_off", training_off, "optimiser off: W^V at its N(0, 0.01^2) init",
+             replaces="train"),
+        null("l2_on", l2_on, "ridge 1e-3 on W^V: the regularised problem, minimiser W* "
+             "(block-uniform, no diagonal excess)", replaces="train"),
+    ),
+))
+
+
+@audits(CID)
+@examples(3)
+@example(seed=0)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
+def test_empirical_wv_diagonal_no_l2(world, seed):
+    run = world.simulation(train_wv_diagonal, "train", pure=True)(seed)
+    ref = train_wv_diagonal(seed, lam=L2)
+    score = float(diagonal_excess(run["WV"])[0])
+    what = (f"diagonal excess {score:.4f} c3/v (ridge-trained {diagonal_excess(ref['WV'])[0]:.4f}; "
+            f"T = v = {WV_DIAGONAL['T']})")
+    check_at_least(CID, score, threshold(), what=what)
+    d = ref["heldout_loss"][0] - run["heldout_loss"][0]
+    se = float(d.std(ddof=1) / math.sqrt(d.size))
+    z = float(stats.norm.isf(LOSS_FALSE_FAIL))
+    check_at_least(CID, float(d.mean()), Threshold(
+        -z * se, f"Monte Carlo: -{z:.2f} x SE {se:.3g} of the paired held-out loss difference "
+                 f"over {d.size} documents (one-sided false-fail {LOSS_FALSE_FAIL:g})",
+        "derived", LOSS_FALSE_FAIL),
+        what=f"held-out loss L(ridge {L2:g}) - L(no ridge) = {d.mean():.3g} (SE {se:.2g})")
