@@ -260,6 +260,7 @@ register(Claim(
              "(113, 1.0)); the rival softmax_quadratic (an exponent -2) is dropped with it. "
              "Ladders, seeds, eps, false-fail unchanged.",),
     asymptotic="m_v, s, sigma_0 (T_2/T_1 ~ m_v^1/2, T_3/T_2 ~ s^1/2, T_4^-/T_3 ~ sigma_0^-1)",
+    plot=lambda path: _plot_stage_order(path),
     alternatives=(
         rival("no_separation", no_separation, "'<<' read as a bounded factor: every ratio of one "
               "order along its ladder (exponents 0)", replaces="exponents"),
@@ -292,3 +293,35 @@ def test_signgd_stage_order(world, cfg):
                      what=f"{name} along {k_} (log-log slope of the geometric means {rate:.3g}; "
                           f"[D] rate {'1/2' if k_ == 's' else '-1'}; T_3 = T_4^- in "
                           f"{int((m['T3v'] >= m['T4m']).sum())} of {m['T3v'].size} seed-rungs)")
+
+
+def _plot_stage_order(path):
+    """The three ladders of the canonical draw: per-seed ratios (geometric mean, IQR band), the
+    fitted log-log slope and the [D] rate."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    L = ladders(*SO_CANON)
+    panels = (("m_v", "T2", "T1", "T_2 / T_1", 0.5), ("s", "T3", "T2", "T_3 / T_2", 0.5),
+              ("sigma_0", "T4m", "T3", "T_4^- / T_3", -1.0))
+    fig, ax = plt.subplots(1, 3, figsize=(14, 4))
+    for a_, (k_, num, den, name, rate) in zip(ax, panels):
+        m = L[k_]
+        T = dict(m, T1=np.maximum(m["T1"], 1))
+        if "T3v" in m:
+            T["T3"] = np.minimum(m["T3v"], m["T4m"])
+        R = T[num] / T[den]
+        x = np.array(m["sizes"], float)
+        gm = np.exp(np.log(R).mean(1))
+        slope = loglog_slope(x, gm)
+        a_.plot(x, gm, "o-", label=f"geometric mean over seeds (slope {slope:.2f})")
+        a_.fill_between(x, np.quantile(R, 0.25, 1), np.quantile(R, 0.75, 1), alpha=0.3,
+                        label="IQR over seeds")
+        a_.plot(x, gm[0] * (x / x[0]) ** rate, "k--", lw=0.8, label=f"[D] rate {rate:g}")
+        a_.set_xscale("log"), a_.set_yscale("log"), a_.set_xlabel(k_), a_.set_ylabel(name)
+        a_.legend(fontsize=8)
+    fig.suptitle(f"signgd.stage_order: ladders of draw {SO_CANON} ({SO_SEEDS} seeds per rung; "
+                 "T_3 = first step with the vote complete, capped at T_4^-)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
