@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from properties import Claim, Tolerance, audits, check_at_least, examples, register
 from sim import make_generator
 from sim import topic as sm
-from theory import topic as th
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 
@@ -58,28 +57,6 @@ def _heldout(seed, T, v, D=200, N_range=(100, 150)):
 
 
 register(Claim(
-    id="topic.empirical.attention_order", where="Section 6 and Appendix E.2 (Tables 3, 4)",
-    statement="(a) When W^K, W^Q, W^V are trained jointly, each word pays on average more "
-              "attention to words of the same topic than to words of different topics. (b) When "
-              "W^V is diagonal (D^V), the order is partially reversed: same word > different "
-              "topic > same topic (different word).",
-    assumptions=_EMP + "; one-hot W^E, squared loss, Adam lr 0.01, N(0, 0.01^2) init; (b) W^V "
-                "frozen to Definition 2's D^V, only W^K, W^Q, biases, b^pred trained.",
-    prediction="length-debiased (Appendix E.3: x N/100) average attention per pair kind from "
-               "word ids on 200 held-out documents: (a) same_topic / diff_topic >= 1.2; (b) "
-               "same_word / diff_topic >= 1.5 and diff_topic / same_topic >= 1.2",
-    simulation="sim.topic.train + forward(return_attention) + attention_stats(normalise_length=100)",
-    metric="min over seeds of log ratios; control: the same ratios after a topic-scrambling "
-           "relabelling (word j of topic t -> topic t + j mod T, so relabelled same-topic pairs are "
-           "true different-topic pairs; a uniformly random relabelling keeps ~(v-1)/(Tv-1) true "
-           "same-topic mates and gave ratio 1.37 at T = v = 5)",
-    tolerance=_BUDGET,
-    reading="Pairs among non-[MASK] positions of the (masked) input, same word at another "
-            "position excluded from 'same topic'. (a) uses jointly trained W^V, which here is "
-            "block-plus-diagonal. With N in 20..30 (short documents) (a) is NOT seen at 400 "
-            "steps (ratio ~ 1.0), so (a) is audited at the paper's N in 100..150.",
-))
-register(Claim(
     id="topic.empirical.uniform_loss_gap", where="Section 5.2 (after Theorem 2), Appendix E",
     statement="The loss achieved by freezing W^K = W^Q = 0 and only training W^V is only "
               "slightly greater than the loss achieved by training all of them jointly.",
@@ -95,68 +72,6 @@ register(Claim(
     reading="'Slightly greater' read as: not smaller (beyond MC error and a 1% margin) and at "
             "most 5% greater. Both models see the same number of steps.",
 ))
-
-
-def _scramble(T, v):
-    """Topic-scrambling relabelling for v <= T: word j of topic t -> word j of topic (t + j) mod T.
-    Two different words share a relabelled topic only if their true topics differ, so the
-    relabelled 'same topic' pairs are true different-topic pairs (same word stays same word)."""
-    if v > T:
-        raise ValueError(f"the scrambling relabelling needs v <= T, got v={v}, T={T}")
-    t, j = np.divmod(np.arange(T * v), v)
-    return np.r_[0, 1 + ((t + j) % T) * v + j]
-
-
-def _attn(p, sw, seed, T, v):
-    w, valid, tok, _ = _heldout(seed, T, v)
-    _, A = sm.forward(p, tok, valid, sw, return_attention=True)
-    st_ = sm.attention_stats(A, tok, valid, v, normalise_length=100)
-    perm = torch.as_tensor(_scramble(T, v))
-    ctrl = sm.attention_stats(A, perm[tok], valid, v, normalise_length=100)
-    return st_, ctrl
-
-
-@audits("topic.empirical.attention_order")
-@examples(1)
-@given(SEED)
-def test_topic_empirical_attention_order_joint(seed):
-    T, v = _TV
-    n = T * v + 1
-    steps = 1500 if THOROUGH else 300
-    sw = sm.Switches(onehot=True, biases=True)
-    g = make_generator(seed)
-    p = sm.init_params(g, 3, n, sw=sw, scale=0.01, device="cpu")
-    sm.train(p, g, T=T, v=v, steps=steps, batch=8, sw=sw, opt="adam", lr=0.01, log_every=steps)
-    st_, ctrl = _attn(p, sw, seed + 1, T, v)
-    r = np.log(st_["same_topic"] / st_["diff_topic"])
-    rc = np.log(ctrl["same_topic"] / ctrl["diff_topic"])
-    check_at_least("topic.empirical.attention_order", float(r.min()), math.log(1.2),
-                   "joint training: same-topic / different-topic attention >= 1.2 (log)",
-                   control=float(rc.max()), what=f"ratios {np.round(np.exp(r), 3)}")
-
-
-@audits("topic.empirical.attention_order")
-@examples(1)
-@given(SEED)
-def test_topic_empirical_attention_order_diagonal_wv(seed):
-    T, v = _TV
-    n = T * v + 1
-    steps = 1500 if THOROUGH else 200
-    sw = sm.Switches(onehot=True, biases=True, freeze_v=True)
-    g = make_generator(seed)
-    D = th.definition2_dv(T, v, 0.15, 0.1, 0.1)
-    p = sm.init_params(g, 3, n, sw=sw, scale=0.01, WV=D, device="cpu")
-    sm.train(p, g, T=T, v=v, steps=steps, batch=8, sw=sw, opt="adam", lr=0.01, log_every=steps)
-    st_, ctrl = _attn(p, sw, seed + 1, T, v)
-    r1 = np.log(st_["same_word"] / st_["diff_topic"])
-    r2 = np.log(st_["diff_topic"] / st_["same_topic"])
-    c2 = np.log(ctrl["diff_topic"] / ctrl["same_topic"])
-    what = f"same_word/diff {np.round(np.exp(r1), 3)}, diff/same_topic {np.round(np.exp(r2), 3)}"
-    check_at_least("topic.empirical.attention_order", float(r1.min()), math.log(1.5),
-                   "diagonal W^V: same word / different topic >= 1.5", control=0.0, what=what)
-    check_at_least("topic.empirical.attention_order", float(r2.min()), math.log(1.2),
-                   "diagonal W^V: different topic / same topic >= 1.2", control=float(c2.max()),
-                   what=what)
 
 
 @audits("topic.empirical.uniform_loss_gap")
