@@ -19,10 +19,10 @@ Runs (functools.lru_cache: a run is trained once per process, whichever claim as
   dynamics_run(seeds, setting, order, rho, lr, freeze)
                                         next-token training on the SIMPLE Table 1 generator,
                                         every model of `seeds` stacked in one program, probed
-                                        N_LOG times: attention entropy per layer, stable rank of each
-                                        block's W1, centred layer-0 attention logits by sibling
-                                        height H.  freeze="attention": Wq and Wk of every block
-                                        held at their initialisation (a null).
+                                        N_LOG times: attention entropy per layer, stable rank
+                                        of each block's W1, centred layer-0 attention logits
+                                        by sibling height H.  freeze="attention": Wq and Wk of
+                                        every block held at their initialisation (a null).
   untrained_curves(run)                 the same probes with training off (every logged time
                                         is the initialisation): a null.
 

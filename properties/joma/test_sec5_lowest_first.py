@@ -55,7 +55,8 @@ def run_attention_frozen(seeds, setting, order):
 
 _SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedding, post-LN, 1 head, "
             f"ReLU MLP of width 4d) trained from scratch by Adam (lr {DYN_CI.lr:g}, batch "
-            f"{DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's generator C = 20, "
+            f"{DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's generator "
+            "C = 20, "
             f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; 3 seeds "
             f"stacked per rung; ladder d in {LADDERS['ci']} (ci) / {LADDERS['thorough']} "
             "(thorough; plus d = 1024, 3 layers, 10k steps, lr 1e-4 when CUDA is present). "

@@ -58,8 +58,8 @@ register(Claim(
                 f"{TABLE1_CI.steps} steps, lr {TABLE1_CI.lr:g}, batch {TABLE1_CI.batch}, 3 seeds "
                 "per config, configs (C, N_ch, N_s) = (20, 2, (10, 20)) and (50, 3, (20, 30)) "
                 "(Table 1's extremes). The paper's size (d = 1024, 3 layers, lr 1e-5, 10k "
-                "steps) is runs.TABLE1_PAPER, used by the same property under `thorough` when CUDA is "
-                "present (never on a CPU; not run so far: no device was lent).",
+                "steps) is runs.TABLE1_PAPER, used by the same property under `thorough` when "
+                "CUDA is present (never on a CPU; not run so far: no device was lent).",
     prediction="training adds alignment: NCorr(s=1) trained > untrained in every seed at the "
                "simplest config; the "
                "complexity drop NCorr_simple(s=1) - NCorr_complex(s=1) larger trained than "
