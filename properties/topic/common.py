@@ -1,6 +1,6 @@
 """Shared pieces of the topic-structure properties: strategies, the exact Assumption-1 setup,
-the finite-document Monte Carlo, and error models.  Imported by the claim files and by
-`test_unmigrated.py`; imports no claim file.
+the finite-document Monte Carlo, and error models.  Imported by the claim files; imports no
+claim file.
 
 Paper's own setting (Section 6 experiments): T = v = 10, p_m = 0.15, p_c = p_r = 0.1.  The
 theory claims (Lemma 1, Theorems 1, 2, 4, Definition 2) fix no tau; their paper-setting example
