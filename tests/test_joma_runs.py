@@ -1,0 +1,58 @@
+"""properties.joma.runs: settings as data and the attention-frozen null of the trained runs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from properties.joma import runs
+from sim import make_generator
+from sim.joma import make_table1_generator, sample_hierarchy
+from sim.transformer import StackedTransformer, train
+
+
+def test_settings_reject_bad_values():
+    with pytest.raises(ValueError, match="d must be"):
+        runs.Setting("x", d=0, depth=2, batch=4, n_eval=8, steps=1, lr=1e-3)
+    with pytest.raises(ValueError, match="lr must be"):
+        runs.Setting("x", d=8, depth=2, batch=4, n_eval=8, steps=1, lr=0.0)
+    assert runs.DYN_CI.at(16).d == 16 and runs.DYN_CI.at(16).steps == runs.DYN_CI.steps
+    assert runs.DYN_PAPER.cuda_only and runs.DYN_PAPER.d == 1024 and runs.DYN_PAPER.depth == 3
+
+
+def test_paper_size_never_runs_without_cuda():
+    if runs.paper_available():
+        pytest.skip("CUDA present")
+    with pytest.raises(ValueError, match="only with CUDA"):
+        runs.dynamics_run((0,), runs.DYN_PAPER)
+    with pytest.raises(ValueError, match="only with CUDA"):
+        runs.table1_run((0,), runs.SIMPLE, runs.TABLE1_PAPER)
+
+
+def test_attention_frozen_keeps_wq_wk_and_trains_the_rest():
+    g = make_table1_generator(20, 2, (10, 20), generator=make_generator(0))
+    model = StackedTransformer([0], vocab=100, n_out=100, d=8, depth=2, device="cpu")
+    runs._freeze_attention(model)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    batch = runs._batcher([g], [make_generator(1)], 4, chunk=2)
+    train(model, batch, steps=3, lr=1e-2, task="next", log_every=3)
+    after = model.state_dict()
+    for l in range(2):
+        for name in ("Wq", "Wk"):
+            assert torch.equal(before[f"blocks.{l}.{name}"], after[f"blocks.{l}.{name}"])
+        assert not torch.equal(before[f"blocks.{l}.W1"], after[f"blocks.{l}.W1"])
+
+
+def test_batcher_chunks_match_shapes():
+    g = make_table1_generator(20, 2, (10, 20), generator=make_generator(0))
+    batch = runs._batcher([g, g], [make_generator(1), make_generator(2)], 5, chunk=3)
+    for step in range(4):
+        tok, lab, mask = batch(step)
+        assert tok.shape == (2, 5, g.T) and lab.shape == (2, 5) and mask.shape == (2, 5, g.T)
+    fresh = runs._batcher([g], [make_generator(1)], 5, chunk=3)
+    ref = sample_hierarchy(g, 5 * 3, make_generator(1))  # the first chunk, same generator
+    assert torch.equal(fresh(0)[0][0].cpu(), ref.tokens[:5])
+    assert torch.equal(fresh(2)[0][0].cpu(), ref.tokens[10:15])
+    assert dataclasses.is_dataclass(runs.DYN_CI)
