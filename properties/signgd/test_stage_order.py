@@ -36,7 +36,7 @@ import functools
 import types
 
 import numpy as np
-from hypothesis import example, given
+from hypothesis import Phase, example, given
 from hypothesis import strategies as st
 
 from properties import Claim, audits, examples, loglog_slope, null, register, rival
@@ -54,6 +54,7 @@ SO_SIGMA0 = (5e-4, 1e-3, 2e-3)  # at s = 30
 SO_CAP = 12000
 SO_CANON = (11, 1.0)  # seed0, sigma_p: the sheet's CPU setting's sigma_p
 SO_RUN = st.tuples(SEED, st.floats(1.0, 2.0))
+SO_DRAWS = (SO_CANON, (113, 1.0), (500, 1.7))
 FALSE_FAIL = 1e-3  # per trend check (three per draw)
 BOOT = 1000
 
@@ -272,27 +273,50 @@ register(Claim(
 ))
 
 
+def shared_draws(fn):
+    """The three draws both properties read (the ladders are cached per draw): the sheet's
+    sigma_p = 1 with two seed ranges (seed0 = 113 is the config that showed T_3 saturating at
+    T_4^-) and a drawn-looking sigma_p = 1.7."""
+    for cfg in SO_DRAWS:
+        fn = example(cfg=cfg)(fn)
+    return fn
+
+
+def _ratio_trend(L, ex, k_, num, den, name):
+    m = L[k_]
+    T = dict(m, T3=np.minimum(m["T3v"], m["T4m"]))  # Stage III ends by T_4^- at the latest
+    R = T[num] / T[den]
+    rate = loglog_slope(m["sizes"], np.exp(np.log(R).mean(1)))
+    paired_trend(CID, m["sizes"], R, direction=ex[k_], false_fail=FALSE_FAIL,
+                 what=f"{name} along {k_} (log-log slope of the geometric means {rate:.3g}; "
+                      f"[D] rate {'1/2' if k_ == 's' else '-1'}; T_3 = T_4^- in "
+                      f"{int((m['T3v'] >= m['T4m']).sum())} of {m['T3v'].size} seed-rungs)")
+
+
 @audits(CID)
-@examples(2)
-@example(cfg=SO_CANON)
+@examples(1, phases=[Phase.explicit])  # the shared draws only: both properties read their ladders
+@shared_draws
 @given(cfg=SO_RUN)
 def test_signgd_stage_order(world, cfg):
+    """T_1 << T_2 (along m_v, exponent 1/2) and T_3 << T_4^- (along sigma_0, direction)."""
     L = world.simulation(ladders, "ladders", pure=True)(*cfg)
     ex = world.prediction(stage_exponents, "exponents")()
     m = L["m_v"]
     paired_trend(CID, m["sizes"], m["T2"] / np.maximum(m["T1"], 1), ex["m_v"],
                  allowance=mv_allowance(m["T1"], m["T2inf"], m["sizes"]),
                  false_fail=FALSE_FAIL, what="T_2 / T_1 along m_v")
-    for k_, num, den, name in (("sigma_0", "T4m", "T3", "T_4^- / T_3"),
-                               ("s", "T3", "T2", "T_3 / T_2")):  # the s check may be inconclusive
-        m = L[k_]
-        T = dict(m, T3=np.minimum(m["T3v"], m["T4m"]))  # Stage III ends by T_4^- at the latest
-        R = T[num] / T[den]
-        rate = loglog_slope(m["sizes"], np.exp(np.log(R).mean(1)))
-        paired_trend(CID, m["sizes"], R, direction=ex[k_], false_fail=FALSE_FAIL,
-                     what=f"{name} along {k_} (log-log slope of the geometric means {rate:.3g}; "
-                          f"[D] rate {'1/2' if k_ == 's' else '-1'}; T_3 = T_4^- in "
-                          f"{int((m['T3v'] >= m['T4m']).sum())} of {m['T3v'].size} seed-rungs)")
+    _ratio_trend(L, ex, "sigma_0", "T4m", "T3", "T_4^- / T_3")
+
+
+@audits(CID)
+@examples(1, phases=[Phase.explicit])
+@shared_draws
+@given(cfg=SO_RUN)
+def test_signgd_stage_order_t2_t3(cfg):
+    """T_2 << T_3 along s (direction): inconclusive at s = 15..120 (see the reading).  No
+    alternatives: a draw that decides nothing cannot reject one (the other property carries
+    them)."""
+    _ratio_trend(ladders(*cfg), stage_exponents(), "s", "T3", "T2", "T_3 / T_2")
 
 
 def _plot_stage_order(path):
