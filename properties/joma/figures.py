@@ -333,12 +333,12 @@ def plot_table1(path):
     for cfg in (SIMPLE, COMPLEX):
         r = table1_run(table1_seeds(TABLE1_DRAWS[0]), cfg, TABLE1_CI)
         for s in range(2):
-            rows.append([f"C={cfg[0]}, N_ch={cfg[1]}, N_s={cfg[2]}", f"s={s}",
+            rows.append([f"({cfg[0]}, {cfg[1]}, {cfg[2]})", f"s={s}",
                          f"{PAPER_TABLE1[cfg][s]:.2f}", f"{r['trained'][:, s].mean():.3f}",
                          f"{r['untrained'][:, s].mean():.3f}"])
     fig, ax = plt.subplots(figsize=(7, 2.6))
     ax.axis("off")
-    tb = ax.table(cellText=rows, colLabels=["config", "layer", "paper (d=1024)",
+    tb = ax.table(cellText=rows, colLabels=["(C, N_ch, N_s)", "layer", "paper (d=1024)",
                                             f"trained (d={TABLE1_CI.d})", "untrained"],
                   loc="center")
     tb.auto_set_font_size(False)
