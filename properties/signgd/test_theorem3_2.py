@@ -154,7 +154,7 @@ def trained_test_loss(cfg):
     return _test_losses(tuple(cfg))
 
 
-def test_on_training_set(cfg):
+def loss_on_training_set(cfg):
     """Null: the 'test' loss measured on the training samples (seen data: no held-out set)."""
     r = dict(_test_losses(tuple(cfg)))
     r["test"] = r["train"].copy()
@@ -209,7 +209,7 @@ register(Claim(
               "epsilon 1e-3", replaces="band"),
         rival("chance_level", chance_level, "nothing reaches the test margin: L_D stays at its "
               "init value log 2 (+- 0.01)", replaces="band"),
-        null("test_on_training_set", test_on_training_set, "the 'test' loss measured on the "
+        null("test_on_training_set", loss_on_training_set, "the 'test' loss measured on the "
              "training samples (no held-out data)", replaces="losses"),
     ),
     **_T32))
