@@ -18,7 +18,15 @@ def make_generator(seed: int, device: torch.device | str | None = None) -> torch
 
 def gamma_sample(alpha: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """Gamma(alpha, 1) samples with an explicit generator (Marsaglia-Tsang, boosted for
-    alpha < 1); torch's Gamma and Dirichlet take no generator."""
+    alpha < 1); torch's Gamma and Dirichlet take no generator.  alpha must be finite and > 0
+    (an infinite concentration would never be accepted: ValueError, not a hang)."""
+    if not isinstance(alpha, torch.Tensor) or not alpha.is_floating_point():
+        raise ValueError(f"alpha must be a floating-point tensor, got {type(alpha).__name__}")
+    if not isinstance(gen, torch.Generator):
+        raise ValueError(f"gen must be a torch.Generator (no fallback to the global RNG), got {gen!r}")
+    if alpha.numel() and not bool((torch.isfinite(alpha) & (alpha > 0)).all()):
+        raise ValueError("alpha must be finite and > 0 in every entry (range (0, inf)), got "
+                         f"min {float(alpha.min())}, max {float(alpha.max())}")
     a = alpha + (alpha < 1).to(alpha.dtype)
     d = a - 1.0 / 3.0
     c = 1.0 / torch.sqrt(9.0 * d)

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from scipy.integrate import solve_ivp
 
+from theory import validate as chk
 from sim import default_device, gamma_sample, make_generator, measure
 
 #==================================================================================================
@@ -82,20 +83,31 @@ def make_problem(seeds, *, M_C: int, K: int, d: int, N: int, C: int | None = Non
                  activation: str = "linear", A: float = 1.0, device=None,
                  dtype=torch.float64) -> Eqn2Problem:
     """Build S = len(seeds) instances; instance s depends only on seeds[s] (not on the batch)."""
-    C = K if C is None else C
-    for name, val, lo in (("M_C", M_C, 1), ("K", K, 1), ("N", N, 1), ("C", C, 2),
-                          ("tokens", tokens, 1)):
-        if not isinstance(val, (int, np.integer)) or val < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {val!r}")
-    if d < M_C + 1:
-        raise ValueError(f"d must be >= M_C + 1 = {M_C + 1} (room for u_q orthogonal to U_C), got {d}")
+    for name, val, lo in (("M_C", M_C, 1), ("K", K, 1), ("N", N, 1), ("tokens", tokens, 1)):
+        chk.integer(name, val, lo=lo)
+    chk.integer("d", d, lo=1)
+    C = K if C is None else chk.integer("C", C, lo=2)
+    if isinstance(seeds, (int, str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise ValueError(f"seeds must be a non-empty list of non-negative ints, got {seeds!r}")
+    seeds = list(seeds)
+    for dims in (dict(N=N, tokens=tokens), dict(N=N, M_C=M_C), dict(d=d, M_C=M_C),
+                 dict(K=K, M_C=M_C), dict(N=N, K=K), dict(C=C, M_C=M_C), dict(N=N, C=C)):
+        chk.elements("make_problem", seeds=len(seeds), **dims)
+    if C < 2:
+        raise ValueError(f"K must be >= 2 when C is not given (C = K classes), got K={K}")
+    chk.integer("d", d, lo=M_C + 1)  # room for u_q orthogonal to U_C
     if K > C:
         raise ValueError(f"K must be <= C (node k receives the gradient of class k), got K={K}, C={C}")
-    if not concentration > 0:
-        raise ValueError(f"concentration must be > 0, got {concentration}")
-    seeds = list(seeds)
+    chk.number("concentration", concentration, lo=0, lo_open=True)
+    chk.number("A", A, lo=0, lo_open=True)
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
     if not seeds:
         raise ValueError("seeds must be a non-empty list of non-negative ints")
+    for i, sd in enumerate(seeds):
+        chk.integer(f"seeds[{i}]", sd, lo=0)
     device = default_device() if device is None else torch.device(device)
     U, Q, X, G = [], [], [], []
     for seed in seeds:
@@ -182,14 +194,11 @@ def simulate_eqn2(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=Non
     freeze_z=True keeps the attention logits z at z0 (a null: self-attention not trained, W
     still trained by the same steps)."""
     S, d, M_C, N, K = p.shape
-    if not (eta > 0 and math.isfinite(eta)):
-        raise ValueError(f"eta must be finite and > 0, got {eta}")
-    if not (horizon > 0 and math.isfinite(horizon)):
-        raise ValueError(f"horizon must be finite and > 0, got {horizon}")
-    steps = int(round(horizon / eta))
-    if steps < 1 or abs(steps * eta - horizon) > 1e-9 * horizon:
-        raise ValueError(f"horizon / eta must be a positive integer, got {horizon} / {eta}")
-    log_every = log_every or steps
+    eta = chk.number("eta", eta, lo=0, lo_open=True)
+    horizon = chk.number("horizon", horizon, lo=0, lo_open=True)
+    blowup = chk.number("blowup", blowup, lo=0, lo_open=True)
+    steps = chk.steps("simulate_eqn2", horizon, eta)
+    log_every = steps if log_every is None else chk.integer("log_every", log_every, lo=1)
     dev, dt = p.U_C.device, p.U_C.dtype
     W = torch.zeros(S, d, K, device=dev, dtype=dt) if W0 is None else W0.clone().to(dev, dt)
     z = torch.zeros(S, M_C, device=dev, dtype=dt) if z0 is None else z0.clone().to(dev, dt)
@@ -214,12 +223,13 @@ def simulate_eqn2(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=Non
         Qz += dz * dz
         W = W + dW
         z = z + dz
-        if step % log_every == 0 or step == steps:
+        if step % log_every == 0 or step == steps or step % 16 == 0:  # never step on inf/NaN for long
             if not (torch.isfinite(W).all() and torch.isfinite(z).all()
                     and W.abs().max() < blowup and z.abs().max() < blowup):
                 raise BlowUpError(f"horizon {horizon} is past the blow-up of the dynamics: the "
                                   f"state left |.| < {blowup:g} by t = {step * eta:g}")
-            log(step)
+            if step % log_every == 0 or step == steps:
+                log(step)
     cols = list(zip(*logs))
     return Trajectory(np.array(cols[0]), *[torch.stack(c).numpy() for c in cols[1:]])
 
@@ -241,11 +251,9 @@ def simulate_eqn2_softmax_budget(p: Eqn2Problem, *, eta: float, horizon: float, 
     if p.attention != "softmax":
         raise ValueError(f"the budget is for softmax attention, got {p.attention!r}")
     S, d, M_C, N, K = p.shape
-    if not (eta > 0 and math.isfinite(eta)):
-        raise ValueError(f"eta must be finite and > 0, got {eta}")
-    steps = int(round(horizon / eta))
-    if steps < 1 or abs(steps * eta - horizon) > 1e-9 * horizon:
-        raise ValueError(f"horizon / eta must be a positive integer, got {horizon} / {eta}")
+    eta = chk.number("eta", eta, lo=0, lo_open=True)
+    horizon = chk.number("horizon", horizon, lo=0, lo_open=True)
+    steps = chk.steps("simulate_eqn2_softmax_budget", horizon, eta)
     dev, dt = p.U_C.device, p.U_C.dtype
     W = torch.zeros(S, d, K, device=dev, dtype=dt) if W0 is None else W0.clone().to(dev, dt)
     z = torch.zeros(S, M_C, device=dev, dtype=dt) if z0 is None else z0.clone().to(dev, dt)
@@ -295,10 +303,14 @@ def solve_eqn3(delta, horizon: float, *, c=None, v0=None, A: float = 1.0, n_eval
         raise ValueError("delta must be a finite 1-D array")
     c = np.zeros_like(delta) if c is None else np.asarray(c, dtype=np.float64)
     v0 = np.zeros_like(delta) if v0 is None else np.asarray(v0, dtype=np.float64)
-    if not (A > 0):
-        raise ValueError(f"A must be > 0, got {A}")
-    if not (horizon > 0 and math.isfinite(horizon)):
-        raise ValueError(f"horizon must be finite and > 0, got {horizon}")
+    A = chk.number("A", A, lo=0, lo_open=True)
+    horizon = chk.number("horizon", horizon, lo=0, lo_open=True)
+    rtol = chk.number("rtol", rtol, lo=1e-13, hi=1.0)  # scipy's own floor is 100 eps
+    atol = chk.number("atol", atol, lo=0, lo_open=True)
+    n_eval = chk.integer("n_eval", n_eval, lo=2, hi=10 ** 6)
+    if c.shape != delta.shape or v0.shape != delta.shape or not (
+            np.all(np.isfinite(c)) and np.all(np.isfinite(v0))):
+        raise ValueError(f"c and v0 must be finite arrays of the shape of delta {delta.shape}")
     t_star = eqn3_blowup_time(delta, c=c, v0=v0, A=A)
     if horizon >= t_star:
         raise BlowUpError(f"horizon {horizon:g} is at or past the blow-up time {t_star:g} of Eqn. 3")
@@ -855,8 +867,7 @@ def simulate_eqn7(mu, v0, t_end: float, *, n_points: int = 200, t_eval=None,
     if not (0 < rtol < 1) or not (atol >= 0):
         raise ValueError(f"need 0 < rtol < 1 and atol >= 0, got rtol={rtol}, atol={atol}")
     if t_eval is None:
-        if not (isinstance(n_points, (int, np.integer)) and n_points >= 2):
-            raise ValueError(f"n_points must be an int >= 2, got {n_points!r}")
+        chk.integer("n_points", n_points, lo=2, hi=10 ** 6)
         t_eval = np.linspace(0.0, t_end, int(n_points))
     else:
         t_eval = np.asarray(t_eval, dtype=np.float64)

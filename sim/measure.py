@@ -71,6 +71,8 @@ def stable_rank(W: torch.Tensor) -> torch.Tensor:
     W = _as_float(W, "W")
     if W.ndim < 2 or W.shape[-1] < 1 or W.shape[-2] < 1:
         raise ValueError(f"W must have at least 2 non-empty axes, got shape {tuple(W.shape)}")
+    if not bool(torch.isfinite(W).all()):
+        raise ValueError("W must be finite (no NaN or inf entries)")
     s = torch.linalg.svdvals(W.detach().to(torch.float64))
     top = s[..., 0]
     if bool(torch.any(top == 0)):

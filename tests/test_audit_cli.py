@@ -57,7 +57,8 @@ def test_audit_reports_true_and_false_conjecture(single_run):
     # the rerun command replays exactly the failing draw (one draw, no search, no shrinking)
     draw = false["failing_draws"][0]["draw"]
     assert false["rerun"][0].startswith("THEOREM_AUDIT_DRAW=") and draw.split("=")[1] in false["rerun"][0]
-    rerun = subprocess.run(false["rerun"][0] + " -q -s", shell=True, cwd=ROOT, capture_output=True,
+    cmd = false["rerun"][0].replace(" python -m pytest", f" {sys.executable} -m pytest", 1)
+    rerun = subprocess.run(cmd + " -q -s", shell=True, cwd=ROOT, capture_output=True,
                            text=True, timeout=300, env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))
     assert rerun.returncode == 1 and "ClaimMismatch" in rerun.stdout, rerun.stdout[-2000:]
     assert "1 failed" in rerun.stdout and "Falsifying example" not in rerun.stdout

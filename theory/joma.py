@@ -23,6 +23,8 @@ import numpy as np
 import sympy as sp
 from scipy import integrate, optimize, special, stats
 
+from theory import validate as chk
+
 #==================================================================================================
 # Sections 2-3: Theorems 1-2 (Eqns. 1-4, Appendix A.2)
 #==================================================================================================
@@ -353,8 +355,18 @@ def eq9_remainder_order(h: int, depth: int) -> int | None:
     return 3 if depth == 4 * h - 3 else 2
 
 
+def _check_eq9(h, depth, dps, where):
+    chk.integer(f"{where}: depth", depth, lo=2, hi=10 ** 6)
+    chk.integer(f"{where}: h", h, lo=1, hi=int(depth) - 1)
+    chk.integer(f"{where}: dps", dps, lo=15, hi=10 ** 4)
+
+
 def eq9_exact_mp(e, h: int, depth: int, dps: int = 60):
-    """Eqn 108 at rho = rho_0 = 1-eps evaluated in mpmath with `dps` digits (returns mpf)."""
+    """Eqn 108 at rho = rho_0 = 1-eps evaluated in mpmath with `dps` digits (returns mpf).
+    1 <= h < depth integers (H is a level strictly below the top L), eps in (0, 1), 15 <= dps
+    <= 10000."""
+    _check_eq9(h, depth, dps, "eq9_exact_mp")
+    chk.number("eq9_exact_mp: e", float(e), lo=0, hi=1, lo_open=True, hi_open=True)
     with mpmath.workdps(dps):
         r = 1 - mpmath.mpf(e)
         b = r ** depth
@@ -365,6 +377,7 @@ def eq9_remainder_mp(eps_values, h: int, depth: int, linear_coefficient=0, dps: 
     """|Eqn 108 - (1 - H/L + c eps)| at rho = rho_0 = 1-eps, for each eps, computed entirely in
     mpmath (`dps` digits) and returned as float64: c = 0 is the printed Eqn 9 remainder,
     c = H(2H-L)/(2L) the corrected one.  `linear_coefficient` may be a float or a Fraction."""
+    _check_eq9(h, depth, dps, "eq9_remainder_mp")
     out = []
     with mpmath.workdps(dps):
         c = mpmath.mpf(linear_coefficient.numerator) / linear_coefficient.denominator \

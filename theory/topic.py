@@ -21,6 +21,8 @@ import math
 import numpy as np
 import sympy as sp
 
+from theory import validate as chk
+
 p_m, p_c, p_r = sp.symbols("p_m p_c p_r", positive=True)
 T, v, tau = sp.symbols("T v tau", positive=True)
 u, x_in = sp.symbols("u x_in", real=True)  # Lemma 1 free constant of a row; indicator [topic(i) in S]
@@ -104,13 +106,32 @@ t5_beta_hi = _num(T5_BETA_HI)
 _wi0, _wdiff, _wsame = _num(W_I0), _num(W_DIFF), _num(W_SAME)
 
 
+
+def check_params(T_=None, v_=None, tau_=None, p_m_=None, p_c_=None, p_r_=None, where=""):
+    """The paper's parameter ranges (Section 3): ValueError naming the parameter and its range.
+    T_, v_, tau_ integers >= 1 with tau_ <= T_; p_m_, p_c_, p_r_ in (0, 1) with p_c_ + p_r_ < 1."""
+    pre = f"{where}: " if where else ""
+    for name, val in (("T_", T_), ("v_", v_), ("tau_", tau_)):
+        if val is not None:
+            chk.integer(pre + name, val, lo=1)
+    if tau_ is not None and T_ is not None and int(tau_) > int(T_):
+        raise ValueError(f"{pre}tau_ must be <= T_ (tau distinct topics of T), got {tau_} > {T_}")
+    for name, val in (("p_m_", p_m_), ("p_c_", p_c_), ("p_r_", p_r_)):
+        if val is not None:
+            chk.number(pre + name, val, lo=0, hi=1, lo_open=True, hi_open=True)
+    if p_c_ is not None and p_r_ is not None and not float(p_c_) + float(p_r_) < 1:
+        raise ValueError(f"{pre}p_c_ + p_r_ must be < 1, got {float(p_c_) + float(p_r_)}")
+
 def constants(p_m_, p_c_, p_r_, T_, v_):
+    check_params(T_=T_, v_=v_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="constants")
     return dict(c1=c1(p_m_, p_c_, p_r_, T_, v_), c2=c2(p_m_, p_c_, p_r_),
                 c3=c3(p_m_, p_c_, p_r_), c4=c4(p_m_, p_c_, p_r_))
 
 
 def theorem2_wstar(T_: int, v_: int, p_m_: float, p_c_: float, p_r_: float) -> np.ndarray:
     """W^V* of Theorem 2 as printed, a (Tv+1) x (Tv+1) numpy array."""
+    check_params(T_=T_, v_=v_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="theorem2_wstar")
+    chk.elements("theorem2_wstar", T_v_plus_1=T_ * v_ + 1, Tv_plus_1=T_ * v_ + 1)  # a dense matrix
     n = T_ * v_ + 1
     args = (p_m_, p_c_, p_r_, T_, v_)
     W = np.full((n, n), _wdiff(*args))
@@ -124,6 +145,8 @@ def theorem2_wstar(T_: int, v_: int, p_m_: float, p_c_: float, p_r_: float) -> n
 
 def definition2_dv(T_: int, v_: int, p_m_: float, p_c_: float, p_r_: float) -> np.ndarray:
     """D^V of Definition 2: D_0j = 0, D_i0 = -c1, D_ii = c3, every other entry 0."""
+    check_params(T_=T_, v_=v_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="definition2_dv")
+    chk.elements("definition2_dv", T_v_plus_1=T_ * v_ + 1, Tv_plus_1=T_ * v_ + 1)  # a dense matrix
     n = T_ * v_ + 1
     D = np.zeros((n, n))
     D[np.arange(1, n), np.arange(1, n)] = c3(p_m_, p_c_, p_r_)
@@ -180,6 +203,7 @@ def lemma1_fit_with(W: np.ndarray, T_: int, v_: int, c1_, c2_, c3_):
 
 def theorem3_bounds(T_, tau_, v_, p_m_, p_c_, p_r_, proof_constant=False):
     """(lambda1 (tau - 1), lambda2 T) of Theorem 3 (or the proof's Case-1 constant)."""
+    check_params(T_=T_, tau_=tau_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="theorem3_bounds")
     l1 = (lambda1_proof if proof_constant else lambda1)(p_m_, p_c_, p_r_)
     return l1 * (tau_ - 1), lambda2(p_m_, p_c_, p_r_) * T_
 
@@ -187,6 +211,8 @@ def theorem3_bounds(T_, tau_, v_, p_m_, p_c_, p_r_, proof_constant=False):
 def theorem5_bounds(T_, tau_, v_, p_m_, p_c_, p_r_):
     """(beta_lo, beta_hi, alpha_over_beta_hi) of Theorem 5: beta_lo < beta < beta_hi and
     alpha < c4 beta / (v - 1)."""
+    check_params(T_=T_, tau_=tau_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="theorem5_bounds")
+    chk.integer("theorem5_bounds: v_", v_, lo=2)
     args = (p_m_, p_c_, p_r_, T_, v_, tau_)
     if not math.sqrt(v_ - 1) > 1 / c4(p_m_, p_c_, p_r_) + 1:
         raise ValueError(f"v must exceed (1/c4 + 1)^2 + 1 for c7 > 0, got v={v_}")
