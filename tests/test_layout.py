@@ -2,11 +2,12 @@
 
 - Every claim of a paper is registered in `properties/<paper>/test_<item>.py`, where <item> is the
   claim id after the paper prefix, dots as underscores, cut at a dot boundary
-  (`joma.theorem2.onehot` may live in `test_theorem2.py`), or still in `test_unmigrated*.py`.
-- Every migrated claim (outside test_unmigrated*.py) has a printed-form property in its own file
-  and declares at least one alternative.
+  (`joma.theorem2.onehot` may live in `test_theorem2.py`).  (The migration's escape hatch,
+  `test_unmigrated*.py`, is closed: every claim is on the earned-verdict harness.)
+- Every claim has a printed-form property in its own file and declares at least one
+  alternative.
 - Run and figure modules (`runs.py`, `figures.py`, `common.py`) import no claim file, and no
-  claim file imports a test_unmigrated*.py.
+  claim file imports another (what two claims share lives in runs.py / common.py).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def test_every_claim_lives_in_its_items_file():
         ok_dir = f.parent == Path("properties") / paper
         stem = f.stem.removeprefix("test_")
         flat = item.replace(".", "_")
-        ok_name = f.stem.startswith("test_unmigrated") or flat == stem or any(
+        ok_name = flat == stem or any(
             ".".join(item.split(".")[:k]).replace(".", "_") == stem
             for k in range(1, item.count(".") + 1))
         if not (ok_dir and f.name.startswith("test_") and ok_name):
@@ -62,7 +63,7 @@ def test_migrated_claims_have_a_printed_property_and_alternatives():
     bad = []
     for cid, claim in reg.items():
         f = REGISTERED_IN.get(cid, "")
-        if cid.split(".")[0] not in PAPERS or Path(f).stem.startswith("test_unmigrated"):
+        if cid.split(".")[0] not in PAPERS:
             continue
         forms = {form for c, form in props.get(f, []) if c == cid}
         if "printed" not in forms:
@@ -92,7 +93,6 @@ def test_runs_and_figures_import_no_claim_file():
             imported = {n for n in _imports(f) if n.startswith(f"properties.{paper}.test_")}
             if f.stem in ("runs", "figures", "common") and imported:
                 bad.append(f"{f.name} imports {sorted(imported)}")
-            if f.stem.startswith("test_") and not f.stem.startswith("test_unmigrated") and any(
-                    n.startswith(f"properties.{paper}.test_unmigrated") for n in imported):
-                bad.append(f"{f.name} imports test_unmigrated")
+            if f.stem.startswith("test_") and imported - {f"properties.{paper}.{f.stem}"}:
+                bad.append(f"{f.name} imports another claim file {sorted(imported)}")
     assert not bad, "; ".join(bad)
