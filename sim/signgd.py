@@ -26,9 +26,11 @@ import numpy as np
 import torch
 
 from sim import default_device, make_generator
+from theory.validate import elements, integer, number
 
 OPTIMIZERS = ("signgd", "adam", "gd")
 DT = torch.float64
+MAX_WIDTH = 10 ** 6  # largest per-seed m_v accepted in a list (init_params)
 
 
 def _check_int(name, val, lo, hi=None):
@@ -162,21 +164,62 @@ class Params:
 
 def init_params(seeds, *, d: int, m_k: int, m_v: int, sigma_0: float, head_init: float | None = None,
                 device=None) -> Params:
-    """Every entry of W_Q, W_K, W_V i.i.d. N(0, sigma_0^2); head 1/m_v (or head_init)."""
+    """Every entry of W_Q, W_K, W_V i.i.d. N(0, sigma_0^2); head 1/m_v (or head_init).
+
+    Configurations in one batch: `sigma_0` may be a list with one value per seed (each instance is
+    then bit for bit the instance of a run with that scalar sigma_0), and so may `m_v`: W_V is
+    then (S, 2, max m_v, d), and seed j's rows past its m_v_j are zero with a zero head (its first
+    m_v_j rows and its head 1/m_v_j are those of the m_v = m_v_j run).  A zero-head zero row gets
+    a zero gradient and never moves, so with the fixed head, SignGD with sgn(0) = 0, GD or Adam,
+    instance j follows the m_v = m_v_j run up to float summation order over the padded rows
+    (~1e-16); vsig_rows / vnoise_rows then include the zero rows.  Not with learnable_head or
+    sign_zero != 0 (the padded rows would move).  Per-seed s or n are not offered: they change the
+    data tensors' shapes (n) or the supports' sizes inside make_problem's draw order (s), and a
+    padded batch would not be the separate runs' instances."""
     seeds = _seeds(seeds)
     _check_int("d", d, 2)
     _check_int("m_k", m_k, 1)
-    _check_int("m_v", m_v, 1)
-    _check_pos("sigma_0", sigma_0)
+    S = len(seeds)
+    if isinstance(m_v, (list, tuple, np.ndarray)):
+        mvs = [integer(f"m_v[{j}]", x, 1, MAX_WIDTH) for j, x in enumerate(m_v)]
+        if len(mvs) != S:
+            raise ValueError(f"m_v must be an integer >= 1 or a list of one per seed ({S}), got "
+                             f"{len(mvs)} values")
+    else:
+        _check_int("m_v", m_v, 1)
+        mvs = None
+    if isinstance(sigma_0, (list, tuple, np.ndarray)):
+        sig = [number(f"sigma_0[{j}]", x, 0, lo_open=True) for j, x in enumerate(sigma_0)]
+        if len(sig) != S:
+            raise ValueError(f"sigma_0 must be a number > 0 or a list of one per seed ({S}), got "
+                             f"{len(sig)} values")
+    else:
+        _check_pos("sigma_0", sigma_0)
+        sig = [sigma_0] * S
+    if mvs is not None:
+        elements("init_params", S=S, m_v=max(mvs), d=d, j=2)
+        width = max(mvs)
+    else:
+        width = m_v
     device = default_device() if device is None else torch.device(device)
     Q, K, V = [], [], []
-    for seed in seeds:
+    for j, seed in enumerate(seeds):
         g = make_generator(seed + 2**31)
-        Q.append(sigma_0 * torch.randn(m_k, d, generator=g, dtype=DT))
-        K.append(sigma_0 * torch.randn(m_k, d, generator=g, dtype=DT))
-        V.append(sigma_0 * torch.randn(2, m_v, d, generator=g, dtype=DT))
-    h = 1.0 / m_v if head_init is None else float(head_init)
-    H = torch.full((len(seeds), 2, m_v), h, dtype=DT)
+        Q.append(sig[j] * torch.randn(m_k, d, generator=g, dtype=DT))
+        K.append(sig[j] * torch.randn(m_k, d, generator=g, dtype=DT))
+        if mvs is None:
+            V.append(sig[j] * torch.randn(2, m_v, d, generator=g, dtype=DT))
+        else:
+            v = torch.zeros(2, width, d, dtype=DT)
+            v[:, : mvs[j]] = sig[j] * torch.randn(2, mvs[j], d, generator=g, dtype=DT)
+            V.append(v)
+    if mvs is None:
+        h = 1.0 / m_v if head_init is None else float(head_init)
+        H = torch.full((len(seeds), 2, m_v), h, dtype=DT)
+    else:
+        H = torch.zeros(S, 2, width, dtype=DT)
+        for j, mv in enumerate(mvs):
+            H[j, :, :mv] = 1.0 / mv if head_init is None else float(head_init)
     return Params(torch.stack(Q).to(device), torch.stack(K).to(device), torch.stack(V).to(device),
                   H.to(device))
 
@@ -301,22 +344,67 @@ class Trace:
     xi_l1: np.ndarray  # (S, n, L-1) ||xi_i||_1
     final: Params
     settings: dict = field(default_factory=dict)
+    checkpoints: dict = field(default_factory=dict)  # step -> Checkpoint (train(checkpoints=...))
 
     def __getitem__(self, k):
         return self.q[k]
 
 
+@dataclass
+class Checkpoint:
+    """The state of every seed at logged step t: params (a copy), q (every TRACKED quantity,
+    (S, ...) arrays), test_loss / test_err (S,)."""
+
+    t: int
+    params: Params
+    q: dict
+    test_loss: np.ndarray
+    test_err: np.ndarray
+
+
+def _step_list(name, ts, steps):
+    """Sorted distinct steps in [0, steps] from an iterable of integers (None: none)."""
+    if ts is None:
+        return []
+    if isinstance(ts, (str, bytes)) or not hasattr(ts, "__iter__"):
+        raise ValueError(f"{name} must be a list of integer steps in [0, {steps}], got {ts!r}")
+    ts = list(ts)
+    elements(name, n=len(ts))
+    return sorted({integer(f"{name}[{k}]", x, 0, steps) for k, x in enumerate(ts)})
+
+
+def _seed_mask(x, S):
+    m = np.asarray(x)
+    if m.shape != (S,) or m.dtype != bool:
+        raise ValueError(f"stop_seed must return a (S,) = ({S},) bool array, got "
+                         f"{type(x).__name__} of shape {m.shape} and dtype {m.dtype}")
+    return m
+
+
 def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: str = "signgd",
           log_every: int = 1, test_every: int | None = None, learnable_head: bool = False,
           betas=(0.9, 0.999), adam_eps: float = 1e-15, log=None, stop=None, tail: float = 0.0,
-          sign_zero: float = 0.0) -> Trace:
+          sign_zero: float = 0.0, stop_seed=None, checkpoints=None, test_at=None) -> Trace:
     """Full-batch training of every seed at once.  SignGD: W <- W - eta sgn(grad), sgn(0) = 0
     (`sign_zero` in {-1, 0, 1} sets sgn(0) otherwise: a null of the audit, not the paper's rule);
     GD: W <- W - eta grad; Adam: bias-corrected, betas, eps.  The head is trained only with
     learnable_head=True.  `log`: names of tracked quantities to keep (default all).
     `stop`: optional callable(tracked quantities of this step, a dict of (S, ...) arrays) -> bool,
     evaluated at every logged step; at the first step t* where it is True the horizon becomes
-    min(steps, ceil((1 + tail) t*)) (`steps` is then a cap; the trace's settings record t*)."""
+    min(steps, ceil((1 + tail) t*)) (`steps` is then a cap; the trace's settings record t*).
+
+    Researcher options (all off by default; off, the run is bit for bit the run without them):
+    `stop_seed`: callable(tracked quantities of this step, a dict of (S, ...) arrays) -> (S,) bool,
+    evaluated at every logged step: seed j stops updating (its parameters stay frozen, its
+    quantities keep being logged) from step ceil((1 + tail) t_j), t_j the first logged step at
+    which its entry is True; the others go on; the run ends once every seed has stopped (or at
+    `steps`).  settings["t_stop_seed"] (S,) holds t_j (inf: never), settings["t_frozen"] the step
+    each seed stopped updating (inf: never).
+    `checkpoints`: steps in [0, steps] at which the parameters, every tracked quantity and the test
+    metrics are kept: trace.checkpoints[t] is a Checkpoint (a step the run did not reach because
+    a stop rule ended it is absent; checkpoint steps also join the test grid below).
+    `test_at`: steps in [0, steps] at which the test metrics are also computed (merged, sorted,
+    into t_test / test_loss / test_err with the test_every grid and the last step)."""
     _check_pos("eta", eta)
     _check_int("steps", steps, 0)
     _check_int("log_every", log_every, 1)
@@ -341,7 +429,16 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
         raise ValueError(f"tail must be >= 0, got {tail}")
     if sign_zero not in (-1, 0, 1):
         raise ValueError(f"sign_zero must be -1, 0 or 1, got {sign_zero!r}")
+    if stop_seed is not None and not callable(stop_seed):
+        raise ValueError(f"stop_seed must be None or a callable(dict of (S, ...) arrays) -> (S,) "
+                         f"bool, got {stop_seed!r}")
+    ck = set(_step_list("checkpoints", checkpoints, steps))
+    t_at = set(_step_list("test_at", test_at, steps))
+    S_ = p.WQ.shape[0]
     t_stop = None
+    t_stop_seed = np.full(S_, np.inf)
+    t_frozen = np.full(S_, np.inf)
+    kept = {}
     for step in range(steps + 1):
         g, f, A = gradients(D.P, D.y, p)
         if step % log_every == 0 or step == steps:
@@ -351,11 +448,23 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
             if stop is not None and t_stop is None and stop(logs[-1]):
                 t_stop = step
                 steps = min(steps, int(math.ceil((1 + tail) * step)))
-        if (test_every is not None and step % test_every == 0) or step == steps:
+            if stop_seed is not None:
+                hit = _seed_mask(stop_seed(logs[-1]), S_) & ~np.isfinite(t_stop_seed)
+                t_stop_seed[hit] = step
+                t_frozen[hit] = np.ceil((1 + tail) * step)
+                if np.isfinite(t_stop_seed).all():
+                    steps = min(steps, int(t_frozen.max()))
+        if ((test_every is not None and step % test_every == 0) or step == steps
+                or step in t_at or step in ck):
             a_, b_ = test_metrics(prob, p)
             tts.append(step), tl.append(a_), te.append(b_)
+        if step in ck:
+            kept[step] = Checkpoint(step, p.clone(), tracked(prob, p, f=f, A=A), a_, b_)
         if step == steps:
             break
+        frozen = None
+        if stop_seed is not None and (t_frozen <= step).any():
+            frozen = torch.as_tensor(t_frozen <= step, device=p.WQ.device)
         new = []
         for i, (w, gw) in enumerate(zip(p.tensors(), g.tensors())):
             if i >= n_tr:
@@ -374,13 +483,18 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
                 mh = mom[i] / (1 - b1 ** (step + 1))
                 vh = sq[i] / (1 - b2 ** (step + 1))
                 w = w - eta * mh / (vh.sqrt() + adam_eps)
+            if frozen is not None:  # stopped seeds keep their parameters
+                old = p.tensors()[i]
+                w = torch.where(frozen.view(-1, *([1] * (w.dim() - 1))), old, w)
             new.append(w)
         p = Params(*new)
     q = {k_: np.stack([lg[k_] for lg in logs]) for k_ in keep}
+    settings = dict(eta=eta, steps=steps, optimizer=optimizer, learnable_head=learnable_head,
+                    t_stop=t_stop)
+    if stop_seed is not None:
+        settings.update(t_stop_seed=t_stop_seed, t_frozen=t_frozen)
     return Trace(np.array(ts), q, np.array(tts), np.stack(tl), np.stack(te),
-                 D.xi.abs().sum(-1).cpu().numpy(), p,
-                 dict(eta=eta, steps=steps, optimizer=optimizer, learnable_head=learnable_head,
-                      t_stop=t_stop))
+                 D.xi.abs().sum(-1).cpu().numpy(), p, settings, kept)
 
 
 # --------------------------------------------------------------------------------------------
@@ -461,16 +575,26 @@ def _first_from(ok, t):
     return out
 
 
-def stage_times(tr: Trace) -> dict:
-    """Per-seed stage boundaries (S,) by STAGE_DEFINITIONS.  Needs a run logged every step with
-    alpha, beta, a, b, V, V_mu."""
-    if len(tr.t) > 1 and np.any(np.diff(tr.t) != 1):
-        raise ValueError("stage_times needs log_every=1")
-    q = squeeze_L2(tr.q)
-    al, be, a, b = q["alpha"], q["beta"], q["a"], q["b"]
-    t = tr.t
-    D = q["V"] - q["V_mu"][..., None]
-    T1 = np.array([t[np.argmax(x)] if x.any() else np.inf for x in (D > 0).all(-1).T])
+STAGE_LOG = ("alpha", "beta", "a", "b", "V", "V_mu")  # what stage_times and events read
+
+
+def _need(tr, names, where, every_step=True):
+    """ValueError (not a KeyError) naming the quantities `where` needs that the run did not log."""
+    if not isinstance(tr, Trace):
+        raise ValueError(f"{where}: tr must be a Trace returned by train, got {type(tr).__name__}")
+    missing = [k_ for k_ in names if k_ not in tr.q]
+    if missing:
+        raise ValueError(f"{where} needs the tracked quantities {missing}, which this run did not "
+                         f"log: train with log=None (all) or a log= tuple that includes "
+                         f"{tuple(names)}")
+    if every_step and len(tr.t) > 1 and np.any(np.diff(tr.t) != 1):
+        raise ValueError(f"{where} needs a run logged every step (train's log_every=1), got "
+                         f"log_every={int(tr.t[1] - tr.t[0])}")
+
+
+def _key_turning(al, b, t):
+    """(T, S, m_k, n) bool: the T_4^- event of STAGE_DEFINITIONS at each logged step, per key
+    noise b_{s,i} (al (T, S, m_k), b (T, S, m_k, n))."""
     sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
     wrong_key = np.sign(b) != sa
     db = np.sign(np.diff(b, axis=0))  # db[k] = sign of b(t_{k+1}) - b(t_k)
@@ -483,6 +607,22 @@ def stage_times(tr: Trace) -> dict:
         for j in range(1, K + 1):
             away &= (db[K - j: n_t - 1 - j] == -sk) & (sa[K + 1 - j: n_t - j] == sk)
         turning[K + 1:] = wrong_key[K + 1:] & (db[K: n_t - 1] == sk) & away
+    return turning
+
+
+def stage_times(tr: Trace) -> dict:
+    """Per-seed stage boundaries (S,) by STAGE_DEFINITIONS.  Needs a run logged every step with
+    alpha, beta, a, b, V, V_mu (STAGE_LOG); `events` gives the per-pair / per-sample events these
+    scalars are the extremes of."""
+    _need(tr, STAGE_LOG, "stage_times")
+    q = squeeze_L2(tr.q)
+    al, be, a, b = q["alpha"], q["beta"], q["a"], q["b"]
+    t = tr.t
+    D = q["V"] - q["V_mu"][..., None]
+    T1 = np.array([t[np.argmax(x)] if x.any() else np.inf for x in (D > 0).all(-1).T])
+    sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
+    wrong_key = np.sign(b) != sa
+    turning = _key_turning(al, b, t)
     T4m = np.array([t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])
     before = t[:, None] < T4m[None, :]
     aligned = (np.sign(a) == np.sign(b)).all((-1, -2))
@@ -500,6 +640,109 @@ def qk_alignment_time(tr: Trace) -> np.ndarray:
     within Stage III.  (With a long Stage I, eta sqrt(s) / sigma_0 << 1, the reversal of a sample's
     noise at its D_i = 0 crossing looks like the key-noise turn that defines T_4^-, so stage_times'
     T_2 would be cut there.)"""
+    _need(tr, ("a", "b"), "qk_alignment_time", every_step=False)
     q = squeeze_L2(tr.q)
     return _first_from((np.sign(q["a"]) == np.sign(q["b"])).all((-1, -2)), tr.t)
 
+
+
+# --------------------------------------------------------------------------------------------
+# Event times per pair, per neuron and per sample (the events stage_times' scalars summarise)
+# --------------------------------------------------------------------------------------------
+EVENT_DEFINITIONS = {
+    "T1_sample": "(S, n) first step with D_i = V_i - V_mu > 0 for sample i (T1 >= its max over i, "
+                 "= when no D_i falls back to <= 0)",
+    "qk_align": "(S, m_k, n) first step from which sgn a_{s,i} = sgn b_{s,i} through the end of "
+                "the run (max over pairs: qk_alignment_time)",
+    "qk_align_cut": "(S, m_k, n) the same up to T4^- (steps >= T4^- count as aligned; max over "
+                    "pairs: T2)",
+    "vote": "(S, m_k) first step from which neuron s has sgn alpha_s = sgn sum_i b_{s,i} and "
+            "sgn beta_s = -sgn sum_i a_{s,i}, up to T4^- (max over neurons: T3)",
+    "t4m_turn": "(S, m_k, n) first step at which key noise b_{s,i} makes the T4^- turn of "
+                "STAGE_DEFINITIONS (min over pairs: T4m)",
+    "T4m_pair": "(S, 2) int: (neuron s, sample i) of the pair whose turn set T4^- (the first in "
+                "C order if several turned at that step); -1 where T4m = inf",
+    "align_a": "(S, m_k, n) first step from which sgn a_{s,i} = sgn alpha_s through the end "
+               "(max over pairs: Tq)",
+    "align_b": "(S, m_k, n) the same for the key noise b_{s,i} (max over pairs: T4p = Tk; "
+               "max(align_a, align_b) over pairs: T4)",
+    "wrong_a": "(S, m_k, n) bool: sgn a_{s,i} != sgn alpha_s at T4^- (False where T4m = inf)",
+    "wrong_b": "(S, m_k, n) bool: the same for b_{s,i}",
+    "turn_a": "(S, m_k, n) first step k >= T4^- at which a_{s,i} moves towards sgn alpha_s(k)",
+    "turn_b": "(S, m_k, n) the same for b_{s,i}",
+    "back_a": "(S, m_k, n) int: steps k in [turn_a, align_a) at which a_{s,i} does not move "
+              "towards sgn alpha_s(k)",
+    "back_b": "(S, m_k, n) int: the same for b_{s,i}",
+    "Tq": "(S,) first step from which every query noise has the sign of alpha",
+    "Tk": "(S,) first step from which every key noise has the sign of alpha (= T4p)",
+}
+
+
+def _first_from_nd(ok, t):
+    """ok (T, ...) over logged steps t (T,): per trailing index the first logged step from which
+    ok holds through the last one (inf if it fails at the last step)."""
+    T = ok.shape[0]
+    bad = ~ok
+    k = np.where(bad.any(0), T - np.argmax(bad[::-1], axis=0), 0)
+    return np.append(np.asarray(t, dtype=np.float64), np.inf)[k]
+
+
+def _first_true(x, t):
+    """x (T, ...): per trailing index the first logged step at which x holds (inf: never)."""
+    return np.where(x.any(0), np.asarray(t, dtype=np.float64)[np.argmax(x, axis=0)], np.inf)
+
+
+def events(tr: Trace) -> dict:
+    """Event times per (seed, neuron, sample) pair, per neuron and per sample, from a run logged
+    every step with STAGE_LOG (L = 2; for L > 2 the first noise patch, as stage_times).  Returns
+    a dict of numpy arrays keyed by EVENT_DEFINITIONS plus "stage" (stage_times(tr)); times are
+    float steps with inf for "never", indices are ints with -1 for "none".  The stage scalars
+    are the extremes of these events: T2 = max qk_align_cut, T3 = max vote, T4m = min t4m_turn
+    (reached by T4m_pair), T4p = Tk = max align_b, T4 = max(align_a, align_b) over the seed's
+    pairs, T1 >= max T1_sample (tests/test_signgd_events.py checks each).  The Stage IV entries
+    (wrong_x, turn_x, back_x, Tq, Tk) are properties/signgd/common.stage4_pairs at stage_times'
+    T4^-."""
+    _need(tr, STAGE_LOG, "events")
+    T = stage_times(tr)
+    q = squeeze_L2(tr.q)
+    al, be, a, b = q["alpha"], q["beta"], q["a"], q["b"]
+    t = np.asarray(tr.t)
+    nT = len(t)
+    out = {"stage": T}
+    out["T1_sample"] = _first_true(q["V"] - q["V_mu"][..., None] > 0, t)
+    before = (t[:, None] < T["T4m"][None, :])[..., None, None]  # (T, S, 1, 1)
+    qk = np.sign(a) == np.sign(b)
+    out["qk_align"] = _first_from_nd(qk, t)
+    out["qk_align_cut"] = _first_from_nd(qk | ~before, t)
+    voted = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
+    out["vote"] = _first_from_nd(voted | ~before[..., 0], t)
+    turning = _key_turning(al, b, t)
+    out["t4m_turn"] = _first_true(turning, t)
+    S_, m_k, n_ = b.shape[1:]
+    pair = np.full((S_, 2), -1, dtype=np.int64)
+    for j in range(S_):
+        if np.isfinite(T["T4m"][j]):
+            k = int(np.searchsorted(t, T["T4m"][j]))
+            pair[j] = np.unravel_index(int(np.argmax(turning[k, j])), (m_k, n_))
+    out["T4m_pair"] = pair
+    # Stage IV (the semantics of properties/signgd/common.stage4_pairs)
+    sa = np.sign(al)[..., None]
+    idx = np.arange(nT)[:, None, None, None]
+    k4 = np.where(np.isfinite(T["T4m"]), np.searchsorted(t, np.minimum(T["T4m"], t[-1])), nT)
+    k4 = k4[None, :, None, None]
+    tt = np.append(np.asarray(t[:-1], dtype=np.float64), np.inf)
+    for x, X in (("a", a), ("b", b)):
+        ok = np.sign(X) == sa
+        at4 = np.take_along_axis(ok, np.minimum(k4, nT - 1), axis=0)[0]
+        out["wrong_" + x] = ~at4 & (k4[0] < nT)
+        out["align_" + x] = _first_from_nd(ok, t)
+        toward = np.sign(np.diff(X, axis=0)) == sa[:-1]
+        cand = toward & (idx[:-1] >= k4)
+        kt = np.where(cand.any(0), np.argmax(cand, axis=0), nT - 1)
+        out["turn_" + x] = tt[kt]
+        ka = np.searchsorted(t, np.minimum(out["align_" + x], t[-1]))
+        ka = np.where(np.isfinite(out["align_" + x]), ka, nT - 1)
+        win = (idx[:-1] >= kt[None]) & (idx[:-1] < ka[None])
+        out["back_" + x] = (win & ~toward).sum(0)
+        out["T" + ("q" if x == "a" else "k")] = _first_from_nd(ok.all((-1, -2)), t)
+    return out
