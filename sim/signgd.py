@@ -15,6 +15,33 @@ f = F_{+1} - F_{-1}.  No 1/sqrt(m_k) temperature.  Logistic loss, full batch.
 Everything is batched over a leading seed dimension S; instance s depends only on seeds[s]
 (data from make_generator(seed), init from make_generator(seed + 2**31)).  float64 throughout.
 Gradients are analytic (tested against autograd in tests/test_signgd.py).
+
+Researcher API (event level; examples/signgd_events.py is the runnable version):
+
+    import numpy as np
+    from sim import signgd as sim
+
+    seeds, d = [1, 2, 3], 101
+    prob = sim.make_problem(seeds, n=4, s=20, d=d, sigma_p=1.0, disjoint=True, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=2, m_v=8, sigma_0=1e-3, device="cpu")
+
+    def aligned(q):  # (S,) bool: all noise of the seed has sgn(alpha)
+        sa = np.sign(q["alpha"])[..., None, None]
+        return ((np.sign(q["a"]) == sa) & (np.sign(q["b"]) == sa)).all((1, 2, 3))
+
+    tr = sim.train(prob, p0, eta=1e-3, steps=1500, log=sim.STAGE_LOG,   # log every step
+                   stop_seed=aligned,          # each seed stops updating once aligned
+                   checkpoints=[0, 50], test_at=[25])
+    ev = sim.events(tr)        # per pair / neuron / sample event times (EVENT_DEFINITIONS)
+    ev["align_b"][0]           # (m_k, n): step from which key noise b_{s,i} has sgn(alpha_s)
+    ev["T4m_pair"]             # (S, 2): (neuron, sample) whose turn set T_4^-
+    ev["stage"]["T4m"]         # = ev["t4m_turn"].min((-1, -2)): stage_times' scalars
+    tr.settings["t_stop_seed"]  # (S,): the step each seed stopped (inf: never)
+    ck = tr.checkpoints[50]    # ck.params, ck.q (every TRACKED quantity), ck.test_err
+    tr.t_test, tr.test_err     # test metrics at 0, 25, 50 and the last step
+
+init_params also takes one sigma_0 or m_v per seed (configurations in one batch; see its
+docstring for what that is exact for and why n and s are not batched).
 """
 
 from __future__ import annotations
