@@ -41,7 +41,7 @@ Researcher API (event level; examples/signgd_events.py is the runnable version):
     tr.t_test, tr.test_err     # test metrics at 0, 25, 50 and the last step
 
 init_params also takes one sigma_0 or m_v per seed (configurations in one batch; see its
-docstring for what that is exact for and why n and s are not batched).
+docstring for what that is exact for and why n is not batched), make_problem one s per seed.
 """
 
 from __future__ import annotations
@@ -138,21 +138,35 @@ def make_problem(seeds, *, n: int, s: int, d: int, sigma_p: float, n_test: int =
     """Definition 2.1 (and its variants) for every seed.  Raises ValueError on bad input, naming
     the parameter: n >= 1, L >= 2, d >= 2, 1 <= s <= d - 1, sigma_p > 0, n_test >= 1; with
     disjoint=True, n (L-1) s + s <= |pool| (room for disjoint training supports plus one spare
-    test support)."""
+    test support).
+
+    `s` may also be a list with one sparsity per seed (configurations in one batch): seed j's
+    instance is then bit for bit the instance of make_problem([seed_j], s=s[j], ...) (the data
+    tensors' shapes do not depend on s), and Problem.s is that list."""
     seeds = _seeds(seeds)
     _check_int("n", n, 1)
     _check_int("L", L, 2)
     _check_int("d", d, 2)
-    _check_int("s", s, 1, d - 1)
+    if isinstance(s, (list, tuple, np.ndarray)):
+        s_list = [integer(f"s[{j}]", x, 1, d - 1) for j, x in enumerate(s)]
+        if len(s_list) != len(seeds):
+            raise ValueError(f"s must be an integer in [1, {d - 1}] or a list of one per seed "
+                             f"({len(seeds)}), got {len(s_list)} values")
+        s_max = max(s_list)
+    else:
+        _check_int("s", s, 1, d - 1)
+        s_list, s_max = None, s
     _check_int("n_test", n_test, 1)
     _check_pos("sigma_p", sigma_p)
     pool_size = d - 1 if orthogonal else d
-    if disjoint and n * (L - 1) * s + s > pool_size:
-        raise ValueError(f"disjoint=True needs n (L-1) s + s = {n * (L - 1) * s + s} <= {pool_size} "
-                         f"coordinates (d = {d}): increase d or lower n, s")
+    if disjoint and n * (L - 1) * s_max + s_max > pool_size:
+        raise ValueError(f"disjoint=True needs n (L-1) s + s = {n * (L - 1) * s_max + s_max} <= "
+                         f"{pool_size} coordinates (d = {d}): increase d or lower n, s")
     device = default_device() if device is None else torch.device(device)
     tr, te = [], []
-    for seed in seeds:
+    for j, seed in enumerate(seeds):
+        if s_list is not None:
+            s = s_list[j]
         gen = make_generator(seed)
         pool = torch.arange(1 if orthogonal else 0, d)
         if disjoint:
@@ -169,7 +183,8 @@ def make_problem(seeds, *, n: int, s: int, d: int, sigma_p: float, n_test: int =
         y, sig, npos, xi, P = (torch.stack(z).to(device) for z in zip(*parts))
         return Data(P=P, y=y, sig=sig, noise_pos=npos, xi=xi)
 
-    return Problem(stack(tr), stack(te), n, s, d, L, float(sigma_p), orthogonal, disjoint, seeds)
+    return Problem(stack(tr), stack(te), n, s if s_list is None else s_list, d, L, float(sigma_p),
+                   orthogonal, disjoint, seeds)
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,9 +215,9 @@ def init_params(seeds, *, d: int, m_k: int, m_v: int, sigma_0: float, head_init:
     a zero gradient and never moves, so with the fixed head, SignGD with sgn(0) = 0, GD or Adam,
     instance j follows the m_v = m_v_j run up to float summation order over the padded rows
     (~1e-16); vsig_rows / vnoise_rows then include the zero rows.  Not with learnable_head or
-    sign_zero != 0 (the padded rows would move).  Per-seed s or n are not offered: they change the
-    data tensors' shapes (n) or the supports' sizes inside make_problem's draw order (s), and a
-    padded batch would not be the separate runs' instances."""
+    sign_zero != 0 (the padded rows would move).  Per-seed s: make_problem(s=[...]).  Per-seed n
+    is not offered: n is the data tensors' sample axis, and padding samples would change every
+    seed's mean loss (its 1/n) and so its SignGD steps wherever a gradient sum changes sign."""
     seeds = _seeds(seeds)
     _check_int("d", d, 2)
     _check_int("m_k", m_k, 1)
@@ -679,6 +694,9 @@ def qk_alignment_time(tr: Trace) -> np.ndarray:
 EVENT_DEFINITIONS = {
     "T1_sample": "(S, n) first step with D_i = V_i - V_mu > 0 for sample i (T1 >= its max over i, "
                  "= when no D_i falls back to <= 0)",
+    "T2_sample": "(S, n) max over neurons of qk_align_cut (max over samples: T2)",
+    "T4_sample": "(S, n) first step from which every query and key noise of sample i has the sign "
+                 "of its neuron's alpha (max over samples: T4)",
     "qk_align": "(S, m_k, n) first step from which sgn a_{s,i} = sgn b_{s,i} through the end of "
                 "the run (max over pairs: qk_alignment_time)",
     "qk_align_cut": "(S, m_k, n) the same up to T4^- (steps >= T4^- count as aligned; max over "
@@ -743,6 +761,7 @@ def events(tr: Trace) -> dict:
     out["qk_align_cut"] = _first_from_nd(qk | ~before, t)
     voted = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
     out["vote"] = _first_from_nd(voted | ~before[..., 0], t)
+    out["T2_sample"] = out["qk_align_cut"].max(1)
     turning = _key_turning(al, b, t)
     out["t4m_turn"] = _first_true(turning, t)
     S_, m_k, n_ = b.shape[1:]
@@ -772,4 +791,5 @@ def events(tr: Trace) -> dict:
         win = (idx[:-1] >= kt[None]) & (idx[:-1] < ka[None])
         out["back_" + x] = (win & ~toward).sum(0)
         out["T" + ("q" if x == "a" else "k")] = _first_from_nd(ok.all((-1, -2)), t)
+    out["T4_sample"] = np.maximum(out["align_a"], out["align_b"]).max(1)
     return out

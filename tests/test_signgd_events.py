@@ -123,6 +123,8 @@ def test_stage_times_are_extremes_of_events(stage_run):
     assert np.array_equal(ev["Tq"], mx(ev["align_a"]))
     assert np.array_equal(sim.qk_alignment_time(tr), mx(ev["qk_align"]))
     assert np.all(T["T1"] >= ev["T1_sample"].max(-1))
+    assert np.array_equal(T["T2"], ev["T2_sample"].max(-1))
+    assert np.array_equal(T["T4"], ev["T4_sample"].max(-1))
     for j, (s, i) in enumerate(ev["T4m_pair"]):
         assert ev["t4m_turn"][j, s, i] == T["T4m"][j]
 
@@ -263,3 +265,26 @@ def test_worked_example_runs():
     assert ev["qk_align"].shape == (2, 2, 4) and np.isfinite(ev["stage"]["T4"]).all()
     assert np.array_equal(out["t_stop_seed"], ev["stage"]["T4"])  # aligned once, aligned since
     assert out["checkpoint"].t in out["t_test"]
+
+
+def test_per_seed_s():
+    seeds, d = [5, 6, 7], 101
+    prob = sim.make_problem(seeds, n=4, s=[10, 20, 15], d=d, sigma_p=1.0, n_test=8,
+                            disjoint=True, device="cpu")
+    assert prob.s == [10, 20, 15]
+    p = sim.init_params(seeds, d=d, m_k=2, m_v=8, sigma_0=1e-3, device="cpu")
+    tb = sim.train(prob, p, eta=1e-3, steps=20, log=sim.STAGE_LOG)
+    for j, sj in enumerate(prob.s):
+        one = sim.make_problem([seeds[j]], n=4, s=sj, d=d, sigma_p=1.0, n_test=8, disjoint=True,
+                               device="cpu")
+        assert torch.equal(prob.train.P[j], one.train.P[0])
+        assert torch.equal(prob.test.P[j], one.test.P[0])
+        assert torch.all((one.train.xi != 0).sum(-1) == sj)
+        t1 = sim.train(one, sim.init_params([seeds[j]], d=d, m_k=2, m_v=8, sigma_0=1e-3,
+                                            device="cpu"), eta=1e-3, steps=20, log=sim.STAGE_LOG)
+        for k in sim.STAGE_LOG:
+            np.testing.assert_allclose(tb[k][:, j], t1[k][:, 0], rtol=1e-12, atol=1e-15)
+    for s_, name in (([10, 20], "s"), ([10, 0, 5], r"s\[1\]"), ([10, 200, 5], r"s\[1\]"),
+                     ([10, 2.5, 5], r"s\[1\]"), ([30, 30, 30], "disjoint")):
+        with pytest.raises(ValueError, match=name):
+            sim.make_problem(seeds, n=4, s=s_, d=d, sigma_p=1.0, disjoint=True, device="cpu")
