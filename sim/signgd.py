@@ -622,8 +622,10 @@ STAGE_LOG = ("alpha", "beta", "a", "b", "V", "V_mu")  # what stage_times and eve
 
 def _need(tr, names, where, every_step=True):
     """ValueError (not a KeyError) naming the quantities `where` needs that the run did not log."""
-    if not isinstance(tr, Trace):
-        raise ValueError(f"{where}: tr must be a Trace returned by train, got {type(tr).__name__}")
+    if not (hasattr(tr, "t") and isinstance(getattr(tr, "q", None), dict)):  # duck-typed traces too
+        raise ValueError(f"{where}: tr must be a Trace returned by train (or an object with "
+                         f"t, the logged steps, and q, a dict of logged quantities), got "
+                         f"{type(tr).__name__}")
     missing = [k_ for k_ in names if k_ not in tr.q]
     if missing:
         raise ValueError(f"{where} needs the tracked quantities {missing}, which this run did not "

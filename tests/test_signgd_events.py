@@ -6,6 +6,7 @@ import importlib.util
 import pathlib
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -224,6 +225,8 @@ def test_missing_quantity_is_a_value_error_naming_it():
         sim.events(sim.train(prob, p, eta=1e-3, steps=4, log_every=2))
     with pytest.raises(ValueError, match="Trace"):
         sim.events({"a": 1})
+    duck = types.SimpleNamespace(t=tr.t, q=dict(tr.q))  # the audit passes such objects
+    assert np.array_equal(sim.qk_alignment_time(duck), sim.qk_alignment_time(tr))
 
 
 def test_per_seed_sigma_0_and_m_v():
