@@ -155,7 +155,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         verdict = "not-audited"
         detail = [f"{_failure(r)} in {_name(r)}: {m}" for r in errored for m in msgs(r) or [""]]
     else:
-        p_ran = [r for r in printed if r["outcome"] != "skipped"]
+        p_ran = [r for r in printed if r["outcome"] != "skipped" or _failure(r) == "inconclusive"]
         p_fail = [r for r in printed if _failure(r) == "mismatch"]
         p_pass = [r for r in printed if _failure(r) == "none"]
         c_ran = [r for r in corrected if r["outcome"] != "skipped"]
@@ -173,6 +173,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
             detail.append("no property of the printed form ran (all skipped)")
         elif [r for r in printed if _failure(r) == "inconclusive"]:
             verdict = "not-audited"
+            detail.append("the printed form's trend was inconclusive (numbers below)")
         elif len(p_pass) == len(p_ran) and not c_bad:
             verdict, deciding = "holds", p_pass
         else:
@@ -574,12 +575,29 @@ README_END = "<!-- audit-tables:end -->"
 PAPER_ORDER = ("joma", "topic", "signgd")
 
 
+_ABBREV = ("Fig.", "Figs.", "e.g.", "i.e.", "Eq.", "Eqn.", "Eqns.", "al.", "vs.", "cf.", "Sec.",
+           "Thm.", "approx.", "resp.")
+README_WHY_CHARS = 280
+
+
 def _first_sentence(text: str) -> str:
-    text = " ".join((text or "").split())
+    """The README's `why`: the first segment of a detail (segments are joined by ' | '), up to
+    its first sentence end (not an abbreviation's period) and at most README_WHY_CHARS at a word
+    boundary; anything cut is flagged '(more in audit.md)'."""
+    full = " ".join((text or "").split())
+    text = full.split(" | ")[0]
+    cut = len(text)
     for i, ch in enumerate(text):
         if ch == "." and (i + 1 == len(text) or text[i + 1] == " ") and i > 20:
-            return text[: i + 1] + (" (more in audit.md)" if i + 1 < len(text) else "")
-    return text
+            word = text[:i + 1].rsplit(" ", 1)[-1].lstrip("([{")
+            if word in _ABBREV or (len(word) == 2 and word[0].isupper()):
+                continue
+            cut = i + 1
+            break
+    out = text[:cut]
+    if len(out) > README_WHY_CHARS:
+        out = out[:README_WHY_CHARS].rsplit(" ", 1)[0] + " ..."
+    return out + (" (more in audit.md)" if len(out) < len(full) or out.endswith("...") else "")
 
 
 def readme_section(doc: dict) -> str:

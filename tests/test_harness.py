@@ -359,6 +359,7 @@ def test_an_inconclusive_printed_form_is_not_audited_with_its_numbers():
     v = verdict_for(C_POWER, [_row("printed", "skipped", "inconclusive",
                                    messages=["1 size(s) only (16: 0.3)"])])
     assert v["verdict"] == "not-audited" and "16: 0.3" in v["detail"]
+    assert "inconclusive" in v["detail"] and "all skipped" not in v["detail"]
 
 
 def test_unstated_thresholds_block_holds():

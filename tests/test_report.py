@@ -129,3 +129,14 @@ def test_readme_tables_are_generated_between_the_markers_and_idempotent():
     assert "interrupted" in rep.update_readme(text, _doc(rows, interrupted=True))
     with pytest.raises(ValueError, match="markers"):
         rep.update_readme("# no markers\n", _doc(rows))
+
+
+def test_readme_why_is_the_first_sentence_not_an_abbreviation_and_says_when_cut():
+    f = rep._first_sentence
+    assert f("Short and whole.") == "Short and whole."
+    assert f("partially audited: the item (Fig. 8) is not run. More text.") == (
+        "partially audited: the item (Fig. 8) is not run. (more in audit.md)")
+    assert f("first segment is here | second") == "first segment is here (more in audit.md)"
+    long = "word " * 200
+    out = f(long)
+    assert len(out) < rep.README_WHY_CHARS + 30 and out.endswith("... (more in audit.md)")
