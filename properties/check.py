@@ -198,6 +198,7 @@ class Sink:
         self.records: dict[str, dict] = {}
         self.checks = 0
         self.trends = 0  # check_trend decisions (the asymptotic policy)
+        self.trend_log: list[dict] = []  # each trend's sizes, values, fitted slope (the report)
         self.false_fail = 0.0
         self.thresholds: dict[tuple, dict] = {}
 
@@ -220,10 +221,12 @@ class Sink:
                 mine["min_control_error"] = rec["min_control_error"]
         self.checks += other.checks
         self.trends += other.trends
+        self.trend_log.extend(other.trend_log[:TREND_LOG_MAX - len(self.trend_log)])
         self.false_fail += other.false_fail
         self.thresholds.update(other.thresholds)
 
 
+TREND_LOG_MAX = 12  # trends kept per property for the report
 _SINK = Sink()
 
 
@@ -466,6 +469,11 @@ def check_trend(claim_id: str, sizes: Iterable[float], values: Iterable[float], 
     band = crit * stderr
     trend = Trend(slope, stderr, crit, tuple(x.tolist()), tuple(v.tolist()))
     desc = f"slope {slope:.4g} +- {band:.3g} ({crit:.3g} x SE {stderr:.3g}) over sizes ({nums})"
+    if len(_SINK.trend_log) < TREND_LOG_MAX:
+        _SINK.trend_log.append({
+            "what": what, "sizes": [float(a) for a in x], "values": [float(b) for b in v],
+            "slope": slope, "band": band,
+            "expected": (f"exponent {exponent:g}" if exponent is not None else direction)})
     if exponent is not None:
         allow = 0.0 if allowance is None else float(allowance.value)
         tol = Tolerance.derived(band + allow if band + allow > 0 else 1e-300,

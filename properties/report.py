@@ -228,6 +228,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         for t in r.get("thresholds", []):
             thresholds[(t["value"], t["origin"], t["model"])] = t
     failing = [{"test": _name(r), "draw": r["failing_draw"]} for r in rows if r.get("failing_draw")]
+    trend_log = [dict(t, test=_name(r)) for r in rows for t in r.get("trend_log", [])]
     row = {
         "id": claim.id if claim else rows[0]["claim"],
         "file": _file_of(claim, rows),
@@ -246,6 +247,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "history": list(claim.history) if claim else [],
         "false_fail": sum(false_fail_of(r) for r in rows),
         "failing_draws": failing,
+        "trend_fits": trend_log,
         "seconds": round(sum(r["seconds"] for r in rows), 3),
         "detail": " | ".join(detail),
         "corrected": claim.corrected if claim else None,
@@ -301,6 +303,12 @@ def _fmt(x):
     if isinstance(x, float) and (x == 0 or 1e-3 <= abs(x) < 1e4):
         return f"{x:.4g}"
     return f"{x:.3g}" if isinstance(x, float) and math.isfinite(x) else str(x)
+
+
+def _trend_line(t: dict) -> str:
+    pts = ", ".join(f"{a:g}: {_fmt(b)}" for a, b in zip(t["sizes"], t["values"]))
+    return (f"{t.get('test', '')}{': ' + t['what'] if t.get('what') else ''}: slope "
+            f"{t['slope']:.4g} +- {t['band']:.3g} (expected {t['expected']}) over ({pts})")
 
 
 def _alts_cell(r) -> str:
@@ -388,6 +396,10 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
             for t in r["thresholds"]:
                 out.append(f"- {_fmt(t['value'])}: {t['origin']}, false-fail "
                            f"{_fmt(t['false_fail'])} per check ({t['model']})")
+            out.append("")
+        if r.get("trend_fits"):
+            out.append("**Trends** (check_trend: fitted slope of the value against log size, per draw):")
+            out += [f"- {_trend_line(t)}" for t in r["trend_fits"]]
             out.append("")
         if r["history"]:
             out.append("**History** (changed after the audit saw a failure):")
@@ -538,6 +550,11 @@ def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta
             t.append("<p><b>Thresholds:</b></p><ul>")
             t += [f"<li>{_fmt(x['value'])}: {x['origin']}, false-fail {_fmt(x['false_fail'])} per "
                   f"check ({e(str(x['model']))})</li>" for x in r["thresholds"]]
+            t.append("</ul>")
+        if r.get("trend_fits"):
+            t.append("<p><b>Trends</b> (check_trend: fitted slope of the value against log size, "
+                     "per draw):</p><ul>")
+            t += [f"<li>{e(_trend_line(x))}</li>" for x in r["trend_fits"]]
             t.append("</ul>")
         if r["history"]:
             t.append("<p><b>History</b> (changed after the audit saw a failure):</p><ul>")

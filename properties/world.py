@@ -304,6 +304,7 @@ class Run:
                 "draw_params": list(self.draws.values())[:20],
                 "unchecked_draws": self.unchecked_draws, "checks": self.sink.checks,
                 "trends": self.sink.trends,
+                "trend_log": self.sink.trend_log,
                 "false_fail": self.sink.false_fail,
                 "thresholds": list(self.sink.thresholds.values()),
                 "takes_world": self.takes_world, "alternatives": alts,

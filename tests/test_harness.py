@@ -645,3 +645,20 @@ def test_thorough_profile_keeps_counterexamples_in_a_shared_directory(tmp_path, 
     db.save(b"key", b"value")
     assert list(plugin.thorough_database().fetch(b"key")) == [b"value"]  # another process/shard
     assert settings.get_profile("ci").database is None  # ci stays derandomized, no database
+
+
+def test_the_report_shows_each_trends_sizes_values_and_fitted_slope():
+    from properties import check
+    from properties import report as rep
+
+    sink = check.Sink()
+    with check.recording(sink):
+        check.check_trend("harness.power", [4, 16, 64], [2.0, 4.1, 7.9], exponent=0.5,
+                          allowance=Tolerance.derived(0.05, "finite-size term"), what="ratio vs m")
+    assert len(sink.trend_log) == 1 and sink.trend_log[0]["what"] == "ratio vs m"
+    assert abs(sink.trend_log[0]["slope"] - 0.5) < 0.02
+    row = verdict_for(C_POWER, [_row("printed", "passed", "none", trends=1,
+                                     trend_log=sink.trend_log)])
+    assert row["trend_fits"][0]["sizes"] == [4.0, 16.0, 64.0]
+    md = rep.markdown([row], "ci", {})
+    assert "**Trends**" in md and "ratio vs m: slope 0.4" in md and "expected exponent 0.5" in md
