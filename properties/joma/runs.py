@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from properties import null
 from properties.check import profile
 from sim import default_device, make_generator, measure
 from sim.joma import make_table1_generator, sample_hierarchy, sibling_height
@@ -252,6 +253,38 @@ def untrained_curves(run: dict) -> dict:
     for k in ("ent", "sr", "logits"):
         out[k] = np.repeat(run[k][:1], run[k].shape[0], axis=0)
     return out
+
+
+def dynamics_untrained(seeds: tuple, setting: Setting = DYN_CI, order: str = "sorted") -> dict:
+    """Null of the trained-dynamics claims: training off (the initialisation at every logged
+    time)."""
+    return untrained_curves(dynamics_run(seeds, setting, order))
+
+
+def dynamics_attention_frozen(seeds: tuple, setting: Setting = DYN_CI,
+                              order: str = "sorted") -> dict:
+    """Null of the trained-dynamics claims: Wq and Wk of every block held at their
+    initialisation; the rest trained."""
+    return dynamics_run(seeds, setting, order, 1.0, None, "attention")
+
+
+# The setting and the nulls shared by joma.sec4.entropy_dynamics_trained,
+# joma.sec4.rank_dynamics_trained and joma.sec5.lowest_first (slot "run": dynamics_run)
+DYN_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedding, post-LN, "
+               f"1 head, ReLU MLP of width 4d) trained from scratch by Adam (lr {DYN_CI.lr:g}, "
+               f"batch {DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's "
+               "generator C = 20, "
+               f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; "
+               "3 seeds "
+               f"stacked per rung; ladder d in {LADDERS['ci']} (ci) / {LADDERS['thorough']} "
+               "(thorough; plus d = 1024, 3 layers, 10k steps, lr 1e-4 when CUDA is present). "
+               "Wikitext (Figs. 6, 8) is not available offline.")
+DYN_NULLS = (
+    null("untrained", dynamics_untrained, "training off: the network at its initialisation at "
+         "every logged time", replaces="run"),
+    null("attention_frozen", dynamics_attention_frozen, "attention frozen: Wq, Wk of every block "
+         "held at their initialisation, everything else trained", replaces="run"),
+)
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,39 +27,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
-                        examples, null, register)
+                        examples, register)
 from properties.joma.common import (DYN_DRAWS, EPS32, drop_and_rebound, dyn_phases, dyn_seeds,
                                     mean_se)
 from properties.joma.figures import plot_dynamics_trained
-from properties.joma.runs import DYN_CI, LADDERS, dynamics_run, ladder, untrained_curves
+from properties.joma.runs import DYN_NULLS, DYN_SETTING, dynamics_run, ladder
 
 CID = "joma.sec4.entropy_dynamics_trained"
 ENT_FLOOR = Threshold(1e3 * EPS32 * 3.4, "derived: float32 round-off, 1e3 x eps32 x ln 30 nats "
                       "(entropy of 30 keys)", "derived")
 
-
-def run_trained(seeds, setting, order):
-    return dynamics_run(seeds, setting, order)
-
-
-def run_untrained(seeds, setting, order):
-    """Null: training off (the initialisation at every logged time)."""
-    return untrained_curves(dynamics_run(seeds, setting, order))
-
-
-def run_attention_frozen(seeds, setting, order):
-    """Null: Wq and Wk of every block held at their initialisation; the rest trained."""
-    return dynamics_run(seeds, setting, order, 1.0, None, "attention")
-
-
-_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedding, post-LN, 1 head, "
-            f"ReLU MLP of width 4d) trained from scratch by Adam (lr {DYN_CI.lr:g}, batch "
-            f"{DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's generator "
-            "C = 20, "
-            f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; 3 seeds "
-            f"stacked per rung; ladder d in {LADDERS['ci']} (ci) / {LADDERS['thorough']} "
-            "(thorough; plus d = 1024, 3 layers, 10k steps, lr 1e-4 when CUDA is present). "
-            "Wikitext (Figs. 6, 8) is not available offline.")
 
 register(Claim(
     id=CID,
@@ -68,7 +45,7 @@ register(Claim(
     statement="In trained transformers the attention entropy first drops, then rebounds (top "
               "layers; bottom layers may be suppressed); different learning rates lead to "
               "different dynamics: with large learning rate attention becomes extremely sparse.",
-    assumptions=_SETTING,
+    assumptions=DYN_SETTING,
     prediction="at every rung the top-layer entropy drops (every seed); the rebound H(T) - "
                "min_t H(t) grows with d toward the paper's size (not vanishing)",
     simulation="properties.joma.runs.dynamics_run (sim.measure.attention_entropy over real "
@@ -98,17 +75,14 @@ register(Claim(
              "so the switch is visible in the report.",),
     asymptotic="the model size d",
     alternatives=(
-        null("untrained", run_untrained, "training off: the network at its initialisation at "
-             "every logged time", replaces="run"),
-        null("attention_frozen", run_attention_frozen, "attention frozen: Wq, Wk of every block "
-             "held at their initialisation, everything else trained", replaces="run"),
+        *DYN_NULLS,
     ),
 ))
 
 
 def decide(world, base, order):
     """Every rung: the top layer's entropy drops in every seed; then the rebound's trend in d."""
-    run = world.simulation(run_trained, "run", pure=True)
+    run = world.simulation(dynamics_run, "run", pure=True)
     sizes, means, ses = [], [], []
     for st_ in ladder():
         r = run(dyn_seeds(base), st_, order)

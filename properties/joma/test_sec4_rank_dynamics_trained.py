@@ -28,39 +28,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
-                        examples, null, register)
+                        examples, register)
 from properties.joma.common import (DYN_DRAWS, EPS32, ci_ladder, drop_and_rebound, dyn_phases,
                                     dyn_seeds, mean_se)
 from properties.joma.figures import plot_dynamics_trained
-from properties.joma.runs import DYN_CI, LADDERS, dynamics_run, ladder, untrained_curves
+from properties.joma.runs import DYN_NULLS, DYN_SETTING, dynamics_run, ladder
 
 CID = "joma.sec4.rank_dynamics_trained"
 SR_FLOOR = Threshold(1e3 * EPS32, "derived: float32 round-off of W1, 1e3 x eps32 relative "
                      "(the stable rank is computed in float64 from float32 weights)", "derived")
 
-
-def run_trained(seeds, setting, order):
-    return dynamics_run(seeds, setting, order)
-
-
-def run_untrained(seeds, setting, order):
-    """Null: training off (the initialisation at every logged time)."""
-    return untrained_curves(dynamics_run(seeds, setting, order))
-
-
-def run_attention_frozen(seeds, setting, order):
-    """Null: Wq and Wk of every block held at their initialisation; the rest trained."""
-    return dynamics_run(seeds, setting, order, 1.0, None, "attention")
-
-
-_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedding, post-LN, 1 head, "
-            f"ReLU MLP of width 4d) trained from scratch by Adam (lr {DYN_CI.lr:g}, batch "
-            f"{DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's generator "
-            "C = 20, "
-            f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; 3 seeds "
-            f"stacked per rung; ladder d in {LADDERS['ci']} (ci) / {LADDERS['thorough']} "
-            "(thorough; plus d = 1024, 3 layers, 10k steps, lr 1e-4 when CUDA is present). "
-            "Wikitext (Figs. 6, 8) is not available offline.")
 
 register(Claim(
     id=CID,
@@ -69,7 +46,7 @@ register(Claim(
               "drops (salient components learned first) and then bounces back when the "
               "non-salient components catch up (salient for top layers; bottom layers may only "
               "drop).",
-    assumptions=_SETTING,
+    assumptions=DYN_SETTING,
     prediction="at every rung the top layer's stable rank drops (every seed); the relative "
                "bounce-back sr(T) / min_t sr(t) - 1 grows with d toward the paper's size",
     simulation="properties.joma.runs.dynamics_run (sim.measure.stable_rank of blocks[l].W1, "
@@ -102,10 +79,7 @@ register(Claim(
              "the ladder (the one-size refutation is not earned under the asymptotic policy).",),
     asymptotic="the model size d",
     alternatives=(
-        null("untrained", run_untrained, "training off: the network at its initialisation at "
-             "every logged time", replaces="run"),
-        null("attention_frozen", run_attention_frozen, "attention frozen: Wq, Wk of every block "
-             "held at their initialisation, everything else trained", replaces="run"),
+        *DYN_NULLS,
     ),
 ))
 
@@ -113,7 +87,7 @@ register(Claim(
 def decide(world, base, order):
     """Every rung: the top layer's stable rank drops in every seed; then the bounce-back's
     trend in d."""
-    run = world.simulation(run_trained, "run", pure=True)
+    run = world.simulation(dynamics_run, "run", pure=True)
     sizes, means, ses = [], [], []
     for st_ in ladder():
         r = run(dyn_seeds(base), st_, order)
