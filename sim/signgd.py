@@ -53,7 +53,8 @@ import numpy as np
 import torch
 
 from sim import default_device, make_generator
-from theory.validate import elements, integer, number
+from theory import validate as chk
+from theory.validate import MAX_STEPS, elements, integer, number
 
 OPTIMIZERS = ("signgd", "adam", "gd")
 DT = torch.float64
@@ -61,21 +62,43 @@ MAX_WIDTH = 10 ** 6  # largest per-seed m_v accepted in a list (init_params)
 
 
 def _check_int(name, val, lo, hi=None):
-    if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < lo or (hi is not None and val > hi):
-        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-        raise ValueError(f"{name} must be an integer {rng}, got {val!r}")
+    integer(name, val, lo, hi)
 
 
 def _check_pos(name, val):
-    if not (isinstance(val, (int, float, np.floating)) and math.isfinite(val) and val > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {val!r}")
+    number(name, val, lo=0, lo_open=True)
 
 
 def _seeds(seeds):
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("seeds must be a non-empty list of non-negative ints")
-    return seeds
+    return chk.seeds("seeds", seeds)
+
+
+def _check_problem(where, prob, params, name="p"):
+    """prob a Problem and params (argument `name`) Params of the same seeds and d, else a
+    ValueError."""
+    if not isinstance(prob, Problem):
+        raise ValueError(f"{where}: prob must be a Problem (make_problem), got {type(prob).__name__}")
+    _check_params(where, params, name)
+    S, d = prob.train.P.shape[0], prob.train.P.shape[-1]
+    if params.WQ.shape[0] != S or params.WQ.shape[-1] != d:
+        raise ValueError(f"{where}: {name} must be for S = {S} seeds and d = {d} (init_params "
+                         f"with the problem's seeds and d), got WQ of shape "
+                         f"{tuple(params.WQ.shape)}")
+
+
+def _check_params(where, p, name="p"):
+    if not isinstance(p, Params):
+        raise ValueError(f"{where}: {name} must be a Params (init_params), got {type(p).__name__}")
+
+
+def _check_patches(where, P, p):
+    """P (S, N, L, d) a floating tensor matching p's seeds and d."""
+    _check_params(where, p)
+    if not (isinstance(P, torch.Tensor) and P.is_floating_point() and P.dim() == 4
+            and P.shape[0] == p.WQ.shape[0] and P.shape[-1] == p.WQ.shape[-1] and P.shape[2] >= 1):
+        raise ValueError(f"{where}: P must be a floating tensor of shape (S={p.WQ.shape[0]}, N, L, "
+                         f"d={p.WQ.shape[-1]}), got "
+                         f"{tuple(P.shape) if isinstance(P, torch.Tensor) else type(P).__name__}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -158,6 +181,9 @@ def make_problem(seeds, *, n: int, s: int, d: int, sigma_p: float, n_test: int =
         s_list, s_max = None, s
     _check_int("n_test", n_test, 1)
     _check_pos("sigma_p", sigma_p)
+    chk.flag("orthogonal", orthogonal)
+    chk.flag("disjoint", disjoint)
+    elements("make_problem", seeds=len(seeds), n_plus_n_test=n + n_test, L=L, d=d)
     pool_size = d - 1 if orthogonal else d
     if disjoint and n * (L - 1) * s_max + s_max > pool_size:
         raise ValueError(f"disjoint=True needs n (L-1) s + s = {n * (L - 1) * s_max + s_max} <= "
@@ -222,6 +248,9 @@ def init_params(seeds, *, d: int, m_k: int, m_v: int, sigma_0: float, head_init:
     _check_int("d", d, 2)
     _check_int("m_k", m_k, 1)
     S = len(seeds)
+    elements("init_params", seeds=S, m_k=m_k, d=d)
+    if head_init is not None:
+        number("head_init", head_init)
     if isinstance(m_v, (list, tuple, np.ndarray)):
         mvs = [integer(f"m_v[{j}]", x, 1, MAX_WIDTH) for j, x in enumerate(m_v)]
         if len(mvs) != S:
@@ -229,6 +258,7 @@ def init_params(seeds, *, d: int, m_k: int, m_v: int, sigma_0: float, head_init:
                              f"{len(mvs)} values")
     else:
         _check_int("m_v", m_v, 1)
+        elements("init_params", seeds=S, m_v=m_v, d=d, j=2)
         mvs = None
     if isinstance(sigma_0, (list, tuple, np.ndarray)):
         sig = [number(f"sigma_0[{j}]", x, 0, lo_open=True) for j, x in enumerate(sigma_0)]
@@ -274,6 +304,11 @@ def _mean_value(p: Params):
 def forward(P: torch.Tensor, p: Params):
     """f (S, N) and the pieces the gradient needs.  P: (S, N, L, d).  Batched matmuls (einsum's
     per-call overhead dominated these small programs)."""
+    _check_patches("forward", P, p)
+    return _forward(P, p)
+
+
+def _forward(P: torch.Tensor, p: Params):
     S, N, L, d = P.shape
     X = P.reshape(S, N * L, d)
     q = (X @ p.WQ.transpose(1, 2)).view(S, N, L, -1)
@@ -288,13 +323,26 @@ def forward(P: torch.Tensor, p: Params):
 
 def loss_of(f, y):
     """Mean logistic loss per seed, (S,)."""
+    if not (isinstance(f, torch.Tensor) and isinstance(y, torch.Tensor) and f.shape == y.shape
+            and f.dim() == 2):
+        raise ValueError(f"loss_of: f and y must be tensors of one shape (S, N), got "
+                         f"{getattr(f, 'shape', type(f).__name__)} and "
+                         f"{getattr(y, 'shape', type(y).__name__)}")
     return torch.nn.functional.softplus(-y * f).mean(-1)
 
 
 def gradients(P, y, p: Params):
     """Analytic gradients of the per-seed mean logistic loss (each seed's loss depends only on its
     own parameters, so these are the gradients of the sum over seeds)."""
-    f, c = forward(P, p)
+    _check_patches("gradients", P, p)
+    if not (isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(P.shape[:2])):
+        raise ValueError(f"gradients: y must be a tensor of shape (S, N) = {tuple(P.shape[:2])}, "
+                         f"got {getattr(y, 'shape', type(y).__name__)}")
+    return _gradients(P, y, p)
+
+
+def _gradients(P, y, p: Params):
+    f, c = _forward(P, p)
     S, N, L, d = P.shape
     X = P.reshape(S, N * L, d)
     G = -y * torch.sigmoid(-y * f) / N  # dL/df_i
@@ -326,13 +374,17 @@ def tracked(prob: Problem, p: Params, f=None, A=None, keep=TRACKED):
     s12 (S, n, L-1) signal -> each noise key, s21 (S, n, L-1) each noise query -> signal key,
     s22 (S, n, L-1, L-1) noise query -> noise key (for L = 2 the trailing singleton axes are
     kept; use `squeeze_L2`)."""
-    D = prob.train
-    if f is None or A is None:
-        f, c = forward(D.P, p)
-        A = c["A"]
+    _check_problem("tracked", prob, p)
+    if isinstance(keep, (str, bytes)) or not hasattr(keep, "__iter__"):
+        raise ValueError(f"keep must be a tuple of names among {TRACKED}, got {keep!r}")
+    keep = tuple(keep)
     for k_ in keep:
         if k_ not in TRACKED:
-            raise ValueError(f"log entries must be among {TRACKED}, got {k_!r}")
+            raise ValueError(f"log entries (keep) must be among {TRACKED}, got {k_!r}")
+    D = prob.train
+    if f is None or A is None:
+        f, c = _forward(D.P, p)
+        A = c["A"]
     yx = D.y[:, :, None, None] * D.xi  # (S, n, L-1, d)
     v = _mean_value(p)
     S_, n_, Lm1 = yx.shape[:3]
@@ -357,6 +409,9 @@ def tracked(prob: Problem, p: Params, f=None, A=None, keep=TRACKED):
 
 def squeeze_L2(tr: dict) -> dict:
     """For L = 2: drop the noise-patch axes (a, b: (..., m_k, n); s12, s21, s22: (..., n))."""
+    if not isinstance(tr, dict):
+        raise ValueError(f"squeeze_L2: tr must be a dict of tracked quantities (Trace.q), got "
+                         f"{type(tr).__name__}")
     out = dict(tr)
     for k_ in ("a", "b", "V", "vnoise_rows", "s12", "s21"):
         if k_ in out:
@@ -367,7 +422,9 @@ def squeeze_L2(tr: dict) -> dict:
 
 
 def test_metrics(prob: Problem, p: Params):
-    f, _ = forward(prob.test.P, p)
+    """(test loss, test error), each (S,), of params p on prob's test set."""
+    _check_problem("test_metrics", prob, p)
+    f, _ = _forward(prob.test.P, p)
     m = prob.test.y * f
     return (torch.nn.functional.softplus(-m).mean(-1).cpu().numpy(),
             (m <= 0).to(DT).mean(-1).cpu().numpy())
@@ -447,42 +504,46 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
     a stop rule ended it is absent; checkpoint steps also join the test grid below).
     `test_at`: steps in [0, steps] at which the test metrics are also computed (merged, sorted,
     into t_test / test_loss / test_err with the test_every grid and the last step)."""
+    _check_problem("train", prob, params, "params")
     _check_pos("eta", eta)
-    _check_int("steps", steps, 0)
+    _check_int("steps", steps, 0, MAX_STEPS)
     _check_int("log_every", log_every, 1)
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
     if test_every is not None:
         _check_int("test_every", test_every, 1)
+    chk.flag("learnable_head", learnable_head)
+    chk.betas("betas", betas)
     b1, b2 = betas
-    if not (0 <= b1 < 1 and 0 <= b2 < 1):
-        raise ValueError(f"betas must lie in [0, 1), got {betas}")
+    number("adam_eps", adam_eps, lo=0, lo_open=True)
+    if log is not None and (isinstance(log, (str, bytes)) or not hasattr(log, "__iter__")):
+        raise ValueError(f"log must be None or a tuple of names among {TRACKED}, got {log!r}")
     keep = TRACKED if log is None else tuple(log)
     for k_ in keep:
         if k_ not in TRACKED:
             raise ValueError(f"log entries must be among {TRACKED}, got {k_!r}")
-    p = params.clone()
-    n_tr = 4 if learnable_head else 3
-    mom = [torch.zeros_like(t) for t in p.tensors()]
-    sq = [torch.zeros_like(t) for t in p.tensors()]
-    D = prob.train
-    ts, logs, tts, tl, te = [], [], [], [], []
-    if tail < 0:
-        raise ValueError(f"tail must be >= 0, got {tail}")
-    if sign_zero not in (-1, 0, 1):
+    chk.function("stop", stop, none=True)
+    number("tail", tail, lo=0)
+    if sign_zero not in (-1, 0, 1) or isinstance(sign_zero, bool):
         raise ValueError(f"sign_zero must be -1, 0 or 1, got {sign_zero!r}")
     if stop_seed is not None and not callable(stop_seed):
         raise ValueError(f"stop_seed must be None or a callable(dict of (S, ...) arrays) -> (S,) "
                          f"bool, got {stop_seed!r}")
     ck = set(_step_list("checkpoints", checkpoints, steps))
     t_at = set(_step_list("test_at", test_at, steps))
+    p = params.clone()
+    n_tr = 4 if learnable_head else 3
+    mom = [torch.zeros_like(t) for t in p.tensors()]
+    sq = [torch.zeros_like(t) for t in p.tensors()]
+    D = prob.train
+    ts, logs, tts, tl, te = [], [], [], [], []
     S_ = p.WQ.shape[0]
     t_stop = None
     t_stop_seed = np.full(S_, np.inf)
     t_frozen = np.full(S_, np.inf)
     kept = {}
     for step in range(steps + 1):
-        g, f, A = gradients(D.P, D.y, p)
+        g, f, A = _gradients(D.P, D.y, p)
         if step % log_every == 0 or step == steps:
             tq = tracked(prob, p, f=f, A=A, keep=keep)
             ts.append(step)
@@ -552,6 +613,20 @@ def reduced_dynamics(alpha, beta, a, b, V_mu, V, c, eta, steps):
     c: (S, n) = eta ||xi_i||_1.  eta: a number, or one per instance (S,) so that configurations
     with different step sizes share one batched program.  Returns a dict of arrays stacked over
     steps 0..steps."""
+    shapes = {}
+    for name, x, nd in (("alpha", alpha, 2), ("beta", beta, 2), ("a", a, 3), ("b", b, 3),
+                        ("V_mu", V_mu, 1), ("V", V, 2), ("c", c, 2)):
+        shapes[name] = chk.finite_array(name, x, ndim=nd).shape
+    S_, m_k = shapes["alpha"]
+    n_ = shapes["V"][1] if len(shapes["V"]) == 2 else 0
+    want = dict(alpha=(S_, m_k), beta=(S_, m_k), a=(S_, m_k, n_), b=(S_, m_k, n_), V_mu=(S_,),
+                V=(S_, n_), c=(S_, n_))
+    for name, shp in want.items():
+        if shapes[name] != shp:
+            raise ValueError(f"reduced_dynamics: {name} must have shape {shp} (alpha (S, m_k), "
+                             f"a, b (S, m_k, n), V_mu (S,), V, c (S, n)), got {shapes[name]}")
+    _check_int("steps", steps, 0, MAX_STEPS)
+    elements("reduced_dynamics", steps_plus_1=steps + 1, S=S_, m_k=m_k, n=n_)
     alpha, beta, a, b = (np.array(x, dtype=np.float64) for x in (alpha, beta, a, b))
     V_mu, V, c = (np.array(x, dtype=np.float64) for x in (V_mu, V, c))
     eta_v = np.asarray(eta, dtype=np.float64)

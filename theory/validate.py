@@ -71,3 +71,102 @@ def steps(where: str, horizon: float, eta: float) -> int:
     if k < 1 or abs(k * eta - horizon) > 1e-9 * horizon:
         raise ValueError(f"{where}: horizon / eta must be a positive integer, got {horizon} / {eta}")
     return k
+
+
+MAX_SEED = 2 ** 63 - 1  # torch.Generator.manual_seed takes < 2^64; callers add offsets < 2^63
+
+
+def seeds(name: str, x) -> list:
+    """x as a non-empty list of integer seeds in [0, MAX_SEED] (a list, tuple, range or array)."""
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
+        raise ValueError(f"{name} must be a non-empty list of integers in [0, {MAX_SEED}], got {x!r}")
+    xs = list(x)
+    if not xs:
+        raise ValueError(f"{name} must be a non-empty list of integers in [0, {MAX_SEED}], got {x!r}")
+    elements(name, n=len(xs))
+    return [integer(f"{name}[{i}]", s, lo=0, hi=MAX_SEED) for i, s in enumerate(xs)]
+
+
+def choice(name: str, x, options) -> object:
+    """x, if it is one of `options` (compared with ==, never by truthiness)."""
+    if isinstance(x, bool) and not any(isinstance(o, bool) for o in options):
+        raise ValueError(f"{name} must be one of {tuple(options)}, got {x!r}")
+    try:
+        ok = any(type(x) is type(o) and x == o for o in options) or (
+            isinstance(x, numbers.Real) and not isinstance(x, bool)
+            and any(isinstance(o, numbers.Real) and not isinstance(o, bool) and x == o for o in options))
+    except Exception:  # noqa: BLE001 - an object whose == misbehaves is not an option
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {tuple(options)}, got {x!r}")
+    return x
+
+
+def flag(name: str, x) -> bool:
+    """x, if it is a bool (or numpy bool): an option is never set by a truthy string or number."""
+    if type(x).__name__ not in ("bool", "bool_"):
+        raise ValueError(f"{name} must be True or False, got {x!r}")
+    return bool(x)
+
+
+def function(name: str, f, *, none: bool = False):
+    """f, if it is callable (or None when `none`)."""
+    if f is None and none:
+        return None
+    if not callable(f):
+        raise ValueError(f"{name} must be a callable{' or None' if none else ''}, got {f!r}")
+    return f
+
+
+def generator(name: str, g):
+    """g, if it is a torch.Generator: no silent fallback to the global RNG."""
+    import torch  # lazily: theory/ stays torch-free
+    if not isinstance(g, torch.Generator):
+        raise ValueError(f"{name} must be a torch.Generator (a local generator: no fallback to "
+                         f"the global RNG), got {g!r}")
+    return g
+
+
+def betas(name: str, b) -> tuple[float, float]:
+    """b as a pair (b1, b2) of numbers in [0, 1) (Adam's decay rates; 1 would divide by 0)."""
+    if isinstance(b, (str, bytes)) or not hasattr(b, "__len__") or len(b) != 2:
+        raise ValueError(f"{name} must be a pair (b1, b2) of numbers in [0, 1), got {b!r}")
+    return (number(f"{name}[0]", b[0], lo=0, hi=1, hi_open=True),
+            number(f"{name}[1]", b[1], lo=0, hi=1, hi_open=True))
+
+
+def finite_array(name: str, x, *, ndim=None, lo=None, lo_open: bool = False, dtype_kind="biuf"):
+    """x (a numpy array, torch tensor or nested list of real numbers) as a float64 numpy array, if
+    every entry is finite (and >= lo, or > lo when lo_open) and it has `ndim` dimensions (an int
+    or a tuple of allowed ints); the element count is capped (MAX_ELEMENTS)."""
+    import numpy as np
+    if hasattr(x, "detach") and hasattr(x, "numel"):  # a torch tensor
+        if x.numel() > MAX_ELEMENTS:
+            raise ValueError(f"{name} has {x.numel():.3g} elements, above the cap {MAX_ELEMENTS:.3g}")
+        if x.dtype.is_complex:
+            raise ValueError(f"{name} must hold real numbers, got dtype {x.dtype}")
+        a = x.detach().cpu().numpy()
+    else:
+        if isinstance(x, (str, bytes)) or x is None:
+            raise ValueError(f"{name} must be an array of real numbers, got {x!r}")
+        try:
+            a = np.asarray(x)
+        except (ValueError, TypeError) as e:  # ragged lists
+            raise ValueError(f"{name} must be an array of real numbers, got {x!r} ({e})") from None
+    if a.dtype.kind not in dtype_kind:
+        raise ValueError(f"{name} must be an array of real numbers, got dtype {a.dtype}")
+    if a.size > MAX_ELEMENTS:
+        raise ValueError(f"{name} has {a.size:.3g} elements, above the cap {MAX_ELEMENTS:.3g}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if a.ndim not in allowed:
+            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimensions, got "
+                             f"shape {a.shape}")
+    a = a.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite in every entry, got {int((~np.isfinite(a)).sum())} "
+                         f"non-finite entries")
+    if lo is not None and a.size and (a.min() < lo or (lo_open and a.min() == lo)):
+        raise ValueError(f"{name} must be {'>' if lo_open else '>='} {lo} in every entry, got min "
+                         f"{a.min()}")
+    return a
