@@ -31,6 +31,8 @@ from hypothesis import strategies as st
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
 from properties.joma.common import cat, isotropic, mc_tol, orth, seeds, unit, vnorms
+from properties import attach_plot
+from properties.joma.figures import plot_lemma1
 from sim import joma as sj
 from sim import make_generator
 from theory import joma as th
@@ -131,6 +133,7 @@ register(Claim(
              replaces="psi"),
     ),
 ))
+attach_plot("joma.lemma1", plot_lemma1)
 
 
 # --------------------------------------------------------------------------------------------

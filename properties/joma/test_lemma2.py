@@ -29,6 +29,8 @@ from hypothesis import strategies as st
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
 from properties.joma.common import fd_grid, isotropic
+from properties import attach_plot
+from properties.joma.figures import plot_lemma2
 from theory import joma as th
 
 
@@ -107,6 +109,7 @@ register(Claim(
              replaces="psi"),
     ),
 ))
+attach_plot("joma.lemma2", plot_lemma2)
 
 FAMILIES = st.sampled_from(["gaussian", "student_t", "ball"])
 QERR = Threshold(-1e-9, "derived: quadrature error (scipy quad, epsrel 1e-12) below 1e-9",

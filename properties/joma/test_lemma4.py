@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, register, rival
 from properties.joma.common import fd_grid, isotropic
+from properties import attach_plot
+from properties.joma.figures import plot_lemma4
 from theory import joma as th
 
 
@@ -75,6 +77,7 @@ register(Claim(
               "the factor r dropped in d theta_2/dr"),
     ),
 ))
+attach_plot("joma.lemma4", plot_lemma4)
 
 
 @st.composite

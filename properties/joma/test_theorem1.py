@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from properties import (Claim, Tolerance, audits, check_close, check_order, examples, null,
                         register, rival)
 from properties.joma.common import ETAS, T1_PARAMS, problem, random_init, token_stats
-from properties.joma.figures import plot_theorem1
+from properties import attach_plot
+from properties.joma.figures import plot_theorem1, plot_theorem1_softmax
 from sim.joma import BlowUpError, simulate_eqn2, simulate_eqn2_softmax_budget
 from theory import joma as th
 
@@ -307,6 +308,7 @@ register(Claim(
              replaces="run"),
     ),
 ))
+attach_plot("joma.theorem1.softmax", plot_theorem1_softmax)
 
 SOFTMAX_INIT = st.one_of(st.none(), st.tuples(st.integers(0, 2**31 - 1), st.floats(0.1, 0.6)))
 # zero init with ReLU is a stationary point (h' = 0), where nothing moves: use linear phi there

@@ -28,7 +28,7 @@ from scipy.special import erf, erfinv
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         check_order, check_trend, examples, null, register, rival)
 from properties.joma.common import ETAS, SEEDS, problem
-from properties.joma.figures import plot_theorem2
+from properties.joma.figures import plot_theorem2, plot_theorem2_onehot
 from sim.joma import simulate_eqn2, solve_eqn3
 from theory import joma as th
 
@@ -165,7 +165,7 @@ register(Claim(
         null("attention_frozen", solve_attention_frozen,
              "mechanism off: z held at 0, v_l = Delta_l t stays finite at t*", replaces="solve"),
     ),
-    plot=plot_theorem2,
+    plot=plot_theorem2_onehot,
 ))
 
 

@@ -29,6 +29,8 @@ from hypothesis import strategies as st
 
 from properties import Claim, audits, check_close, examples, null, register, rival
 from properties.joma.common import cat, isotropic, mc_tol, seeds, unit, vnorms
+from properties import attach_plot
+from properties.joma.figures import plot_theorem3
 from sim import joma as sj
 from sim import make_generator
 from theory import joma as th
@@ -85,6 +87,7 @@ register(Claim(
              replaces="mc"),
     ),
 ))
+attach_plot("joma.theorem3", plot_theorem3)
 
 
 def theorem3_case(m, d, c, sigma, vnorm, t, weights, gs, signs, scale, seed, perp_scale):
