@@ -4,6 +4,8 @@
                         [--conjecture FILE.py ...] [-n WORKERS] [--no-plots]
                         [--fail-on refuted|erratum|never]
                         [--shards none|paper|claim] [--executor local|slurm]
+                        [--size ci|ladder|paper] [--device cpu|cuda]
+                        [--cache-dir DIR | --no-cache] [--cache-limit 4G]
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
     theorem-audit readme [--report DIR] [--readme README.md]
@@ -13,6 +15,9 @@ plugin writes one row per property and prints one progress line per claim as its
 finishes; this command turns the rows into verdicts, prints the table and writes audit.json,
 audit.md, a self-contained audit.html and the claims' plots into the report directory (the previous report there is kept as
 audit.previous.json / .md / .html; a second audit into a directory that one is writing is refused).
+Runs are kept in an on-disk cache (properties/cache.py: content-addressed by code version and
+arguments), shared by the pytest workers, the shards and the figures; a second audit, or one
+resumed after a crash, reads what is there.
 `list` prints every claim id with the verdict of the last run in --report and its file; `show`
 prints one claim and its last result; `readme` rewrites the README's verdict tables (between its
 `audit-tables` markers) from the last report, so they are never written by hand.
@@ -163,9 +168,13 @@ def _stamp(profile: str) -> dict:
         device = str(default_device())
     except Exception:  # noqa: BLE001
         device = None
-    return {"commit": commit, "dirty": dirty, "profile": profile, "device": device,
-            "python": sys.version.split()[0],
-            "versions": {m: version(m) for m in ("torch", "hypothesis", "numpy", "scipy", "sympy")}}
+    from properties import cache
+    from properties.check import size
+    return {"commit": commit, "dirty": dirty, "profile": profile, "size": size(),
+            "device": device, "python": sys.version.split()[0],
+            "run_cache": str(cache.cache_dir()) if cache.enabled() else None,
+            "versions": {m: version(m) for m in ("torch", "hypothesis", "numpy", "scipy", "sympy",
+                                                 "joblib")}}
 
 
 def _run_pytest(cmd, env) -> tuple[int, bool]:
@@ -201,6 +210,45 @@ def _run_pytest(cmd, env) -> tuple[int, bool]:
             signal.signal(s, h)
 
 
+def _run_environment(args) -> dict:
+    """The environment of the runs, from --size, --device, --cache-dir, --no-cache (checked
+    before any work: a bad size, an absent CUDA device or an unwritable cache is a usage error)."""
+    from properties import cache
+    from properties.check import SIZE_ENV
+    from sim import DEVICE_ENV
+
+    out = {}
+    if args.size:
+        out[SIZE_ENV] = args.size
+    if args.device:
+        out[DEVICE_ENV] = args.device
+        if args.device == "cuda":
+            import torch
+            if not torch.cuda.is_available():
+                raise UsageError(f"--device cuda: torch {torch.__version__} finds no CUDA device")
+    if args.size == "paper" and (args.device == "cpu" or not args.device and not _cuda()):
+        raise UsageError("--size paper (JoMA d = 1024, 3 layers, 10k steps) needs a CUDA device; "
+                         "use --size ci or ladder on a CPU")
+    if args.no_cache:
+        out[cache.OFF_ENV] = "1"
+    else:
+        d = Path(args.cache_dir).expanduser().resolve() if args.cache_dir else cache.cache_dir()
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=d):
+                pass
+        except OSError as e:
+            raise UsageError(f"--cache-dir {str(d)!r} is not writable ({e.strerror}); choose "
+                             "another or pass --no-cache") from None
+        out[cache.DIR_ENV] = str(d)
+    return out
+
+
+def _cuda() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
 def cmd_audit(args) -> int:
     from properties import report as rep
 
@@ -213,9 +261,12 @@ def cmd_audit(args) -> int:
     json_path = Path(args.json) if args.json else report / "audit.json"
     if args.json:
         _check_report_dir(json_path.parent)
+    run_env = _run_environment(args)
     env = dict(os.environ, HYPOTHESIS_PROFILE=profile, OMP_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               **run_env)
     os.environ["HYPOTHESIS_PROFILE"] = profile
+    os.environ.update(run_env)  # the figures, drawn here, read the same cached runs
     with _Lock(report):
         try:
             registry = load_registry(args.conjecture)
@@ -358,6 +409,9 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
             if path.exists():
                 os.replace(path, path.with_name(path.stem + ".previous" + path.suffix))
         rep.write(rows, json_path, report / "audit.md", profile, plots, meta)
+    if not args.no_cache:
+        from properties import cache
+        cache.reduce_size(args.cache_limit)
     print()
     print(rep.table(rows))
     print(f"\nwrote {json_path}, {report / 'audit.md'}, {report / 'audit.html'} and {len(plots)} plots "
@@ -486,6 +540,21 @@ def _main(argv=None) -> int:
     a.add_argument("--executor", choices=["local", "slurm"], default="local",
                    help="where shards run: here one after another, or a submitit job array "
                         "(Slurm where available, else local processes; needs the [cluster] extra)")
+    a.add_argument("--size", choices=["ci", "ladder", "paper"], default=None,
+                   help="the named size of the runs: ci (2 CPU cores, minutes), ladder (the longer "
+                        "size ladder, CPU), paper (the ladder plus the paper's own size, CUDA); "
+                        "default ci, or under --profile thorough ladder (paper with CUDA)")
+    a.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="where the simulations run (default: CUDA when present, else the CPU)")
+    a.add_argument("--cache-dir", default=None,
+                   help="the on-disk run cache (default $THEOREM_AUDIT_CACHE_DIR, else "
+                        ".theorem-audit-cache in the checkout, else ~/.cache/theorem-audit); "
+                        "share one directory between shards on a cluster")
+    a.add_argument("--no-cache", action="store_true",
+                   help="compute every run afresh and store nothing on disk")
+    a.add_argument("--cache-limit", default="4G",
+                   help="after the audit, trim the run cache to this size, least recently used "
+                        "first (joblib bytes_limit: 4G, 500M, ...; default 4G)")
     a.add_argument("--fail-on", choices=sorted(FAIL_ON), default="refuted",
                    help="exit 1 when a claim's verdict is this bad (default refuted)")
     for p in (a, sub.add_parser("list", help="claim ids, last verdict, file"),

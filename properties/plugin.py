@@ -114,6 +114,13 @@ def _claim_mark(item):
 
 
 def pytest_collection_modifyitems(config, items):
+    gpu = [it for it in items if it.get_closest_marker("gpu") is not None]
+    if gpu:
+        import torch
+        if not torch.cuda.is_available():
+            skip = pytest.mark.skip(reason="needs a CUDA device (marker gpu); torch finds none")
+            for it in gpu:
+                it.add_marker(skip)
     globs = config.getoption("--claims")
     if not globs:
         return

@@ -13,7 +13,7 @@ from typing import Callable
 # Modules of properties/ that are the harness, not a paper's claims (collection and the CLI
 # skip them).
 HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugin", "report",
-                             "world", "cli"})
+                             "world", "cli", "cache", "figstyle", "bench"})
 
 PAPERS = {
     "joma": "JoMA (Tian et al., ICLR 2024)",

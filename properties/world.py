@@ -145,6 +145,12 @@ def fingerprint(obj, _depth: int = 0) -> str:
                 h.update(o.get_state().numpy().tobytes())
             else:
                 h.update(repr(o).encode())
+        elif isinstance(o, np.random.Generator):
+            h.update(b"npgen;")
+            feed(o.bit_generator.state, d + 1)
+        elif isinstance(o, np.random.RandomState):
+            h.update(b"nprs;")
+            feed(o.get_state(legacy=False), d + 1)
         elif dataclasses.is_dataclass(o) and not isinstance(o, type):
             h.update(type(o).__qualname__.encode())
             for f in dataclasses.fields(o):
@@ -197,11 +203,12 @@ class World:
     slot it replaces returns the alternative's callable."""
 
     def __init__(self, claim_id: str | None, alternative: Alternative | None = None,
-                 memo: dict | None = None):
+                 memo: dict | None = None, draw: dict | None = None):
         self.claim_id = claim_id
         self.alternative = alternative
         self.requested: set[str] = set()
         self._memo = memo
+        self._draw = draw  # the draw's arguments: part of the on-disk key of a pure simulation
         self._ordinal: dict[str, int] = {}
 
     @property
@@ -237,32 +244,65 @@ class World:
     def simulation(self, fn: Callable, slot: str = "simulation", *, pure: bool = False) -> Callable:
         """The simulation for `slot`: `fn` here, a null's replacement in its world.
 
-        pure=True: `fn` does not modify its arguments, so its result on a draw is computed once
-        (in the claim's world) and reused, as a deep copy, by the alternatives that do not
-        replace it."""
+        pure=True: `fn` is a deterministic function of its arguments, of what it closes over
+        and of the draw, and does not modify its arguments.  Its result on a draw is computed
+        once (in the claim's world) and reused, as a deep copy, by the alternatives that do not
+        replace it; and it is kept in the on-disk run cache (properties.cache), so a later
+        audit, another worker or a shard reads it instead of recomputing.  A null replacing a
+        pure slot is pure too and is cached the same way, under its own name."""
         rep = self._replacement(slot, "null")
-        if rep is not None:
-            return rep
         if not pure or self._memo is None:
-            return fn
+            return fn if rep is None else rep
+        i = self._ordinal.get(slot, 0)
+        self._ordinal[slot] = i + 1
+        if rep is not None:
+            return self._on_disk(rep, slot, i)
         memo, claim_world = self._memo, self.alternative is None
+        on_disk = self._on_disk(fn, slot, i)
 
         @functools.wraps(fn)
         def cached(*args, **kwargs):
-            i = self._ordinal.get(slot, 0)
-            self._ordinal[slot] = i + 1
             try:
                 key = (slot, i, fingerprint((args, kwargs)))
             except Exception:  # an argument we cannot digest: no reuse
                 return fn(*args, **kwargs)
             if not claim_world and key in memo:
                 return copy.deepcopy(memo[key])
-            out = fn(*args, **kwargs)
+            out = on_disk(*args, **kwargs)
             if claim_world:
                 memo[key] = copy.deepcopy(out)
             return out
 
         return cached
+
+    def _on_disk(self, fn: Callable, slot: str, ordinal: int) -> Callable:
+        """fn through the on-disk run cache, keyed by the claim, the slot, the call's ordinal,
+        the world (a null's own name), the draw and what fn closes over."""
+        from properties import cache
+
+        who = self.name if self.alternative is not None else "claim"
+
+        @functools.wraps(fn)
+        def stored(*args, **kwargs):
+            try:
+                key = cache.key_of(fn, args, kwargs, self.claim_id, slot, ordinal, who,
+                                   self._draw, cache.closure_values(fn))
+            except Exception:  # something we cannot digest: compute, store nothing
+                return fn(*args, **kwargs)
+
+            def checked(*a, **k):  # a cached result must not hide a side effect
+                before = fingerprint((a, k, cache.closure_generators(fn)))
+                out = fn(*a, **k)
+                if fingerprint((a, k, cache.closure_generators(fn))) != before:
+                    raise PropertyError(
+                        f"{self.claim_id}: the simulation {fn.__qualname__!r} in slot {slot!r} is "
+                        "declared pure=True but changed its arguments or advanced a generator it "
+                        "closes over; pass it a seed, or drop pure=True")
+                return out
+
+            return cache.call(key, checked, args, kwargs)
+
+        return stored
 
 
 WORLD_PLACEHOLDER = World(None)
@@ -353,7 +393,7 @@ def _run_draw(inner: Callable, args, kwargs):
     def key():  # after the body ran, so that st.data() draws are part of it
         return fingerprint(draw_kwargs)
 
-    world = World(run.claim_id, None, memo)
+    world = World(run.claim_id, None, memo, draw_kwargs)
     if run.takes_world:
         kwargs = dict(kwargs, world=world)
     sink = check.Sink()
@@ -394,7 +434,7 @@ def _run_draw(inner: Callable, args, kwargs):
         if alt.replaces not in world.requested:
             stats["not_applicable"] += 1
             continue
-        aw = World(run.claim_id, alt, memo)
+        aw = World(run.claim_id, alt, memo, draw_kwargs)
         with check.recording(check.Sink()):
             try:
                 inner(*args, **dict(kwargs, world=aw))

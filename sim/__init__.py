@@ -3,8 +3,24 @@
 import torch
 
 
+DEVICE_ENV = "THEOREM_AUDIT_DEVICE"
+
+
 def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """The device the simulations run on: THEOREM_AUDIT_DEVICE (`cpu` or `cuda`, the audit's
+    `--device`) when set, else CUDA when present and the CPU otherwise.  ValueError for another
+    name, or for `cuda` where no CUDA device is present (never a silent fallback)."""
+    import os
+
+    want = os.environ.get(DEVICE_ENV, "")
+    if want == "":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if want not in ("cpu", "cuda"):
+        raise ValueError(f"{DEVICE_ENV} must be 'cpu' or 'cuda', got {want!r}")
+    if want == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{DEVICE_ENV}=cuda but torch finds no CUDA device (torch "
+                         f"{torch.__version__}); use cpu or install a CUDA build of torch")
+    return torch.device(want)
 
 
 def make_generator(seed: int, device: torch.device | str | None = None) -> torch.Generator:

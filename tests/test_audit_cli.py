@@ -24,8 +24,9 @@ def _audit_conjectures(report, *extra):
 
 @pytest.fixture(scope="module")
 def single_run(tmp_path_factory):
+    """The reference audit, computing every run afresh into its own run cache."""
     report = tmp_path_factory.mktemp("single")
-    return _audit_conjectures(report), report
+    return _audit_conjectures(report, "--cache-dir", str(report / "runs")), report
 
 
 @pytest.mark.xdist_group("conjecture-audit")
@@ -140,7 +141,7 @@ def _comparable(row):
 @pytest.mark.xdist_group("conjecture-audit")
 def test_a_sharded_audit_equals_the_single_run(single_run, tmp_path):
     proc1, report1 = single_run
-    proc = _audit_conjectures(tmp_path, "--shards", "claim", "--executor", "local")
+    proc = _audit_conjectures(tmp_path, "--shards", "claim", "--executor", "local", "--no-cache")
     assert proc.returncode == proc1.returncode == 1, proc.stderr[-2000:]
     assert "2 shards (claim) on the local executor" in proc.stdout
     one = {r["id"]: _comparable(r) for r in json.loads((report1 / "audit.json").read_text())["claims"]}
@@ -167,8 +168,40 @@ def test_shard_groups_keep_a_files_claims_together():
 def test_the_slurm_executor_falls_back_to_local_jobs_and_agrees(single_run, tmp_path):
     pytest.importorskip("submitit")  # the [cluster] extra; without Slurm, AutoExecutor runs locally
     proc1, report1 = single_run
-    proc = _audit_conjectures(tmp_path, "--shards", "paper", "--executor", "slurm")
+    proc = _audit_conjectures(tmp_path, "--shards", "paper", "--executor", "slurm", "--no-cache")
     assert proc.returncode == proc1.returncode == 1, proc.stderr[-2000:]
     one = {r["id"]: _comparable(r) for r in json.loads((report1 / "audit.json").read_text())["claims"]}
     many = {r["id"]: _comparable(r) for r in json.loads((tmp_path / "audit.json").read_text())["claims"]}
     assert many == one
+
+
+@pytest.mark.xdist_group("conjecture-audit")
+def test_a_warm_cache_audit_equals_the_cold_one(single_run, tmp_path):
+    """Issue 13: a second audit reads the first one's runs from the on-disk cache and reports the
+    same verdicts and numbers; with the cache turned off it computes them again, equally."""
+    proc1, report1 = single_run
+    stored = list((report1 / "runs").rglob("output.pkl"))
+    assert stored, "the cold audit stored its pure simulations"
+    mtimes = {p: p.stat().st_mtime_ns for p in stored}
+    proc = _audit_conjectures(tmp_path, "--cache-dir", str(report1 / "runs"))
+    assert proc.returncode == proc1.returncode == 1, proc.stderr[-2000:]
+    one = {r["id"]: _comparable(r) for r in json.loads((report1 / "audit.json").read_text())["claims"]}
+    warm = {r["id"]: _comparable(r) for r in json.loads((tmp_path / "audit.json").read_text())["claims"]}
+    assert warm == one
+    assert all(p.stat().st_mtime_ns == t for p, t in mtimes.items())  # read, not rewritten
+    doc = json.loads((tmp_path / "audit.json").read_text())
+    assert doc["run_cache"] == str((report1 / "runs").resolve()) and doc["size"] == "ci"
+
+
+def test_run_options_are_checked_before_the_run(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    proc = _cli("audit", "--only", "joma.theorem2", "--report", str(tmp_path / "r"),
+                "--cache-dir", str(blocker / "sub"))
+    assert proc.returncode == 2 and "--cache-dir" in proc.stderr and "not writable" in proc.stderr
+    proc = _cli("audit", "--only", "joma.theorem2", "--report", str(tmp_path / "r"),
+                "--size", "paper", "--device", "cpu")
+    assert proc.returncode == 2 and "--size paper" in proc.stderr and "CUDA" in proc.stderr
+    proc = _cli("audit", "--only", "joma.theorem2", "--report", str(tmp_path / "r"),
+                "--size", "huge")
+    assert proc.returncode == 2 and "invalid choice" in proc.stderr

@@ -28,6 +28,13 @@ from properties import (Claim, ClaimMismatch, Inconclusive, NoPower, PropertyErr
 from properties import world as W
 from properties.report import MIN_DRAWS, NO_POWER, build, summary, verdict_for
 
+
+@pytest.fixture(autouse=True)
+def _no_run_cache(monkeypatch):
+    """The harness's rules are tested on fresh computations (tests/test_cache.py tests the
+    on-disk cache itself)."""
+    monkeypatch.setenv("THEOREM_AUDIT_NO_CACHE", "1")
+
 ROOT = Path(__file__).resolve().parent.parent
 EXACT = Tolerance.roundoff(1.0)
 

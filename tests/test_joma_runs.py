@@ -56,3 +56,48 @@ def test_batcher_chunks_match_shapes():
     assert torch.equal(fresh(0)[0][0].cpu(), ref.tokens[:5])
     assert torch.equal(fresh(2)[0][0].cpu(), ref.tokens[10:15])
     assert dataclasses.is_dataclass(runs.DYN_CI)
+
+
+def _paper_smoke(setting, steps=1):
+    """The paper's own size (model, batch, probes) for `steps` Adam steps, allowed on a CPU."""
+    return dataclasses.replace(setting, name=setting.name + "-smoke", steps=steps, cuda_only=False)
+
+
+def test_paper_size_runs_the_same_code_path_for_a_few_steps(monkeypatch):
+    """Issue 13: the paper size (d = 1024, 3 layers, batch 64) goes through the very functions
+    the CI size uses; on a CPU only for one Adam step and its two probes (a smoke test, not a
+    verdict: about 40 s on one core, most of it the float64 SVDs of the three 1024 x 4096 W1)."""
+    monkeypatch.setenv("THEOREM_AUDIT_NO_CACHE", "1")
+    dyn = runs.dynamics_run((0,), _paper_smoke(runs.DYN_PAPER))
+    assert dyn["d"] == 1024 and dyn["ent"].shape[1:] == (3, 1) and dyn["sr"].shape[1:] == (3, 1)
+    assert list(dyn["steps"]) == [0, 1] and all(map(lambda a: bool((abs(a) < 1e9).all()),
+                                                (dyn["ent"], dyn["sr"])))
+    t1 = runs.table1_run((0,), runs.SIMPLE, _paper_smoke(runs.TABLE1_PAPER))
+    assert t1["trained"].shape == (1, 2) and t1["untrained"].shape == (1, 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_paper_size_on_cuda_trains(monkeypatch):
+    """On a CUDA device: the paper size itself for 200 steps; the attention entropy moves."""
+    monkeypatch.setenv("THEOREM_AUDIT_NO_CACHE", "1")
+    dyn = runs.dynamics_run((0, 1), dataclasses.replace(runs.DYN_PAPER, steps=200))
+    assert abs(dyn["ent"][-1] - dyn["ent"][0]).max() > 1e-3
+
+
+def test_sizes_are_named_settings(monkeypatch):
+    """--size picks the ladder as data: ci (8, 16, 32), ladder (16, ..., 128); paper needs CUDA."""
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "ci")
+    assert [s.d for s in runs.ladder()] == [8, 16, 32]
+    assert runs.table1_setting() == runs.TABLE1_CI
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "ladder")
+    assert [s.d for s in runs.ladder()] == [16, 32, 64, 128]
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "paper")
+    if not runs.paper_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            runs.ladder()
+    else:
+        assert runs.ladder()[-1] == runs.DYN_PAPER and runs.table1_setting() == runs.TABLE1_PAPER
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "huge")
+    with pytest.raises(ValueError, match="THEOREM_AUDIT_SIZE"):
+        runs.ladder()

@@ -275,10 +275,10 @@ def dyn_phases():
 
 
 def ci_ladder():
-    """True where the ladder is the CI one (d = 8, 16, 32: profiles ci and dev), on which the
-    expected failures of the printed forms were measured."""
-    from properties.check import profile
-    return profile() in ("ci", "dev")
+    """True where the ladder is the CI one (d = 8, 16, 32: size `ci`, the default of the ci and
+    dev profiles), on which the expected failures of the printed forms were measured."""
+    from properties.check import size
+    return size() == "ci"
 
 
 def drop_and_rebound(curves, relative=False):

@@ -9,10 +9,13 @@ Settings (`Setting`, frozen data):
                              1e-5, Fig. 6 at lr 1e-4).  They run through the same functions, only
                              when CUDA is present (`paper_available()`); nothing here runs them
                              on a CPU.
-  LADDERS                    the model sizes d of the asymptotic policy: ci (8, 16, 32), dev the
-                             same, thorough (16, 32, 64, 128).
+  LADDERS                    the model sizes d of the asymptotic policy per named size
+                             (properties.check.size(), the audit's --size): ci (8, 16, 32),
+                             ladder (16, 32, 64, 128), paper the same plus DYN_PAPER as the last
+                             rung (CUDA only).
 
-Runs (functools.lru_cache: a run is trained once per process, whichever claim asks first):
+Runs (properties.cache.run_cache: trained once, whichever claim, worker, shard or figure asks
+first, and kept on disk, content-addressed by the code version and the arguments):
   table1_run(seeds, config, setting)    NCorr (s = 0, 1) of each stacked seed, untrained (the
                                         network at its initialisation, evaluated on the same
                                         samples) and trained;
@@ -32,14 +35,14 @@ on it, said in each claim).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
+from properties.cache import run_cache
 from properties import null
-from properties.check import profile
+from properties.check import size
 from sim import default_device, make_generator, measure
 from sim.joma import make_table1_generator, sample_hierarchy, sibling_height
 from sim.measure import (attention_entropy, best_match_ncorr, grouped_attention_logits,
@@ -91,28 +94,38 @@ TABLE1_PAPER = Setting("table1-paper", d=1024, depth=3, batch=64, n_eval=512, st
 DYN_CI = Setting("dyn-ci", d=32, depth=2, batch=32, n_eval=64, steps=400, lr=3e-3)
 DYN_PAPER = Setting("dyn-paper", d=1024, depth=3, batch=64, n_eval=128, steps=10000, lr=1e-4,
                     cuda_only=True)
-LADDERS = {"ci": (8, 16, 32), "dev": (8, 16, 32), "thorough": (16, 32, 64, 128)}
+# The named sizes (properties.check.size(); `--size` of the audit): the ladder's rungs d, and
+# whether the paper's own size runs (as the ladder's last rung, and as Table 1's setting).
+LADDERS = {"ci": (8, 16, 32), "ladder": (16, 32, 64, 128), "paper": (16, 32, 64, 128)}
 N_LOG = 10  # probes per run (plus the initialisation)
 
 
 def paper_available() -> bool:
-    """The paper-size settings run only where CUDA is present."""
-    return torch.cuda.is_available()
+    """The paper-size settings run only on a CUDA device (sim.default_device(): `--device`)."""
+    return default_device().type == "cuda"
+
+
+def _paper_size() -> bool:
+    if size() != "paper":
+        return False
+    if not paper_available():
+        raise ValueError("size 'paper' (JoMA d = 1024, 3 layers, 10k steps) runs only on a CUDA "
+                         "device; use --size ci or ladder on a CPU")
+    return True
 
 
 def ladder(base: Setting = DYN_CI) -> tuple:
-    """The settings of the size ladder under the current Hypothesis profile; under `thorough`
-    with CUDA present the paper size is the last rung (same code path)."""
-    rungs = tuple(base.at(d) for d in LADDERS.get(profile(), LADDERS["ci"]))
-    if profile() == "thorough" and paper_available():
+    """The settings of the size ladder of the named size (properties.check.size()); at size
+    `paper` the paper's own size is the last rung (same code path)."""
+    rungs = tuple(base.at(d) for d in LADDERS[size()])
+    if _paper_size():
         rungs += (DYN_PAPER,)
     return rungs
 
 
 def table1_setting() -> Setting:
-    """Table 1's size under the current profile: the paper's under `thorough` with CUDA present,
-    else the CI size."""
-    return TABLE1_PAPER if profile() == "thorough" and paper_available() else TABLE1_CI
+    """Table 1's setting at the named size: the paper's at size `paper`, else the CI size."""
+    return TABLE1_PAPER if _paper_size() else TABLE1_CI
 
 
 def _guard(setting: Setting):
@@ -140,7 +153,7 @@ def _batcher(gens, data_gens, N, chunk: int = 50):
 # --------------------------------------------------------------------------------------------
 # Table 1
 # --------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=16)
+@run_cache(maxsize=16)
 def table1_run(seeds: tuple, config: tuple = SIMPLE, setting: Setting = TABLE1_CI) -> dict:
     """NCorr (Section 6) of every stacked seed on one Table 1 config.
 
@@ -193,7 +206,7 @@ def _freeze_attention(model):
 FREEZES = ("none", "attention")
 
 
-@functools.lru_cache(maxsize=48)
+@run_cache(maxsize=48)
 def dynamics_run(seeds: tuple, setting: Setting = DYN_CI, order: str = "sorted",
                  rho: float = 1.0, lr: float | None = None, freeze: str = "none") -> dict:
     """Next-token training of len(seeds) models (stacked, one program) on the SIMPLE Table 1
@@ -276,8 +289,8 @@ DYN_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedd
                "generator C = 20, "
                f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; "
                "3 seeds "
-               f"stacked per rung; ladder d in {LADDERS['ci']} (ci) / {LADDERS['thorough']} "
-               "(thorough; plus d = 1024, 3 layers, 10k steps, lr 1e-4 when CUDA is present). "
+               f"stacked per rung; ladder d in {LADDERS['ci']} (size ci) / {LADDERS['ladder']} "
+               "(size ladder; size paper adds d = 1024, 3 layers, 10k steps, lr 1e-4, CUDA only). "
                "Wikitext (Figs. 6, 8) is not available offline.")
 DYN_NULLS = (
     null("untrained", dynamics_untrained, "training off: the network at its initialisation at "

@@ -10,13 +10,13 @@ sigma_0 ~ 1e-3, eta ~ 6e-5, unless a run says otherwise.
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from properties.cache import run_cache
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -47,7 +47,7 @@ H = ("sim.signgd.train to 1.25 t* (t*: first step with every seed's noise aligne
 TAIL = 0.25  # the run continues to 1.25 t*, t* = first step with all noise of all seeds aligned
 
 
-@functools.lru_cache(maxsize=8)
+@run_cache(maxsize=8)
 def _run(seed0: int, n_seeds: int, s: int, sigma_p: float, sigma_0: float, eta: float,
          cap: int, log=LOG, learnable_head: bool = False):
     """Stage run with a horizon set by the draw: it stops at 1.25 t*, where t* is the first step
@@ -151,7 +151,7 @@ def _aligned_qk(q):
     return bool((np.sign(q["a"]) == np.sign(q["b"])).all())
 
 
-@functools.lru_cache(maxsize=4)
+@run_cache(maxsize=4)
 def _tt_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eps: float):
     """All seeds x (MV_GRID + inf) in one batched run to 1.5 x the first step at which every
     query/key noise pair of every run agrees in sign.  Returns per grid point (T1, T2) arrays
@@ -193,7 +193,7 @@ def _sign_patterns(n):
     return np.array([[1 - 2 * ((k >> i) & 1) for i in range(n)] for k in range(2 ** n)], float)
 
 
-@functools.lru_cache(maxsize=4)
+@run_cache(maxsize=4)
 def _l43_runs(seed0: int, sigma_p: float, sigma_0: float, eps: float):
     """Per s in L43_S: the query/key signals' motion by T_2 in units of sigma_0 (S, m_k) and the
     normalised sums z = |sum_i x_{s,i}(T_2)| / ||x_s(T_2)||_2 for x = a, b (S, m_k) with, for each
@@ -238,7 +238,7 @@ GD_RATES = (0.1, 1.0)  # 0.1: the paper's GD rate on MNIST (App. B.1); its synth
 GD_SIGMA_P = (1.0, 2.0)
 
 
-@functools.lru_cache(maxsize=4)
+@run_cache(maxsize=4)
 def _gd_runs(seed0: int, sigma_p: float):
     """SignGD (6e-5) and GD (GD_RATES), each stopped at the first logged step with L_S <= 0.05
     for every seed; and SignGD vs GD at the common rate 1e-4 (Fig. 2 (c)) for 1000 steps."""
@@ -276,7 +276,7 @@ def _d_positive(q):
     return bool((q["V"][..., 0] - q["V_mu"][:, None] > 0).all())
 
 
-@functools.lru_cache(maxsize=8)
+@run_cache(maxsize=8)
 def t1_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
            optimizer: str = "signgd", cap: int = T1_CAP):
     """T1_SEEDS seeds x T1_MV_GRID in one batched run of the full model (each seed's m_v = 16
@@ -337,7 +337,7 @@ class _PastT4m:
         return bool(self.done.all())
 
 
-@functools.lru_cache(maxsize=8)
+@run_cache(maxsize=8)
 def stage2_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
                n_seeds: int = S2_SEEDS, optimizer: str = "signgd"):
     """n_seeds seeds of the CPU setting (m_k = 8, m_v = 16, d = 1 + n s + 120), logged every step
@@ -389,7 +389,7 @@ RATE_LADDER = {  # optimizer: (lr, horizon, the T of the ladder; the statistic r
 }
 
 
-@functools.lru_cache(maxsize=4)
+@run_cache(maxsize=4)
 def rate_runs(seed0: int):
     """Per optimizer of RATE_LADDER: max over the OPT_SEEDS seeds of L_S(t), logged every 10 steps
     to the horizon, on the sheet's CPU setting (s = 30, sigma_p = 1, sigma_0 = 1e-3), same data
@@ -402,7 +402,7 @@ def rate_runs(seed0: int):
     return out
 
 
-@functools.lru_cache(maxsize=1)
+@run_cache(maxsize=1)
 def fair_runs(seed0: int = 11):
     """SignGD, Adam (0.9, 0.999) and GD at lr 1e-4 for 1000 steps on the same data and init as
     _gd_runs(seed0, 1.0)['fair'], with the test loss every 20 steps (the figure only)."""
@@ -424,7 +424,7 @@ VARIANTS = {  # name: (orthogonal, s, d)
 VAR_ETA, VAR_SIGMA_P, VAR_SIGMA_0 = 6e-5, 1.0, 1e-3
 
 
-@functools.lru_cache(maxsize=6)
+@run_cache(maxsize=6)
 def variant_run(name: str, seed0: int):
     """OPT_SEEDS seeds of variant `name` (supports drawn independently per sample, overlapping),
     SignGD logged every step to 1.25 t* (the stage runs' stop rule).  Returns what the variant

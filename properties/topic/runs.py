@@ -12,13 +12,13 @@ by `calibrate_wv_blockwise()` on 2026-12-03 (CPU, float64).
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 
 import numpy as np
 import torch
 
+from properties.cache import run_cache
 from sim import make_generator
 from sim import topic as sm
 from theory import topic as th
@@ -257,7 +257,7 @@ def heldout_documents(g: torch.Generator, S: int):
     return tuple(x.view(S, D, -1) for x in (w, valid, tok, m))
 
 
-@functools.lru_cache(maxsize=16)
+@run_cache(maxsize=16)
 def lda_run(model: str, seed: int, S: int = 1, steps: int | None = None):
     """(params, held-out documents) of LDA_MODELS[model] from generator seed `seed`, S elements;
     steps=0 is the untrained model (training off)."""
@@ -360,7 +360,7 @@ EMBEDDING = dict(T=5, v=5, steps=250, batch=16, N_range=(20, 30), scale=0.01,
                            ("ce", "adam", 0.01), ("ce", "sgd", 0.5)))
 
 
-@functools.lru_cache(maxsize=8)
+@run_cache(maxsize=8)
 def train_embedding(seed: int, S: int = 1, steps: int | None = None) -> np.ndarray:
     """E = W^E^T W^E after training, (len(settings), S, n, n), from generator seed `seed`."""
     c = EMBEDDING
@@ -392,7 +392,7 @@ def embedding_contrast(E) -> np.ndarray:
 WV_DIAGONAL = dict(T=5, v=5, steps=300, batch=32, lr=0.02, scale=0.01)
 
 
-@functools.lru_cache(maxsize=8)
+@run_cache(maxsize=8)
 def train_wv_diagonal(seed: int, S: int = 1, lam: float = 0.0, steps: int | None = None) -> dict:
     """{"WV": trained W^V (S, n, n), "heldout_loss": (S, D) per-document MLM loss on held-out
     documents drawn after training from the same generator}.  Runs with equal seed and steps
@@ -431,7 +431,7 @@ TWO_STAGE = dict(T=5, v=5, steps=300, batch=8, lr=0.01, scales=(0.02, 0.005, 0.0
                  replicates=4, N_range=(20, 30), log_every=5)
 
 
-@functools.lru_cache(maxsize=8)
+@run_cache(maxsize=8)
 def two_stage_run(seed: int, steps: int | None = None) -> dict:
     """Norm curves (logged steps, elements) of W^V, W^K, W^Q; element e has init scale
     scales[e // replicates]."""

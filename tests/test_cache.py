@@ -1,0 +1,168 @@
+"""properties.cache: the on-disk, content-addressed run cache (issue 13)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from properties import Claim, Tolerance, audits, cache, check_close, register, rival
+from properties import world as W
+from sim import make_generator
+
+CALLS: list = []
+
+
+@pytest.fixture
+def cache_at(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.DIR_ENV, str(tmp_path / "runs"))
+    monkeypatch.delenv(cache.OFF_ENV, raising=False)
+    CALLS.clear()
+    return tmp_path / "runs"
+
+
+@cache.run_cache(maxsize=4)
+def noisy_run(seed: int, n: int = 3) -> np.ndarray:
+    CALLS.append((seed, n))
+    return torch.randn(n, generator=make_generator(seed), dtype=torch.float64).numpy()
+
+
+def test_a_run_is_computed_once_then_read_from_disk(cache_at):
+    a = noisy_run(5)
+    noisy_run.cache_clear()  # a new process: nothing in memory
+    hits = cache.STATS["hits"]
+    b = noisy_run(5)
+    assert CALLS == [(5, 3)] and np.array_equal(a, b) and cache.STATS["hits"] == hits + 1
+    assert list(cache_at.rglob("output.pkl"))
+    noisy_run(6)
+    noisy_run(5, n=4)
+    assert CALLS == [(5, 3), (6, 3), (5, 4)]  # other arguments: other entries
+    noisy_run.cache_clear()
+
+
+def test_a_new_code_version_is_a_miss(cache_at, monkeypatch):
+    noisy_run(1)
+    noisy_run.cache_clear()
+    monkeypatch.setattr(cache, "code_version", lambda module: "another version")
+    noisy_run(1)
+    assert CALLS == [(1, 3), (1, 3)]
+    noisy_run.cache_clear()
+
+
+def test_the_code_version_covers_sim_theory_the_package_and_the_environment(monkeypatch):
+    monkeypatch.setenv("HYPOTHESIS_PROFILE", "ci")
+    monkeypatch.delenv("THEOREM_AUDIT_SIZE", raising=False)
+    v = cache.code_version(__name__)
+    assert v == cache.code_version(__name__)
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "ladder")
+    assert cache.code_version(__name__) != v  # the named size is part of the key
+    monkeypatch.delenv("THEOREM_AUDIT_SIZE")
+    monkeypatch.setenv("HYPOTHESIS_PROFILE", "dev")
+    assert cache.code_version(__name__) != v  # and the profile
+    base = cache._module_digest.__wrapped__(__name__)
+    monkeypatch.setattr(cache, "_tree_digest", lambda folder: folder + "-edited")
+    assert cache._module_digest.__wrapped__(__name__) != base  # an edit of sim/ or theory/
+
+
+def test_no_cache_keeps_nothing_on_disk(cache_at, monkeypatch):
+    monkeypatch.setenv(cache.OFF_ENV, "1")
+    noisy_run(2)
+    noisy_run.cache_clear()
+    noisy_run(2)
+    assert CALLS == [(2, 3), (2, 3)] and not cache_at.exists()
+
+
+@cache.run_cache(maxsize=2)
+def failing_run(seed: int):
+    CALLS.append(seed)
+    raise ValueError("seed must be ... (a run that raises stores nothing)")
+
+
+def test_a_run_that_raises_stores_nothing(cache_at):
+    for _ in range(2):
+        with pytest.raises(ValueError, match="stores nothing"):
+            failing_run(3)
+    assert CALLS == [3, 3]
+
+
+def test_an_unusable_cache_directory_warns_and_computes(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv(cache.DIR_ENV, str(blocker / "sub"))
+    monkeypatch.delenv(cache.OFF_ENV, raising=False)
+    CALLS.clear()
+    with pytest.warns(UserWarning, match="unusable"):
+        out = noisy_run(7)
+    assert CALLS == [(7, 3)] and out.shape == (3,)
+    noisy_run.cache_clear()
+
+
+# --- pure simulations of a draw -------------------------------------------------------------
+EXACT = Tolerance.roundoff(1.0)
+PURE_CALLS: list = []
+
+
+def twice(v):
+    return 2.0 * v
+
+
+def once(v):
+    return v
+
+
+for _cid in ("harness.cache.pure", "harness.cache.impure"):
+    register(Claim(id=_cid, where="synthetic", statement="y = 2x", assumptions="x real",
+                   prediction="twice", simulation="sim", metric="abs", tolerance="round-off",
+                   alternatives=(rival("halved", once, "drops the factor 2"),)))
+
+
+def sim_double(x):
+    PURE_CALLS.append(float(x[0]))
+    return 2.0 * x
+
+
+@audits("harness.cache.pure")
+@settings(max_examples=3, database=None, derandomize=True, deadline=None)
+@given(x=st.integers(1, 9))
+def prop_pure(world, x):
+    y = world.simulation(sim_double, pure=True)(np.array([float(x)]))
+    check_close("harness.cache.pure", y, world.prediction(twice)(np.array([float(x)])), EXACT)
+
+
+def test_a_pure_simulation_is_read_from_disk_on_a_second_audit(cache_at):
+    PURE_CALLS.clear()
+    W.pop_last_run()
+    prop_pure(world=W.WORLD_PLACEHOLDER)
+    first = len(PURE_CALLS)
+    run = W.pop_last_run()
+    assert first >= 1 and run.draws and run.alt_stats(run_alt(run))["rejected_draws"] >= 1
+    prop_pure(world=W.WORLD_PLACEHOLDER)  # the same draws again: every simulation from disk
+    run = W.pop_last_run()
+    assert len(PURE_CALLS) == first and run.draws and not run.mismatches
+
+
+def run_alt(run):
+    from properties.registry import REGISTRY
+    return REGISTRY[run.claim_id].alternatives[0]
+
+
+@audits("harness.cache.impure")
+@settings(max_examples=1, database=None, derandomize=True, deadline=None)
+@given(seed=st.integers(0, 9))
+def prop_impure(world, seed):
+    g = make_generator(seed)
+
+    def sim_noise(x):
+        return x + 0 * torch.rand(1, generator=g).item()  # advances g: not pure
+
+    y = world.simulation(sim_noise, pure=True)(np.array([1.0]))
+    check_close("harness.cache.impure", 2 * y, world.prediction(twice)(np.array([1.0])), EXACT)
+
+
+def test_a_pure_simulation_that_advances_a_generator_is_an_error(cache_at):
+    W.pop_last_run()
+    with pytest.raises(W.PropertyError, match="pure=True"):
+        prop_impure(world=W.WORLD_PLACEHOLDER)
+    W.pop_last_run()
