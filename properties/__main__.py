@@ -244,6 +244,28 @@ def _run_environment(args) -> dict:
     return out
 
 
+def _render(plot) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "figure.png"
+        plot(str(path))
+        return path.read_bytes()
+
+
+def _figure_png(plot, claim_id: str) -> bytes:
+    """A claim's figure as PNG bytes, through the run cache: keyed by the plot function's code
+    version (its figures.py, the paper's runs and sim/ and theory/), what it closes over, the
+    claim, and the matplotlib version and audit style it is drawn with.  The runs it reads come
+    from the same cache, so a figure never trains on its own."""
+    import matplotlib
+
+    from properties import cache, figstyle
+
+    style = figstyle.STYLE.read_bytes() if figstyle.STYLE.exists() else b""
+    key = cache.key_of(plot, (), {}, "figure", claim_id, cache.closure_values(plot),
+                       matplotlib.__version__, style)
+    return cache.call(key, _render, (plot,))
+
+
 def _cuda() -> bool:
     import torch
     return torch.cuda.is_available()
@@ -401,7 +423,7 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
                 if claim is not None and claim.plot is not None:
                     name = r["id"].replace(".", "_") + ".png"
                     try:
-                        claim.plot(str(report / name))
+                        (report / name).write_bytes(_figure_png(claim.plot, r["id"]))
                         plots[r["id"]] = name
                     except Exception as e:  # a broken figure must not hide the verdicts
                         r["detail"] = (r["detail"] + f" | plot failed: {e!r}").lstrip(" |")

@@ -1,9 +1,17 @@
-"""Benchmark: the Eqn. 2 simulator batched over seeds vs one seed at a time, on the same work.
+"""Benchmarks, side by side in one run: each simulator batched over seeds (one tensor program)
+vs one seed at a time, on the same work.
 
-    python -m sim.bench [--seeds 64] [--steps 200] [--device cpu|cuda]
+    python -m sim.bench [--which eqn2,transformer,signgd] [--seeds 64] [--steps 200]
+                        [--device cpu|cuda]
 
-Prints the wall time and throughput (seed-steps per second) of both, and checks that they
-produced the same numbers.  Not a test: timings depend on the machine.
+  eqn2         JoMA's Eqn. 2 simulator (sim.joma.simulate_eqn2), float64;
+  transformer  the stacked-seed transformer (sim.transformer: S models in one program) trained by
+               Adam, float32, at the CI size of the JoMA dynamics runs (d = 32, 2 layers);
+  signgd       the SignGD simulator (sim.signgd.train), float64, at the sheet's CPU setting.
+
+Prints the wall time and throughput (seed-steps per second) of both ways, the speed-up, and the
+largest difference between their numbers (0 or float round-off: the batched program is the
+same computation).  Not a test: timings depend on the machine.  One thread.
 """
 
 import argparse
@@ -38,19 +46,88 @@ def run(seeds: int, steps: int, device, M_C=8, K=3, d=12, N=64, attention="exp")
     return t_batched, t_single, same
 
 
+def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=16, vocab=100,
+                    n_out=10):
+    """S stacked transformers vs S single-seed ones, the same data (labels task), Adam."""
+    from sim.transformer import StackedTransformer, train
+    torch.set_num_threads(1)
+    g = torch.Generator().manual_seed(0)
+    tok = torch.randint(vocab, (steps, seeds, N, T), generator=g).to(device)
+    lab = torch.randint(n_out, (steps, seeds, N), generator=g).to(device)
+    mask = torch.ones(seeds, N, T, dtype=torch.bool, device=device)
+    kw = dict(vocab=vocab, n_out=n_out, d=d, depth=depth, device=device)
+
+    t0 = time.perf_counter()
+    m = StackedTransformer(list(range(seeds)), **kw)
+    lb = train(m, lambda k: (tok[k], lab[k], mask), steps=steps, lr=1e-3, log_every=steps)
+    t_batched = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ls = []
+    for s in range(seeds):
+        ms = StackedTransformer([s], **kw)
+        ls.append(train(ms, lambda k, s=s: (tok[k, s:s + 1], lab[k, s:s + 1], mask[s:s + 1]),
+                        steps=steps, lr=1e-3, log_every=steps))
+    t_single = time.perf_counter() - t0
+    same = max(abs(float(lb.loss[-1][s]) - float(l.loss[-1][0])) for s, l in enumerate(ls))
+    return t_batched, t_single, same
+
+
+def run_signgd(seeds: int, steps: int, device, s=30, n=8, sigma_p=1.0, sigma_0=1e-3, eta=6e-5):
+    """SignGD on Definition 2.1: every seed in one program vs one seed at a time."""
+    from sim import signgd as sg
+    torch.set_num_threads(1)
+    d = 1 + n * s + 120
+    ids = list(range(seeds))
+
+    def once(ss):
+        prob = sg.make_problem(ss, n=n, s=s, d=d, sigma_p=sigma_p, disjoint=True, device=device)
+        p0 = sg.init_params(ss, d=d, m_k=8, m_v=16, sigma_0=sigma_0, device=device)
+        return sg.train(prob, p0, eta=eta, steps=steps, log_every=steps)
+
+    t0 = time.perf_counter()
+    tb = once(ids)
+    t_batched = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ts = [once([i]) for i in ids]
+    t_single = time.perf_counter() - t0
+    same = max(float(np.abs(np.asarray(tb["train_loss"])[:, i]
+                            - np.asarray(t["train_loss"])[:, 0]).max()) for i, t in enumerate(ts))
+    return t_batched, t_single, same
+
+
+BENCHES = {
+    "eqn2": ("Eqn. 2 simulator (float64)", run, "z"),
+    "transformer": ("stacked-seed transformer, d = 32, 2 layers, Adam (float32)", run_transformer,
+                    "final loss"),
+    "signgd": ("SignGD simulator, s = 30, n = 8 (float64)", run_signgd, "training loss"),
+}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m sim.bench")
+    ap.add_argument("--which", default="eqn2,transformer,signgd",
+                    help="comma-separated: " + ", ".join(BENCHES))
     ap.add_argument("--seeds", type=int, default=64)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--device", default=None)
     a = ap.parse_args(argv)
+    which = [w.strip() for w in a.which.split(",") if w.strip()]
+    bad = [w for w in which if w not in BENCHES]
+    if bad:
+        ap.error(f"--which: unknown {bad}; choose from {list(BENCHES)}")
+    for name, val in (("--seeds", a.seeds), ("--steps", a.steps)):
+        if not 1 <= val <= 10 ** 5:
+            ap.error(f"{name} must be in [1, 100000], got {val}")
     device = torch.device(a.device) if a.device else default_device()
-    tb, ts, same = run(a.seeds, a.steps, device)
     work = a.seeds * a.steps
-    print(f"Eqn. 2 simulator, {a.seeds} seeds x {a.steps} steps on {device} (1 thread)")
-    print(f"  batched       {tb:7.3f} s  {work / tb:10.0f} seed-steps/s")
-    print(f"  one at a time {ts:7.3f} s  {work / ts:10.0f} seed-steps/s")
-    print(f"  speed-up x{ts / tb:.1f}; max |difference| of z between the two: {same:.1e}")
+    for w in which:
+        title, fn, what = BENCHES[w]
+        tb, ts, same = fn(a.seeds, a.steps, device)
+        print(f"{title}: {a.seeds} seeds x {a.steps} steps on {device} (1 thread)")
+        print(f"  batched       {tb:8.3f} s  {work / tb:10.0f} seed-steps/s")
+        print(f"  one at a time {ts:8.3f} s  {work / ts:10.0f} seed-steps/s")
+        print(f"  speed-up x{ts / tb:.1f}; max |difference| of the {what} between the two: "
+              f"{same:.1e}", flush=True)
 
 
 if __name__ == "__main__":
