@@ -54,6 +54,9 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="ci", choices=["ci", "dev", "thorough"])
     ap.add_argument("-n", "--workers", default="auto")
     ap.add_argument("--out", default=None, help="write the measurements here (JSON)")
+    ap.add_argument("--keep", default=None,
+                    help="copy the cold full audit's report directory here (e.g. for "
+                         "`theorem-audit readme --report DIR`)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="theorem-audit-bench-") as tmp:
         tmp = Path(tmp)
@@ -64,6 +67,9 @@ def main(argv=None) -> int:
         t_warm, d_warm = _audit(tmp / "warm", tmp / "cache", args)
         print(f"with figures, warm cache    : {t_warm:7.1f} s", flush=True)
         figures = len(list((tmp / "cold").glob("*.png")))
+        if args.keep:
+            import shutil
+            shutil.copytree(tmp / "cold", args.keep, dirs_exist_ok=True)
         cache_mb = sum(p.stat().st_size for p in (tmp / "cache").rglob("*") if p.is_file()) / 2**20
     agree = _rows(d_props) == _rows(d_cold) == _rows(d_warm)
     res = {"cpus": os.cpu_count(), "profile": args.profile, "only": args.only,
