@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from sim import default_device, gamma_sample
+from theory import validate as chk
 
 F64 = torch.float64
 
@@ -32,18 +33,18 @@ F64 = torch.float64
 # Validation
 # --------------------------------------------------------------------------------------------
 def check_params(T=None, v=None, tau=None, p_m=None, p_c=None, p_r=None):
-    """Raise ValueError naming the parameter and its valid range."""
+    """Raise ValueError naming the parameter and its valid range: T, v, tau integers >= 1 with
+    tau <= T; p_m, p_c, p_r in (0, 1) with p_c + p_r < 1."""
     for name, val in (("T", T), ("v", v)):
-        if val is not None and (not isinstance(val, (int, np.integer)) or val < 1):
-            raise ValueError(f"{name} must be an integer >= 1, got {val!r}")
+        if val is not None:
+            chk.integer(name, val, lo=1)
     if tau is not None:
-        if not isinstance(tau, (int, np.integer)) or tau < 1:
-            raise ValueError(f"tau must be an integer >= 1, got {tau!r}")
+        chk.integer("tau", tau, lo=1)
         if T is not None and tau > T:
             raise ValueError(f"tau must be <= T (tau distinct topics of T), got tau={tau}, T={T}")
     for name, val in (("p_m", p_m), ("p_c", p_c), ("p_r", p_r)):
-        if val is not None and not (0.0 < float(val) < 1.0):
-            raise ValueError(f"{name} must lie in the open interval (0, 1), got {val!r}")
+        if val is not None:
+            chk.number(name, val, lo=0, hi=1, lo_open=True, hi_open=True)
     if p_c is not None and p_r is not None and not float(p_c) + float(p_r) < 1.0:
         raise ValueError(f"p_c + p_r must be < 1 (some masked positions must show [MASK]), "
                          f"got p_c + p_r = {float(p_c) + float(p_r)}")
@@ -51,6 +52,8 @@ def check_params(T=None, v=None, tau=None, p_m=None, p_c=None, p_r=None):
 
 def topic_of(n_words: int, v: int) -> np.ndarray:
     """topic(i) for i = 0..n_words (0 for [MASK])."""
+    chk.integer("n_words", n_words, lo=0, hi=chk.MAX_ELEMENTS - 1)
+    chk.integer("v", v, lo=1)
     i = np.arange(n_words + 1)
     return np.where(i == 0, 0, (i - 1) // v + 1)
 
@@ -60,6 +63,10 @@ def topic_of(n_words: int, v: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 def masked_distribution(P: np.ndarray, p_m, p_c, p_r) -> np.ndarray:
     """p~ = s e_0 + a P + p_m p_r / (Tv) for rows P (..., Tv+1) with P[..., 0] = 0."""
+    check_params(p_m=p_m, p_c=p_c, p_r=p_r)
+    Pa = chk.finite_array("P", P, lo=0)
+    if Pa.ndim < 1 or Pa.shape[-1] < 2:
+        raise ValueError(f"P must be rows (..., Tv+1) with Tv >= 1, got shape {Pa.shape}")
     n = P.shape[-1]
     a = 1 - (1 - p_c) * p_m
     s = p_m * (1 - p_c - p_r)
@@ -71,10 +78,13 @@ def masked_distribution(P: np.ndarray, p_m, p_c, p_r) -> np.ndarray:
 def subset_moments(T, v, tau, p_m, p_c, p_r, max_subsets: int = 200_000) -> dict:
     """Moments of (P_S, p~_S) over the uniform distribution of tau-subsets S, by enumeration."""
     check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
+    chk.integer("max_subsets", max_subsets, lo=1, hi=chk.MAX_ELEMENTS)
     K = math.comb(T, tau)
     if K > max_subsets:
         raise ValueError(f"C(T, tau) = {K} subsets exceeds max_subsets = {max_subsets}")
     n = T * v + 1
+    chk.elements("subset_moments", subsets=K, Tv_plus_1=n)
+    chk.elements("subset_moments", Tv_plus_1=n, Tv_plus_1_=n)
     ind = np.zeros((K, T))
     for k, S in enumerate(itertools.combinations(range(T), tau)):
         ind[k, list(S)] = 1.0
@@ -89,6 +99,14 @@ def infinite_loss(W, mom: dict, b=None, lam: float = 0.0):
     """Assumption-1 MLM squared loss under uniform attention, for W (..., n, n), b (..., n):
     E_S E_{y ~ P_S} ||W p~_S + b - e_y||^2 + lam ||W||_F^2
       = tr(W M W^T) - 2 tr(W C^T) + 2 b^T W m - 2 b^T mP + ||b||^2 + 1 + lam ||W||_F^2."""
+    n = _check_moments("infinite_loss", mom, need_b=b is not None)
+    chk.number("lam", lam, lo=0)
+    if not hasattr(W, "shape") or len(W.shape) < 2 or tuple(W.shape[-2:]) != (n, n):
+        raise ValueError(f"infinite_loss: W must be an array (..., n, n) with n = {n} (mom's n), "
+                         f"got {getattr(W, 'shape', type(W).__name__)}")
+    if b is not None and (not hasattr(b, "shape") or len(b.shape) < 1 or b.shape[-1] != n):
+        raise ValueError(f"infinite_loss: b must be None or an array (..., n) with n = {n}, got "
+                         f"{getattr(b, 'shape', type(b).__name__)}")
     W = torch.as_tensor(W, dtype=F64)
     M = torch.as_tensor(mom["M"], dtype=F64, device=W.device)
     C = torch.as_tensor(mom["C"], dtype=F64, device=W.device)
@@ -103,22 +121,43 @@ def infinite_loss(W, mom: dict, b=None, lam: float = 0.0):
     return out
 
 
+def _check_moments(where, mom, need_b=False) -> int:
+    """mom a subset_moments dict (M, C (n, n) and n; m, mP (n,) when need_b): its n."""
+    keys = ("M", "C", "n") + (("m", "mP") if need_b else ())
+    if not isinstance(mom, dict) or any(k not in mom for k in keys):
+        raise ValueError(f"{where}: mom must be a dict from subset_moments (keys {keys}), got "
+                         f"{type(mom).__name__}")
+    n = chk.integer(f"{where}: mom['n']", mom["n"], lo=2)
+    for k in ("M", "C"):
+        if tuple(np.shape(mom[k])) != (n, n):
+            raise ValueError(f"{where}: mom['{k}'] must be (n, n) = ({n}, {n}), got {np.shape(mom[k])}")
+    return n
+
+
 def ridge_minimiser(mom: dict, lam: float) -> np.ndarray:
     """argmin_W infinite_loss(W) + lam ||W||_F^2 = C (M + lam I)^-1 (b = 0)."""
-    if not lam > 0:
-        raise ValueError(f"lam must be > 0, got {lam}")
+    _check_moments("ridge_minimiser", mom)
+    chk.number("lam", lam, lo=0, lo_open=True)
     n = mom["n"]
     return np.linalg.solve((mom["M"] + lam * np.eye(n)).T, mom["C"].T).T
 
 
 def min_norm_minimiser(mom: dict) -> np.ndarray:
     """The minimum-Frobenius-norm minimiser C M^+ (the lam -> 0 limit of the ridge path)."""
+    _check_moments("min_norm_minimiser", mom)
     return mom["C"] @ np.linalg.pinv(mom["M"], rcond=1e-12, hermitian=True)
 
 
 def gd_infinite(W0, mom, steps: int, lr: float, lam: float = 0.0):
     """Full-batch gradient descent on the Assumption-1 loss (closed-form gradient
     2 (W M - C + lam W)), batched over a leading dim of W0."""
+    n = _check_moments("gd_infinite", mom)
+    chk.integer("steps", steps, lo=0, hi=chk.MAX_STEPS)
+    chk.number("lr", lr, lo=0, lo_open=True)
+    chk.number("lam", lam, lo=0)
+    W0a = chk.finite_array("W0", W0)
+    if W0a.ndim < 2 or W0a.shape[-2:] != (n, n):
+        raise ValueError(f"gd_infinite: W0 must be (..., n, n) with n = {n}, got {W0a.shape}")
     W = np.array(W0, dtype=np.float64)
     M, C = mom["M"], mom["C"]
     for _ in range(steps):
@@ -138,39 +177,79 @@ def sample_documents(gen: torch.Generator, D: int, T: int, v: int, *, model: str
     uniformly, then a word uniformly from that topic; N positions (fixed).
     model="lda": theta ~ Dirichlet(dirichlet 1_T), each position draws a topic from theta then a
     word uniformly from it; N uniform in N_range (inclusive) unless N is given."""
-    check_params(T=T, v=v, tau=tau)
+    chk.generator("gen", gen)
+    _check_documents(D, T, v, model, tau, N, N_range, dirichlet)
     if model == "theory":
-        if tau is None or N is None:
-            raise ValueError("model='theory' needs tau and N")
-        if N < 1:
-            raise ValueError(f"N must be >= 1, got {N}")
         topics = torch.rand(D, T, generator=gen).argsort(-1)[:, :tau]  # tau distinct topics
         pick = torch.randint(0, tau, (D, N), generator=gen)
         t = topics.gather(1, pick)
         lengths = torch.full((D,), N)
     elif model == "lda":
-        if not dirichlet > 0:
-            raise ValueError(f"dirichlet must be > 0, got {dirichlet}")
         lo, hi = (N, N) if N is not None else N_range
-        if not 1 <= lo <= hi:
-            raise ValueError(f"N_range must satisfy 1 <= lo <= hi, got {(lo, hi)}")
         theta = gamma_sample(torch.full((D, T), float(dirichlet), dtype=F64), gen)
         theta = theta / theta.sum(-1, keepdim=True)
         lengths = torch.randint(lo, hi + 1, (D,), generator=gen)
         t = torch.multinomial(theta, hi, replacement=True, generator=gen)
-    else:
-        raise ValueError(f"model must be 'theory' or 'lda', got {model!r}")
     Nmax = t.shape[1]
     words = t * v + torch.randint(1, v + 1, t.shape, generator=gen)
     valid = torch.arange(Nmax)[None, :] < lengths[:, None]
     return torch.where(valid, words, torch.zeros_like(words)), valid
 
 
+def _check_documents(D, T, v, model, tau, N, N_range, dirichlet) -> int:
+    """sample_documents' checks (also run by train before any work): the longest document."""
+    check_params(T=T, v=v, tau=tau)
+    chk.integer("D", D, lo=1)
+    if model not in ("theory", "lda"):
+        raise ValueError(f"model must be 'theory' or 'lda', got {model!r}")
+    if model == "theory":
+        if tau is None or N is None:
+            raise ValueError("model='theory' needs tau and N")
+        Nmax = chk.integer("N", N, lo=1)
+        long_name = "N"
+    else:
+        chk.number("dirichlet", dirichlet, lo=0, lo_open=True)
+        if N is not None:
+            Nmax = chk.integer("N", N, lo=1)
+            long_name = "N"
+        else:
+            long_name = "N_range_hi"
+            if isinstance(N_range, (str, bytes)) or not hasattr(N_range, "__len__") or len(N_range) != 2:
+                raise ValueError(f"N_range must be a pair (lo, hi) of integers with 1 <= lo <= hi, "
+                                 f"got {N_range!r}")
+            lo = chk.integer("N_range[0]", N_range[0], lo=1)
+            Nmax = chk.integer("N_range[1]", N_range[1], lo=1)
+            if not 1 <= lo <= Nmax:
+                raise ValueError(f"N_range must satisfy 1 <= lo <= hi, got {tuple(N_range)}")
+    chk.elements("sample_documents", D=D, T=T)
+    chk.elements("sample_documents", D=D, **{long_name: Nmax})
+    return Nmax
+
+
+def _check_tokens(where, tokens, valid, name="tokens", S=None, valid_name="valid"):
+    """tokens an integer tensor (D, N) or (S, D, N) and valid a bool tensor of its shape."""
+    if not (isinstance(tokens, torch.Tensor) and not tokens.is_floating_point()
+            and tokens.dtype != torch.bool and tokens.dim() in (2, 3)):
+        raise ValueError(f"{where}: {name} must be an integer tensor (D, N) or (S, D, N), got "
+                         f"{getattr(tokens, 'dtype', type(tokens).__name__)} "
+                         f"{tuple(getattr(tokens, 'shape', ()))}")
+    if S is not None and tokens.dim() == 3 and tokens.shape[0] != S:
+        raise ValueError(f"{where}: {name} (S, D, N) must have S = {S} seeds, got {tuple(tokens.shape)}")
+    if not (isinstance(valid, torch.Tensor) and valid.dtype == torch.bool
+            and valid.shape == tokens.shape):
+        raise ValueError(f"{where}: {valid_name} must be a bool tensor of {name}'s shape "
+                         f"{tuple(tokens.shape)}, got {getattr(valid, 'dtype', type(valid).__name__)} "
+                         f"{tuple(getattr(valid, 'shape', ()))}")
+
+
 def mask_tokens(gen: torch.Generator, words, valid, p_m, p_c, p_r, n_words: int):
     """BERT masking: each valid position is masked w.p. p_m; a masked position keeps its word
     w.p. p_c, becomes a uniform word of [n_words] w.p. p_r, else [MASK] = 0.
     Returns (tokens, masked) with masked a bool tensor."""
+    chk.generator("gen", gen)
     check_params(p_m=p_m, p_c=p_c, p_r=p_r)
+    _check_tokens("mask_tokens", words, valid, "words")
+    chk.integer("n_words", n_words, lo=1)
     masked = (torch.rand(words.shape, generator=gen) < p_m) & valid
     kind = torch.rand(words.shape, generator=gen)
     rand_word = torch.randint(1, n_words + 1, words.shape, generator=gen)
@@ -198,17 +277,28 @@ def init_params(gen: torch.Generator, S: int, n: int, d: int | None = None, *, s
                 scale: float = 0.02, positive: bool = False, WV=None, device=None) -> dict:
     """Parameters with a leading seed dim S.  positive=True: near-zero positive init
     (|N(0, scale^2)|), else N(0, scale^2).  WE is N(0, 1/d) unless one-hot.  WV overrides W^V."""
+    chk.generator("gen", gen)
+    _check_switches(sw)
     sw = sw or Switches()
     device = default_device() if device is None else torch.device(device)
+    chk.integer("S", S, lo=1)
+    chk.integer("n", n, lo=2)
     if sw.onehot:
         d = n
-    if d is None or d < 1:
-        raise ValueError(f"d must be >= 1, got {d}")
-
-    if not scale > 0:
-        raise ValueError(f"scale must be > 0, got {scale!r}")
-    if S < 1 or n < 2:
-        raise ValueError(f"need S >= 1 seeds and n >= 2 tokens, got S={S}, n={n}")
+    chk.integer("d", d, lo=1)
+    chk.number("scale", scale, lo=0, lo_open=True)
+    chk.flag("positive", positive)
+    chk.elements("init_params", S=S, d=d, d_=d)
+    chk.elements("init_params", S=S, d=d, n=n)
+    if WV is not None:
+        shape = tuple(chk.finite_array("WV", WV).shape)
+        try:
+            ok = torch.broadcast_shapes(shape, (S, d, d)) == (S, d, d)
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise ValueError(f"WV must be None or a finite array broadcastable to (S, d, d) = "
+                             f"({S}, {d}, {d}), got shape {shape}")
 
     def rnd(*shape, s=scale, pos=positive):
         x = s * torch.randn(S, *shape, generator=gen, dtype=F64)
@@ -228,7 +318,14 @@ def init_params(gen: torch.Generator, S: int, n: int, d: int | None = None, *, s
     return p
 
 
+def _check_switches(sw, none=True):
+    if not (isinstance(sw, Switches) or (none and sw is None)):
+        raise ValueError(f"sw must be a Switches{' or None' if none else ''}, got {sw!r}")
+
+
 def trainable(sw: Switches) -> tuple:
+    """The names of the parameters the switches leave trainable."""
+    _check_switches(sw, none=False)
     names = ["WV", "bpred"]
     if not sw.onehot:
         names.append("WE")
@@ -247,6 +344,20 @@ def forward(p: dict, tokens, valid, sw: Switches = None, return_attention: bool 
     """f(X) = W^E^T W^V Z softmax_col((W^K Z)^T (W^Q Z) / sqrt d) + b^pred, Z = W^E X (eqs. 5-6),
     with optional biases.  tokens, valid: (S, D, N) or (D, N) (broadcast over seeds).
     Returns out (S, D, N, n) (position-major) and optionally A (S, D, N_key, N_query)."""
+    _check_switches(sw)
+    if not (isinstance(p, dict) and all(isinstance(p.get(k), torch.Tensor) for k in PARAMS)):
+        raise ValueError(f"forward: p must be a dict of tensors with keys {PARAMS} (init_params), "
+                         f"got {type(p).__name__}")
+    _check_tokens("forward", tokens, valid, S=p["WV"].shape[0])
+    chk.flag("return_attention", return_attention)
+    n = p["WE"].shape[-1]
+    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= n):
+        raise ValueError(f"forward: tokens must be ids in [0, {n - 1}] (n = WE's columns), got "
+                         f"[{int(tokens.min())}, {int(tokens.max())}]")
+    return _forward(p, tokens, valid, sw, return_attention)
+
+
+def _forward(p: dict, tokens, valid, sw: Switches = None, return_attention: bool = False):
     sw = sw or Switches()
     S = p["WV"].shape[0]
     if tokens.dim() == 2:
@@ -278,6 +389,19 @@ def forward(p: dict, tokens, valid, sw: Switches = None, return_attention: bool 
 def mlm_loss(out, words, masked, loss: str = "squared"):
     """Eq. 1: per document (1/|M|) sum_{j in M} loss(f_:j, e_{w_j}), averaged over documents with
     |M| > 0; returns (S,).  squared: ||f - e_w||^2 over all Tv + 1 coordinates; ce: -log softmax."""
+    if loss not in ("squared", "ce"):
+        raise ValueError(f"loss must be 'squared' or 'ce', got {loss!r}")
+    if not (isinstance(out, torch.Tensor) and out.is_floating_point() and out.dim() == 4):
+        raise ValueError(f"mlm_loss: out must be a floating tensor (S, D, N, n) (forward), got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {tuple(getattr(out, 'shape', ()))}")
+    _check_tokens("mlm_loss", words, masked, "words", S=out.shape[0], valid_name="masked")
+    if words.shape[-2:] != out.shape[1:3]:
+        raise ValueError(f"mlm_loss: words must be (D, N) = {tuple(out.shape[1:3])} like out, got "
+                         f"{tuple(words.shape)}")
+    return _mlm_loss(out, words, masked, loss)
+
+
+def _mlm_loss(out, words, masked, loss):
     S = out.shape[0]
     if words.dim() == 2:
         words = words.expand(S, *words.shape)
@@ -297,6 +421,13 @@ def mlm_loss(out, words, masked, loss: str = "squared"):
 
 
 def ridge(p: dict, names, lam: float):
+    """lam times the squared Frobenius norms of p[names], per seed (0.0 when lam = 0)."""
+    chk.number("lam", lam, lo=0)
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+        raise ValueError(f"names must be a list of keys of p, got {names!r}")
+    names = list(names)
+    if not isinstance(p, dict) or any(not isinstance(p.get(k), torch.Tensor) for k in names):
+        raise ValueError(f"ridge: p must be a dict of tensors holding every name in names {names}")
     if not lam:
         return 0.0
     return lam * sum((p[k] ** 2).flatten(1).sum(-1) for k in names)
@@ -323,9 +454,27 @@ def train(p: dict, gen: torch.Generator, *, T: int, v: int, steps: int, batch: i
         raise ValueError(f"opt must be 'adam' or 'sgd', got {opt!r}")
     if loss not in ("squared", "ce"):
         raise ValueError(f"loss must be 'squared' or 'ce', got {loss!r}")
-    if not (lr > 0 and steps >= 0 and batch >= 1 and lam >= 0):
-        raise ValueError(f"need lr > 0, steps >= 0, batch >= 1, lam >= 0; got lr={lr}, "
-                         f"steps={steps}, batch={batch}, lam={lam}")
+    chk.number("lr", lr, lo=0, lo_open=True)
+    chk.integer("steps", steps, lo=0, hi=chk.MAX_STEPS)
+    chk.integer("batch", batch, lo=1)
+    chk.number("lam", lam, lo=0)
+    chk.integer("log_every", log_every, lo=1)
+    chk.flag("shared_data", shared_data)
+    chk.generator("gen", gen)
+    _check_switches(sw, none=False)
+    if not (isinstance(p, dict) and all(isinstance(p.get(k), torch.Tensor) for k in PARAMS)):
+        raise ValueError(f"train: p must be a dict of tensors with keys {PARAMS} (init_params), "
+                         f"got {type(p).__name__}")
+    if p["WE"].shape[-1] != T * v + 1:
+        raise ValueError(f"train: p must be for n = T v + 1 = {T * v + 1} tokens, got WE with "
+                         f"{p['WE'].shape[-1]} columns")
+    if isinstance(ridge_on, (str, bytes)) or not hasattr(ridge_on, "__iter__") or any(
+            k not in PARAMS for k in ridge_on):
+        raise ValueError(f"ridge_on must be a list of names among {PARAMS}, got {ridge_on!r}")
+    S_ = p["WV"].shape[0]
+    chk.elements("train", S=S_, batch=batch, T=T)
+    Nmax = _check_documents(batch if shared_data else batch * S_, T, v, model, tau, N, N_range, 0.1)
+    chk.elements("train (attention)", S=S_, batch=batch, N=Nmax, N_=Nmax)
     names = trainable(sw)
     for k in names:
         p[k].requires_grad_(True)
@@ -341,7 +490,7 @@ def train(p: dict, gen: torch.Generator, *, T: int, v: int, steps: int, batch: i
         if not shared_data:
             words, valid, tok, masked = (x.view(S, batch, -1) for x in (words, valid, tok, masked))
         words, valid, tok, masked = (x.to(dev) for x in (words, valid, tok, masked))
-        L = mlm_loss(forward(p, tok, valid, sw), words, masked, loss)
+        L = _mlm_loss(_forward(p, tok, valid, sw), words, masked, loss)
         if step % log_every == 0 or step == steps:
             log.step.append(step)
             log.loss.append(L.detach().cpu().numpy())
@@ -368,6 +517,18 @@ def attention_stats(A, tokens, valid, v: int, normalise_length: float | None = N
     seed: same position (i = j), same word at another position, same topic with a different
     word, different topic.  normalise_length=L multiplies each document's weights by N / L (the
     paper's length debiasing, Appendix E.3, with L = 100).  Returns {kind: (S,) array}."""
+    chk.integer("v", v, lo=1)
+    if normalise_length is not None:
+        chk.number("normalise_length", normalise_length, lo=0, lo_open=True)
+    if not (isinstance(A, torch.Tensor) and A.is_floating_point() and A.dim() == 4
+            and A.shape[-1] == A.shape[-2]):
+        raise ValueError(f"attention_stats: A must be a floating tensor (S, D, N, N) (forward's "
+                         f"attention), got {getattr(A, 'dtype', type(A).__name__)} "
+                         f"{tuple(getattr(A, 'shape', ()))}")
+    _check_tokens("attention_stats", tokens, valid, S=A.shape[0])
+    if tuple(tokens.shape[-2:]) != tuple(A.shape[1:3]):
+        raise ValueError(f"attention_stats: tokens must be (D, N) = {tuple(A.shape[1:3])} like A, "
+                         f"got {tuple(tokens.shape)}")
     S = A.shape[0]
     if tokens.dim() == 2:
         tokens = tokens.expand(S, *tokens.shape)
@@ -390,6 +551,13 @@ def block_scores(W, T: int, v: int) -> dict:
     """Block structure of a (.., Tv+1, Tv+1) matrix restricted to the word block 1..Tv: mean of
     same-topic off-diagonal entries, mean of diagonal entries, mean of different-topic entries,
     and the spread (std) of the different-topic entries. numpy arrays over leading dims."""
+    check_params(T=T, v=v)
+    if T * v < 2:
+        raise ValueError(f"block_scores needs T v >= 2 words (T, v >= 1), got T={T}, v={v}")
+    Wa = chk.finite_array("W", W)
+    if Wa.ndim < 2 or Wa.shape[-2:] != (T * v + 1, T * v + 1):
+        raise ValueError(f"block_scores: W must be (..., Tv+1, Tv+1) = (..., {T * v + 1}, "
+                         f"{T * v + 1}), got {Wa.shape}")
     W = np.asarray(W)[..., 1:, 1:]
     topic = (np.arange(T * v)) // v
     same = topic[:, None] == topic[None, :]
@@ -405,7 +573,14 @@ def block_scores(W, T: int, v: int) -> dict:
 def block_apply(w_i0: float, diff: float, same: float, T: int, v: int):
     """x -> W x for a block-uniform W (row 0 zero; W_i0 = w_i0; W_il = same / diff for l in /
     not in topic(i)), in O(Tv) per row of x (..., Tv+1)."""
+    for name, val in (("w_i0", w_i0), ("diff", diff), ("same", same)):
+        chk.number(name, val)
+    check_params(T=T, v=v)
+
     def apply(x):
+        if np.shape(x)[-1:] != (T * v + 1,):
+            raise ValueError(f"block_apply: x must be rows (..., Tv+1) = (..., {T * v + 1}) for "
+                             f"T={T}, v={v}, got shape {np.shape(x)}")
         words = x[..., 1:]
         tsum = words.reshape(*x.shape[:-1], T, v).sum(-1)
         o = np.empty_like(x)
@@ -418,6 +593,9 @@ def block_apply(w_i0: float, diff: float, same: float, T: int, v: int):
 
 def diag_apply(d_i0: float, d_ii: float):
     """x -> D x for D_0j = 0, D_i0 = d_i0, D_ii = d_ii, other entries 0."""
+    chk.number("d_i0", d_i0)
+    chk.number("d_ii", d_ii)
+
     def apply(x):
         o = d_ii * x
         o[..., 1:] += d_i0 * x[..., :1]
@@ -431,9 +609,16 @@ def _stage2_grid(alpha, beta, mask_query):
     broadcast (alpha, beta) grid into columns; returns (grid shape, alpha column, beta column)."""
     if mask_query not in ("token", "uniform"):
         raise ValueError(f"mask_query must be 'token' or 'uniform', got {mask_query!r}")
+    # attention weights before normalisation: finite and >= 0 (negative ones can sum to 0)
+    chk.finite_array("alpha", alpha, lo=0)
+    chk.finite_array("beta", beta, lo=0)
     alpha = np.asarray(alpha, dtype=np.float64)
     beta = np.asarray(beta, dtype=np.float64)
-    G = np.broadcast_shapes(alpha.shape, beta.shape)
+    try:
+        G = np.broadcast_shapes(alpha.shape, beta.shape)
+    except ValueError:
+        raise ValueError(f"alpha and beta must broadcast to one grid shape, got {alpha.shape} and "
+                         f"{beta.shape}") from None
     return G, np.broadcast_to(alpha, G).reshape(-1, 1), np.broadcast_to(beta, G).reshape(-1, 1)
 
 
@@ -454,6 +639,12 @@ def stage2_loss(W, T: int, v: int, tau: int, p_m, p_c, p_r, alpha, beta,
     check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
     G, al, be = _stage2_grid(alpha, beta, mask_query)
     n = T * v + 1
+    chk.elements("stage2_loss", grid=al.shape[0], Tv_plus_1=n)
+    if not callable(W):
+        Wa = chk.finite_array("W", W)
+        if Wa.shape != (n, n):
+            raise ValueError(f"stage2_loss: W must be an (n, n) = ({n}, {n}) array or a callable "
+                             f"x -> W x, got shape {Wa.shape}")
     topic = topic_of(n - 1, v)
     P = np.zeros(n)
     P[1:tau * v + 1] = 1.0 / (tau * v)
@@ -496,7 +687,13 @@ def stage2_loss_fast(kind: str, coef: tuple, T: int, v: int, tau: int, p_m, p_c,
     check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
     if kind not in ("block", "diag"):
         raise ValueError(f"kind must be 'block' or 'diag', got {kind!r}")
+    n_coef = 3 if kind == "block" else 2
+    if isinstance(coef, (str, bytes)) or not hasattr(coef, "__len__") or len(coef) != n_coef:
+        raise ValueError(f"coef must be {n_coef} numbers for kind={kind!r}, got {coef!r}")
+    for j, c_ in enumerate(coef):
+        chk.number(f"coef[{j}]", c_)
     G, al, be = _stage2_grid(alpha, beta, mask_query)
+    chk.elements("stage2_loss_fast", grid=al.shape[0], five_v_plus_1=1 + 5 * v)
     a = 1 - (1 - p_c) * p_m
     s = p_m * (1 - p_c - p_r)
     r = p_m * p_r / (T * v)

@@ -30,14 +30,22 @@ import torch
 from torch import nn
 
 from sim import default_device, make_generator
+from theory import validate as chk
+from theory.validate import MAX_STEPS
 
 NORMS = ("post", "pre", "none")
 TASKS = ("label", "next")
 
 
-def _check_int(x, name, lo):
-    if isinstance(x, bool) or not isinstance(x, int) or x < lo:
-        raise ValueError(f"{name} must be an int >= {lo}, got {x!r}")
+def _check_int(x, name, lo, hi=None):
+    if isinstance(x, bool) or not isinstance(x, int) or x < lo or (hi is not None and x > hi):
+        rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise ValueError(f"{name} must be an int {rng}, got {x!r}")
+
+
+def _check_model(where, model):
+    if not isinstance(model, StackedTransformer):
+        raise ValueError(f"{where}: model must be a StackedTransformer, got {type(model).__name__}")
 
 
 def _uniform(shape, bound, gens, dtype):
@@ -101,10 +109,7 @@ class StackedTransformer(nn.Module):
                  heads: int = 1, width: int | None = None, norm: str = "post",
                  embed_scale: float = 1.0, dtype=torch.float32, device=None):
         super().__init__()
-        seeds = list(seeds)
-        if not seeds:
-            raise ValueError("seeds must be a non-empty list of non-negative ints")
-        gens = [make_generator(s) for s in seeds]
+        seeds = chk.seeds("seeds", seeds)
         for name, val, lo in (("vocab", vocab, 2), ("n_out", n_out, 2), ("d", d, 1),
                               ("depth", depth, 1), ("heads", heads, 1)):
             _check_int(val, name, lo)
@@ -114,9 +119,14 @@ class StackedTransformer(nn.Module):
             raise ValueError(f"d = {d} must be divisible by heads = {heads}")
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-        if not (embed_scale > 0):
-            raise ValueError(f"embed_scale must be > 0, got {embed_scale}")
+        chk.number("embed_scale", embed_scale, lo=0, lo_open=True)
+        if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            raise ValueError(f"dtype must be a floating torch.dtype, got {dtype!r}")
         S = len(seeds)
+        chk.elements("StackedTransformer", seeds=S, vocab=vocab, d=d)
+        chk.elements("StackedTransformer", seeds=S, n_out=n_out, d=d)
+        chk.elements("StackedTransformer", seeds=S, depth=depth, d=d, d_plus_width=d + width)
+        gens = [make_generator(s) for s in seeds]
         self.S, self.d, self.depth_, self.vocab = S, d, depth, vocab
         self.embed = nn.Parameter(torch.stack([embed_scale * torch.randn(vocab, d, generator=g,
                                                                          dtype=torch.float64)
@@ -161,8 +171,18 @@ def train(model: StackedTransformer, batch: Callable[[int], tuple], *, steps: in
     batch(step) -> (tokens (S, N, T), labels (S, N), mask (S, N, T) bool real tokens); the
     caller draws it with its own generators.  probe(model, step) is called (under no_grad) at
     step 0 and every `log_every` steps; its results are stored in TrainLog.records."""
-    _check_int(steps, "steps", 1)
+    _check_model("train", model)
+    chk.function("batch", batch)
+    chk.function("probe", probe, none=True)
+    _check_int(steps, "steps", 1, MAX_STEPS)
     _check_int(log_every, "log_every", 1)
+    if isinstance(lr, (str, bytes)) or lr is None or isinstance(lr, bool):
+        raise ValueError(f"lr must be finite > 0, a float or one per seed (S={model.S}), got {lr!r}")
+    try:
+        torch.as_tensor(lr, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise ValueError(f"lr must be finite > 0, a float or one per seed (S={model.S}), got "
+                         f"{lr!r}") from None
     lrs = torch.as_tensor(lr, dtype=torch.float64).flatten()
     if lrs.numel() == 1:
         lrs = lrs.expand(model.S)
@@ -170,8 +190,9 @@ def train(model: StackedTransformer, batch: Callable[[int], tuple], *, steps: in
         raise ValueError(f"lr must be finite > 0, a float or one per seed (S={model.S}), got {lr}")
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    if not weight_decay >= 0:
-        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    chk.number("weight_decay", weight_decay, lo=0)
+    chk.betas("betas", betas)
+    chk.number("eps", eps, lo=0, lo_open=True)
     params = list(model.parameters())
     lr_t = [lrs.to(p.device, p.dtype).reshape((-1,) + (1,) * (p.ndim - 1)) for p in params]
     m1 = [torch.zeros_like(p) for p in params]
@@ -186,7 +207,7 @@ def train(model: StackedTransformer, batch: Callable[[int], tuple], *, steps: in
             break
         tokens, labels, mask = batch(step)
         h = model(tokens)
-        loss_s = loss_per_seed(model, h, tokens, labels, mask, task)
+        loss_s = _loss_per_seed(model, h, tokens, labels, mask, task)
         for p in params:
             p.grad = None
         loss_s.sum().backward()
@@ -204,6 +225,37 @@ def train(model: StackedTransformer, batch: Callable[[int], tuple], *, steps: in
 
 
 def loss_per_seed(model, h, tokens, labels, mask, task):
+    """(S,) loss of each seed from the final hidden states h (S, N, T, d) = model(tokens):
+    task "label" (cross-entropy of labels (S, N) from the last position) or "next" (next-token
+    cross-entropy over the real positions, mask (S, N, T) bool)."""
+    _check_model("loss_per_seed", model)
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    if not (isinstance(h, torch.Tensor) and h.is_floating_point() and h.dim() == 4
+            and h.shape[0] == model.S and h.shape[-1] == model.d):
+        raise ValueError(f"loss_per_seed: h must be a floating tensor (S={model.S}, N, T, "
+                         f"d={model.d}) (model(tokens)), got {getattr(h, 'dtype', type(h).__name__)} "
+                         f"{tuple(getattr(h, 'shape', ()))}")
+    if not (isinstance(tokens, torch.Tensor) and tuple(tokens.shape) == tuple(h.shape[:3])):
+        raise ValueError(f"loss_per_seed: tokens must be a tensor of shape {tuple(h.shape[:3])}, got "
+                         f"{tuple(getattr(tokens, 'shape', ())) or type(tokens).__name__}")
+    if task == "label" and not (isinstance(labels, torch.Tensor)
+                                and tuple(labels.shape) == tuple(h.shape[:2])):
+        raise ValueError(f"loss_per_seed: labels must be a tensor of shape {tuple(h.shape[:2])}, got "
+                         f"{tuple(getattr(labels, 'shape', ())) or type(labels).__name__}")
+    if task == "next" and not (isinstance(mask, torch.Tensor) and mask.shape == tokens.shape):
+        raise ValueError(f"loss_per_seed: mask must be a tensor of shape {tuple(tokens.shape)}, got "
+                         f"{tuple(getattr(mask, 'shape', ())) or type(mask).__name__}")
+    n_out = model.Wout.shape[-1]
+    target, t_name = (labels, "labels") if task == "label" else (tokens[:, :, 1:], "tokens")
+    if target.numel() and (int(target.min()) < 0 or int(target.max()) >= n_out):
+        raise ValueError(f"loss_per_seed: {t_name} (the targets of task {task!r}) must be in "
+                         f"[0, {n_out - 1}] (n_out = {n_out}), got [{int(target.min())}, "
+                         f"{int(target.max())}]")
+    return _loss_per_seed(model, h, tokens, labels, mask, task)
+
+
+def _loss_per_seed(model, h, tokens, labels, mask, task):
     if task == "label":
         logits = model.readout(h[:, :, -1:])[:, :, 0]  # (S, N, C)
         return torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels,
@@ -217,6 +269,13 @@ def loss_per_seed(model, h, tokens, labels, mask, task):
 
 def accuracy(model, tokens, labels) -> torch.Tensor:
     """(S,) label accuracy from the last position."""
+    _check_model("accuracy", model)
+    if not (isinstance(tokens, torch.Tensor) and tokens.dim() == 3 and tokens.shape[0] == model.S):
+        raise ValueError(f"accuracy: tokens must be a tensor (S={model.S}, N, T), got "
+                         f"{tuple(getattr(tokens, 'shape', ())) or type(tokens).__name__}")
+    if not (isinstance(labels, torch.Tensor) and tuple(labels.shape) == tuple(tokens.shape[:2])):
+        raise ValueError(f"accuracy: labels must be a tensor of shape {tuple(tokens.shape[:2])}, got "
+                         f"{tuple(getattr(labels, 'shape', ())) or type(labels).__name__}")
     with torch.no_grad():
         logits = model.readout(model(tokens)[:, :, -1:])[:, :, 0]
     return (logits.argmax(-1) == labels).float().mean(1)

@@ -32,6 +32,8 @@ import sim
 import sim.joma as J
 import sim.measure as M
 import sim.signgd as SG
+import sim.topic as ST
+import sim.transformer as TR
 import theory.joma as TJ
 import theory.topic as TT
 
@@ -211,6 +213,209 @@ _add(_sg_qk_alignment_time, {}, {"tr": BAD_TRACE}, name="sim.signgd.qk_alignment
 _add(_sg_events, {}, {"tr": BAD_TRACE}, name="sim.signgd.events")
 
 
+# ---- sim.topic ----------------------------------------------------------------------------
+BAD_PROB = [NAN, 0.0, 1.0, -0.1, INF, "0.1"]      # for a probability that must lie in (0, 1)
+BAD_GEN = [None, 0, "gen"]                         # a missing generator is an error, not the global RNG
+_TOPIC = dict(T=3, v=2, tau=2, p_m=0.2, p_c=0.1, p_r=0.1)
+BAD_INT = BAD_SIZE[:4]                             # a positive integer with no size cap of its own
+BAD_TOPIC = {"T": BAD_INT, "v": BAD_INT, "tau": [0, -1, 2.5, 4], "p_m": BAD_PROB,
+             "p_c": BAD_PROB, "p_r": BAD_PROB + [0.95]}
+
+
+def _mom():
+    return ST.subset_moments(**_TOPIC)
+
+
+def _docs():
+    return ST.sample_documents(_gen(), 2, 3, 2, model="theory", tau=2, N=4)
+
+
+def _tp_params(**kw):
+    return ST.init_params(_gen(), 1, 7, **dict(dict(sw=ST.Switches(onehot=True), device="cpu"), **kw))
+
+
+def _tp_mask_tokens(gen="ok", words="ok", valid="ok", **kw):
+    w, val = _docs()
+    return ST.mask_tokens(_ok(gen, _gen), _ok(words, lambda: w), _ok(valid, lambda: val),
+                          **dict(dict(p_m=0.2, p_c=0.1, p_r=0.1, n_words=6), **kw))
+
+
+def _tp_init_params(gen="ok", **kw):
+    return ST.init_params(_ok(gen, _gen), **dict(dict(S=1, n=7, d=3, device="cpu"), **kw))
+
+
+def _tp_forward(p="ok", tokens="ok", valid="ok", sw=ST.Switches(onehot=True), return_attention=False):
+    w, val = _docs()
+    return ST.forward(_ok(p, _tp_params), _ok(tokens, lambda: w), _ok(valid, lambda: val), sw,
+                      return_attention)
+
+
+def _tp_mlm_loss(out="ok", words="ok", masked="ok", loss="squared"):
+    w, val = _docs()
+    return ST.mlm_loss(_ok(out, lambda: ST.forward(_tp_params(), w, val, ST.Switches(onehot=True))),
+                       _ok(words, lambda: w), _ok(masked, lambda: val), loss)
+
+
+def _tp_train(p="ok", gen="ok", **kw):
+    return ST.train(_ok(p, _tp_params), _ok(gen, _gen),
+                    **dict(dict(T=3, v=2, steps=1, batch=1, sw=ST.Switches(onehot=True)), **kw))
+
+
+def _tp_attention_stats(A="ok", tokens="ok", valid="ok", v=2, normalise_length=None):
+    w, val = _docs()
+    A_ = ST.forward(_tp_params(), w, val, ST.Switches(onehot=True), return_attention=True)[1]
+    return ST.attention_stats(_ok(A, lambda: A_), _ok(tokens, lambda: w), _ok(valid, lambda: val),
+                              v, normalise_length)
+
+
+def _tp_infinite_loss(mom="ok", **kw):
+    return ST.infinite_loss(**dict(dict(W=torch.zeros(7, 7), mom=_ok(mom, _mom)), **kw))
+
+
+def _tp_mom_fn(fn):
+    def call(mom="ok", **kw):
+        return fn(mom=_ok(mom, _mom), **kw)
+    call.__name__ = fn.__name__
+    return call
+
+
+def _tp_stage2(fn):
+    def call(**kw):
+        return fn(**kw)
+    return call
+
+
+def _block_apply_call(**kw):
+    return ST.block_apply(**kw)(np.ones((1, 7)))
+
+
+def _diag_apply_call(**kw):
+    return ST.diag_apply(**kw)(np.ones((1, 7)))
+
+
+BAD_MOM = [None, {"M": 1}, {"M": np.eye(3), "C": np.eye(3), "n": 7}]
+BAD_TOKENS = [torch.zeros(2, 4), torch.zeros(4, dtype=torch.long), np.zeros((2, 4), dtype=int), None]
+BAD_VALID = [torch.ones(2, 4), torch.ones(2, 3, dtype=torch.bool), None]
+_add(ST.check_params, dict(_TOPIC), BAD_TOPIC)
+_add(ST.topic_of, dict(n_words=6, v=2), {"n_words": [-1, 2.5, 10 ** 12, None], "v": BAD_SIZE[:4]})
+_add(ST.masked_distribution, dict(P=np.array([[0.0, 0.5, 0.5]]), p_m=0.2, p_c=0.1, p_r=0.1),
+     {"P": [np.array([[NAN, 0.5, 0.5]]), np.array([[0.0, -0.5, 1.5]]), np.zeros(1), "P"],
+      "p_m": BAD_PROB, "p_c": BAD_PROB, "p_r": BAD_PROB + [0.95]})
+_add(ST.subset_moments, dict(_TOPIC), dict(BAD_TOPIC, T=BAD_SIZE, v=BAD_SIZE,
+                                           max_subsets=[0, -1, 2.5, 10 ** 12]))
+_add(_tp_infinite_loss, {}, {"mom": BAD_MOM, "lam": [NAN, INF, -1.0],
+                             "W": [torch.zeros(6, 6), None], "b": [torch.zeros(6), "b"]},
+     name="sim.topic.infinite_loss")
+_add(_tp_mom_fn(ST.ridge_minimiser), dict(lam=0.1), {"mom": BAD_MOM, "lam": BAD_POS_FLOAT},
+     name="sim.topic.ridge_minimiser")
+_add(_tp_mom_fn(ST.min_norm_minimiser), {}, {"mom": BAD_MOM}, name="sim.topic.min_norm_minimiser")
+_add(_tp_mom_fn(ST.gd_infinite), dict(W0=np.zeros((7, 7)), steps=3, lr=0.1),
+     {"mom": BAD_MOM, "steps": [-1, 2.5, 10 ** 12, None], "lr": BAD_POS_FLOAT,
+      "lam": [NAN, INF, -1.0], "W0": [np.full((7, 7), NAN), np.zeros((6, 6)), np.zeros(7)]},
+     name="sim.topic.gd_infinite")
+_add(ST.sample_documents, dict(gen=_gen(), D=2, T=3, v=2, model="theory", tau=2, N=4),
+     {"gen": BAD_GEN, "D": BAD_SIZE, "T": BAD_SIZE, "v": BAD_INT, "tau": [0, 2.5, 4, None],
+      "N": BAD_SIZE + [None], "model": ["hmm", None]})
+_add(ST.sample_documents, dict(gen=_gen(), D=2, T=3, v=2, model="lda", N_range=(4, 6)),
+     {"dirichlet": BAD_POS_FLOAT, "N_range": [(5, 3), (0, 3), (1, 10 ** 12), (2.5, 3), 4, "ab"],
+      "N": BAD_SIZE, "D": [10 ** 12]}, name="sim.topic.sample_documents[lda]")
+_add(_tp_mask_tokens, {}, {"gen": BAD_GEN, "words": BAD_TOKENS, "valid": BAD_VALID,
+                           "p_m": BAD_PROB, "p_c": BAD_PROB, "p_r": BAD_PROB + [0.95],
+                           "n_words": BAD_SIZE[:4] + [None]}, name="sim.topic.mask_tokens")
+_add(_tp_init_params, {}, {"gen": BAD_GEN, "S": BAD_SIZE, "n": [1, 0, 2.5, 10 ** 12], "d": BAD_SIZE,
+                           "scale": BAD_POS_FLOAT, "positive": ["yes", None],
+                           "sw": ["onehot", 1], "WV": [np.full((3, 3), NAN), np.zeros((4, 4))]},
+     name="sim.topic.init_params")
+_add(ST.trainable, dict(sw=ST.Switches()), {"sw": [None, "onehot"]})
+_add(_tp_forward, {}, {"p": [None, {"WV": torch.zeros(1)}], "tokens": BAD_TOKENS + [torch.full((2, 4), 99)],
+                       "valid": BAD_VALID, "sw": ["onehot"], "return_attention": ["yes"]},
+     name="sim.topic.forward")
+_add(_tp_mlm_loss, {}, {"out": [None, torch.zeros(2, 4)], "words": BAD_TOKENS,
+                        "masked": BAD_VALID, "loss": ["l1", None]}, name="sim.topic.mlm_loss")
+_add(ST.ridge, dict(p={"WV": torch.ones(1, 2, 2)}, names=["WV"], lam=0.1),
+     {"lam": [NAN, INF, -1.0, "0"], "names": ["WV", ["WK"]], "p": [None, {}]})
+_add(_tp_train, {}, {"p": [None, ST.init_params(_gen(), 1, 9, sw=ST.Switches(onehot=True), device="cpu")], "gen": BAD_GEN,
+                     "steps": [-1, 2.5, 10 ** 12, None], "batch": BAD_SIZE,
+                     "lr": BAD_POS_FLOAT, "lam": [NAN, INF, -1.0], "log_every": [0, -1, 2.5],
+                     "opt": ["rmsprop"], "loss": ["hinge"], "model": ["hmm"],
+                     "shared_data": ["yes"], "sw": [None, "x"], "ridge_on": ["WV", ["nope"]],
+                     "N_range": [(5, 3), (1, 10 ** 12)], "p_m": BAD_PROB, "p_c": BAD_PROB,
+                     "p_r": BAD_PROB + [0.95], "T": BAD_SIZE, "v": BAD_SIZE},
+     name="sim.topic.train")
+_add(_tp_attention_stats, {}, {"A": [None, torch.zeros(1, 2, 4)], "tokens": BAD_TOKENS,
+                               "valid": BAD_VALID, "v": BAD_SIZE[:4],
+                               "normalise_length": [0.0, -1.0, NAN, INF]},
+     name="sim.topic.attention_stats")
+_add(ST.block_scores, dict(W=np.zeros((7, 7)), T=3, v=2),
+     {"W": [np.full((7, 7), NAN), np.zeros((6, 6)), np.zeros(7)], "T": BAD_SIZE, "v": BAD_SIZE})
+_add(_block_apply_call, dict(w_i0=0.1, diff=0.0, same=0.5, T=3, v=2),
+     {"w_i0": BAD_FLOAT, "diff": BAD_FLOAT, "same": BAD_FLOAT + ["x"], "T": BAD_SIZE, "v": BAD_SIZE},
+     name="sim.topic.block_apply")
+_add(_diag_apply_call, dict(d_i0=0.1, d_ii=1.0), {"d_i0": BAD_FLOAT, "d_ii": BAD_FLOAT},
+     name="sim.topic.diag_apply")
+_S2 = dict(T=3, v=2, tau=2, p_m=0.2, p_c=0.1, p_r=0.1, alpha=np.ones(2), beta=np.ones(2))
+_S2_BAD = dict(BAD_TOPIC, alpha=[[NAN], [-1.0], np.ones(3), "a"], beta=[[INF], [-0.5]],
+               mask_query=["both", None])
+_add(ST.stage2_loss, dict(_S2, W=np.eye(7)),
+     dict(_S2_BAD, T=BAD_SIZE, v=BAD_SIZE, W=[np.full((7, 7), NAN), np.eye(6), None]))
+_add(ST.stage2_loss_fast, dict(_S2, kind="block", coef=(0.1, 0.0, 0.5)),  # O(v): any T
+     dict(_S2_BAD, v=BAD_SIZE, kind=["dense", None], coef=[(0.1, 0.0), (NAN, 0.0, 0.5), "abc", None]))
+
+
+# ---- sim.transformer ----------------------------------------------------------------------
+_TR = dict(seeds=[0], vocab=5, n_out=3, d=4, depth=1, heads=2, width=8, device="cpu")
+
+
+def _tr_model():
+    return TR.StackedTransformer(**_TR)
+
+
+def _tr_batch(step):
+    tok = torch.arange(6).reshape(1, 2, 3) % 5
+    return tok, torch.tensor([[0, 1]]), torch.ones(1, 2, 3, dtype=torch.bool)
+
+
+def _tr_train(model="ok", batch=_tr_batch, **kw):
+    return TR.train(_ok(model, _tr_model), batch, **dict(dict(steps=2, lr=1e-3), **kw)).loss
+
+
+def _tr_loss_per_seed(model="ok", h="ok", tokens="ok", labels="ok", mask="ok", task="label"):
+    m = _tr_model()
+    tok, lab, msk = _tr_batch(0)
+    return TR.loss_per_seed(_ok(model, lambda: m), _ok(h, lambda: m(tok)), _ok(tokens, lambda: tok),
+                            _ok(labels, lambda: lab), _ok(mask, lambda: msk), task)
+
+
+def _tr_accuracy(model="ok", tokens="ok", labels="ok"):
+    tok, lab, _ = _tr_batch(0)
+    return TR.accuracy(_ok(model, _tr_model), _ok(tokens, lambda: tok), _ok(labels, lambda: lab))
+
+
+_add(TR.StackedTransformer, dict(_TR),
+     {"seeds": BAD_SEEDS, "vocab": [1, 0, 2.5, True, 10 ** 12], "n_out": [1, 0, 2.5, 10 ** 12],
+      "d": [0, -1, 2.5, 3, 10 ** 12], "depth": BAD_SIZE, "heads": [0, -1, 2.5, 3],
+      "width": BAD_SIZE, "norm": ["batch", None], "embed_scale": BAD_POS_FLOAT,
+      "dtype": [torch.int64, "float32", None]}, name="sim.transformer.StackedTransformer")
+_add(_tr_train, {}, {"model": [None, "m"], "batch": [None, 5], "steps": [0, -1, 2.5, 10 ** 12],
+                     "lr": BAD_POS_FLOAT + [[1e-3, 1e-3], "x", None],
+                     "task": ["mlm", None], "weight_decay": [NAN, INF, -1.0],
+                     "log_every": [0, -1, 2.5], "probe": ["p", 5],
+                     "betas": [(1.0, 0.999), (0.9, 1.0), (NAN, 0.9), (0.9,)],
+                     "eps": [0.0, -1.0, NAN, INF]}, name="sim.transformer.train")
+_add(_tr_loss_per_seed, {}, {"model": [None], "h": [None, torch.zeros(1, 2, 3, 5)],
+                             "tokens": [None, torch.zeros(1, 2, 4, dtype=torch.long)],
+                             "labels": [None, torch.zeros(1, 3, dtype=torch.long),
+                                        torch.tensor([[0, 3]])],
+                             "task": ["mlm", None]}, name="sim.transformer.loss_per_seed")
+_add(_tr_loss_per_seed, dict(task="next", tokens=torch.arange(6).reshape(1, 2, 3) % 3),
+     {"mask": [None, torch.ones(1, 2, 2, dtype=torch.bool)],
+      "tokens": [torch.full((1, 2, 3), 4), torch.full((1, 2, 3), -1)]},
+     name="sim.transformer.loss_per_seed[next]")
+_add(_tr_accuracy, {}, {"model": [None], "tokens": [None, torch.zeros(2, 2, 3, dtype=torch.long)],
+                        "labels": [None, torch.zeros(1, 3, dtype=torch.long)]},
+     name="sim.transformer.accuracy")
+
+
 def _child(conn, fn, kwargs, limit):
     try:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -286,9 +491,12 @@ def _one_per_valid_call(cases):
     return out
 
 
-# Bad values drawn per case: at least the longest `bad` list, so that Hypothesis (which stops
-# once a small finite space is exhausted) tries every value of every case in one run.
-EXAMPLES_PER_CASE = max(len(c.bad) for c in CASES)
+# Bad values drawn per case: under the dev and thorough profiles at least the longest `bad` list,
+# so that Hypothesis (which stops once a small finite space is exhausted) tries every value of
+# every case; under ci (derandomized, 2 shared cores, with the rest of the suite) 2 per case, to
+# keep this file under ~60 s there.  `python -m tests.test_inputs` always tries every value.
+EXAMPLES_PER_CASE = (2 if os.environ.get("HYPOTHESIS_PROFILE") == "ci"
+                     else max(len(c.bad) for c in CASES))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the box forks")
