@@ -16,7 +16,9 @@ import numpy as np
 from hypothesis import example, given
 
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
+from properties import attach_plot
 from properties.signgd.runs import _GD_SETTING, GD_RATES, SEED, _gd_runs
+from properties.signgd.figures import plot_gd_qk_not_learned
 
 CID = "signgd.gd.qk_not_learned"
 LEVEL = 0.1  # the printed reading: 'basically not learned' = |s_21 - 1/2| <= 0.1
@@ -93,6 +95,7 @@ register(Claim(
              "init value", replaces="dev"),
     ),
 ))
+attach_plot(CID, plot_gd_qk_not_learned)
 
 
 @audits(CID, fails="under GD the attention moves (|s_21 - 1/2| ~ 0.45) before the loss reaches "

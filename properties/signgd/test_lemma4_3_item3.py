@@ -25,7 +25,7 @@ from hypothesis import example, given
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
-from properties.signgd.figures import _plot_l43
+from properties.signgd.figures import plot_l43
 from properties.signgd.runs import (_L43_SETTING, L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN,
                                     N_SAMPLES, _l43_runs)
 
@@ -102,7 +102,7 @@ register(Claim(
             "claimed against.",
     history=("2026-12-03: the corrected form's false-fail 1e-3 per draw -> 2.5e-4 per draw (the "
              "run's budget), examples 1 -> 3 plus the canonical draw; not after a failure.",),
-    plot=lambda path: _plot_l43(path),
+    plot=plot_l43("signgd.lemma4_3.item3"),
     alternatives=(
         rival("printed_bounded_away", printed_count, "the printed form: no neuron's sum near 0",
               replaces="reference"),

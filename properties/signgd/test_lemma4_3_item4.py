@@ -18,7 +18,7 @@ import numpy as np
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_trend, examples,
                         loglog_slope, null, register, rival)
-from properties.signgd.figures import _plot_l43
+from properties.signgd.figures import plot_l43
 from properties.signgd.runs import L43_S, _L43_SETTING, _l43_runs, l43_run
 
 CID = "signgd.lemma4_3.item4"
@@ -82,7 +82,7 @@ register(Claim(
              "is replaced by the rival and the null; the 'o(1)' is now decided by check_trend "
              "(direction decreasing) besides the rate bound; grid, seeds and bootstrap "
              "unchanged; 3 draws under ci (was 2).",),
-    plot=lambda path: _plot_l43(path),
+    plot=plot_l43("signgd.lemma4_3.item4"),
     asymptotic="s (the signals' motion shrinks with s)",
     alternatives=(
         rival("double_counted", rate_double_counted, "the motion ~ s^-1 (the step's s^-1/2 "

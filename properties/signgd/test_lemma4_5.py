@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import example, given
 
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
-from properties.signgd.figures import _plot_softmax
+from properties.signgd.figures import plot_softmax
 from properties.signgd.runs import _SETTING, S2_CANON, S2_RUN, S2_SEEDS, stage2_run
 
 CID = "signgd.lemma4_5"
@@ -84,7 +84,7 @@ register(Claim(
     history=("2026-12-03: moved from the 1.25 t* stage run (4 seeds per draw) to runs.stage2_run "
              "(16 seeds per draw, stopped at the last T_4^-; the same trajectories up to T_4^-); "
              "levels unchanged.",),
-    plot=lambda path: _plot_softmax(path),
+    plot=plot_softmax("signgd.lemma4_5"),
     alternatives=(
         rival("roles_swapped", roles_swapped, "the two softmax outputs' roles exchanged: s_11 "
               "decays, s_21 stays near 1/2", replaces="roles"),

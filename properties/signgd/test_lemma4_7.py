@@ -27,9 +27,11 @@ import numpy as np
 from hypothesis import Phase, example, given
 
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
+from properties import attach_plot
 from properties.check import profile
 from properties.signgd.common import stage4_pairs
 from properties.signgd.runs import _RANGE, _SETTING, _STAGES, H, STAGE_RUN, T32_EXAMPLES, _run
+from properties.signgd.figures import plot_lemma4_7
 from sim import signgd as sim
 
 CID = "signgd.lemma4_7"
@@ -129,6 +131,7 @@ register(Claim(
              "init values (same horizon and T_4^-)", replaces="run"),
     ),
 ))
+attach_plot(CID, plot_lemma4_7)
 
 
 @audits(CID, fails="a few percent of both-wrong pairs have the query noise align first")

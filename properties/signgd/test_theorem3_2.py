@@ -34,7 +34,7 @@ from hypothesis import Phase, example, given
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         check_trend, examples, null, register, rival)
-from properties.signgd.figures import _plot_losses, _plot_softmax
+from properties.signgd.figures import plot_losses, plot_softmax
 from properties.signgd.runs import M_K, M_V, N_SAMPLES, STAGE_RUN, T32_EXAMPLES, _T32, _run
 from sim import signgd as sim
 from theory import signgd as th
@@ -106,7 +106,7 @@ register(Claim(
     history=("2026-12-03: the slope-ratio check (log L_S slopes over [T/2, 3T/4] and [3T/4, T] "
              "within a factor 1.25, a level without provenance) is replaced by the derived "
              "envelope; epsilon 1e-3 unchanged.",),
-    plot=lambda path: _plot_losses(path),
+    plot=plot_losses(CID1),
     alternatives=(
         rival("noise_margin", noise_margin_envelope, "every margin >= 2 V_i: the attention on "
               "the noise patch from the start (the end state taken for the whole run)",
@@ -203,7 +203,7 @@ register(Claim(
              "draw, with the training loss as its control); by the asymptotic policy the single-"
              "size reading is now not-audited. Level 0.1 unchanged; the draws are Theorem 3.2's "
              "shared draws.",),
-    plot=lambda path: _plot_losses(path),
+    plot=plot_losses(CID2),
     alternatives=(
         rival("generalizes", generalizes, "the test loss follows the training loss to its "
               "epsilon 1e-3", replaces="band"),
@@ -398,7 +398,7 @@ register(Claim(
             "'Tends to' is decided by the trend in the training time (asymptotic policy). "
             "Rivals: the signal patch (s -> 1); s_11 staying at 1/2 (Lemma 4.5 carried past "
             "T_4^-); null: attention frozen.",
-    plot=lambda path: _plot_softmax(path),
+    plot=plot_softmax(CID4),
     asymptotic="t (training time: s_11, s_21 fall over the late half of training)",
     history=("2026-12-03: the trend was first fitted to log max s(t) against log t; for s_21 it "
              "was inconclusive (slope -56 +- 60 over [T/2, T] on two drawn configs: a "
