@@ -1,33 +1,99 @@
 """Figures of the topic claims (drawn on demand by the audit report; no work at import).
 
-Imports no claim file (tests/test_layout.py): each figure reads its runs from runs.py.
+Imports no claim file (tests/test_layout.py): each figure reads its runs from runs.py or computes
+a small closed form / exact-loss minimiser; every figure draws under the audit style
+(properties/figstyle.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from properties import figstyle
 from properties.topic.runs import TWO_STAGE, two_stage_run
+from sim import topic as sm
+from theory import topic as th
 
 
 def plot_two_stage(path):
     """Section 5.1 (Figure 4): ||W^V||_F, ||W^K||_F, ||W^Q||_F under Adam from near-zero
     positive init, one element per init scale of the ladder (generator seed 0)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     run = two_stage_run(0)
     R = TWO_STAGE["replicates"]
-    fig, axs = plt.subplots(1, len(TWO_STAGE["scales"]), figsize=(11, 3.3), sharey=True)
-    for i, (ax, s) in enumerate(zip(np.atleast_1d(axs), TWO_STAGE["scales"])):
-        e = i * R
-        for k, c in (("WV", "C0"), ("WK", "C1"), ("WQ", "C2")):
-            ax.plot(run["step"], run[k][:, e], color=c, label=f"||{k}||_F")
-        tv = run["step"][int(np.argmax(run["WV"][:, e] >= 0.9 * run["WV"][:, e].max()))]
-        ax.axvline(tv, ls=":", color="k", lw=0.8)
-        ax.set_title(f"init scale {s:g} (dotted: t_V)")
-        ax.set_xlabel("Adam step")
-    np.atleast_1d(axs)[0].legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    with figstyle.figure(path, 1, len(TWO_STAGE["scales"]), figsize=(11, 3.5),
+                         sharey=True) as (fig, axs):
+        for i, (ax, s) in enumerate(zip(np.atleast_1d(axs), TWO_STAGE["scales"])):
+            e = i * R
+            for k, c in (("WV", "C0"), ("WK", "C1"), ("WQ", "C2")):
+                ax.plot(run["step"], run[k][:, e], color=c, label=f"||{k}||_F")
+            tv = run["step"][int(np.argmax(run["WV"][:, e] >= 0.9 * run["WV"][:, e].max()))]
+            ax.axvline(tv, ls=":", color="k", lw=0.8, label="t_V: ||W^V|| at 90% of its max")
+            ax.set_title(f"init scale {s:g}")
+            ax.set_xlabel("Adam step")
+        np.atleast_1d(axs)[0].set_ylabel("Frobenius norm")
+        np.atleast_1d(axs)[0].legend()
+        fig.suptitle("topic.empirical.two_stage: weight norms under Adam from near-zero "
+                     "positive init (generator seed 0)")
+
+
+def _measured_c1(T, v, tau, p_m, p_c, p_r):
+    """c1 measured from two minimisers of the exact Assumption-1 loss (sim.topic.subset_moments:
+    C M^+ and C M^+ + Z (I - M M^+)), as topic.theorem2.ranges' corrected property measures it
+    (the same few lines, kept here because figures import no claim file)."""
+    mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
+    n = mom["n"]
+    Mp = np.linalg.pinv(mom["M"], rcond=1e-12, hermitian=True)
+    W1 = mom["C"] @ Mp
+    W2 = W1 + np.random.default_rng(0).normal(0, 1, (n, n)) @ (np.eye(n) - mom["M"] @ Mp)
+    topic = np.r_[0, (np.arange(1, n) - 1) // v + 1]
+    own = topic[:, None] == np.arange(1, T + 1)[None, :]
+
+    def u(W):
+        B = W[:, 1:].reshape(n, T, v).sum(-1)
+        return (B * ~own).sum(1) / np.maximum((~own).sum(1), 1) / v
+
+    rows = np.arange(1, n)
+    u1, u2 = u(W1)[rows], u(W2)[rows]
+    c2 = -(W2[rows, 0] - W1[rows, 0]) / (u2 - u1)
+    return float((-W1[rows, 0] - c2 * u1).mean())
+
+
+def plot_theorem2_ranges(path):
+    """topic.theorem2.ranges: c1 against p_r (p_m = 0.5, p_c = 0.05, the reason's example) for
+    three small (T, v): the closed form and c1 measured from the exact loss's minimisers; the
+    printed range c1 < 1 fails past the corrected boundary p_r* = (1 - p_c) a Tv / (1 + a Tv).
+    Right: inside Assumptions 3-4 (T = 100, v = 10, p_m = 0.15, p_c = p_r = 1/2 - eps) c1 < 1
+    fails only for eps below ~1/(4 a T v)."""
+    p_m, p_c, tau = 0.5, 0.05, 1
+    a = 1 - (1 - p_c) * p_m
+    with figstyle.figure(path, 1, 2, figsize=(10.5, 4)) as (fig, axs):
+        ax = axs[0]
+        ax.axhspan(1e-3, 1.0, color="C2", alpha=0.08)
+        ax.axhline(1.0, color="k", lw=1.0, ls="--", label="printed: c1 in (0, 1)")
+        for (T, v), c_ in zip(((2, 1), (2, 2), (4, 3)), ("C0", "C1", "C3")):
+            pr = np.linspace(0.01, 1 - p_c - 0.01, 200)
+            ax.plot(pr, [th.c1(p_m, p_c, x, T, v) for x in pr], color=c_,
+                    label=f"c1 closed form, T = {T}, v = {v}")
+            pm_ = np.linspace(0.05, 1 - p_c - 0.02, 9)
+            ax.plot(pm_, [_measured_c1(T, v, tau, p_m, p_c, x) for x in pm_], "o", color=c_,
+                    ms=4, mfc="none")
+            ps = (1 - p_c) * a * T * v / (1 + a * T * v)
+            ax.axvline(ps, color=c_, ls=":", lw=1.2)
+        ax.plot([], [], "ko", mfc="none", ms=4, label="c1 measured from the loss's minimisers")
+        ax.plot([], [], "k:", label="corrected boundary p_r* (c1 = 1)")
+        ax.set(yscale="log", ylim=(1e-3, 1e2), xlabel="p_r", ylabel="c1",
+               title=f"p_m = {p_m}, p_c = {p_c}: c1 > 1 past p_r*")
+        ax.legend(loc="upper left", fontsize=6.5)
+        T, v, p_m2 = 100, 10, 0.15
+        eps = np.logspace(-7, np.log10(0.45), 200)
+        a2 = 1 - (1 - (0.5 - eps)) * p_m2
+        c1s = [th.c1(p_m2, 0.5 - e, 0.5 - e, T, v) for e in eps]
+        axs[1].loglog(eps, c1s, color="C0", label="c1 (closed form)")
+        axs[1].axhline(1.0, color="k", lw=1.0, ls="--", label="printed bound c1 < 1")
+        axs[1].axvline(1 / (4 * a2[0] * T * v), color="C1", ls=":",
+                       label="eps = 1/(4 a T v)")
+        axs[1].set(xlabel="eps = 1/2 - p_r (p_c = p_r)", ylabel="c1",
+                   title="inside Assumptions 3-4 (T = 100, v = 10, p_m = 0.15)")
+        axs[1].legend(loc="upper right")
+        fig.suptitle("topic.theorem2.ranges: c1 = p_r / ((1 - p_c - p_r)(1 - (1 - p_c) p_m) T v) "
+                     "is not bounded by 1")

@@ -28,7 +28,9 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         examples, register, rival)
+from properties import attach_plot
 from properties.topic.common import PAPER, small_model
+from properties.topic.figures import plot_theorem2_ranges
 from sim import topic as sm
 from theory import topic as th
 
@@ -140,6 +142,7 @@ register(Claim(
               "the right-hand side of the criterion dropped)", replaces="boundary"),
     ),
 ))
+attach_plot(CID, plot_theorem2_ranges)
 
 
 @st.composite
