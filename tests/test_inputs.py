@@ -35,6 +35,7 @@ import sim.signgd as SG
 import sim.topic as ST
 import sim.transformer as TR
 import theory.joma as TJ
+import theory.signgd as TS
 import theory.topic as TT
 
 TIMEOUT = 20.0           # s per call: a valid small call takes well under 1 s
@@ -414,6 +415,39 @@ _add(_tr_loss_per_seed, dict(task="next", tokens=torch.arange(6).reshape(1, 2, 3
 _add(_tr_accuracy, {}, {"model": [None], "tokens": [None, torch.zeros(2, 2, 3, dtype=torch.long)],
                         "labels": [None, torch.zeros(1, 3, dtype=torch.long)]},
      name="sim.transformer.accuracy")
+
+
+# ---- theory.signgd, theory.topic ------------------------------------------------------------
+_add(TS.stage1_end, dict(V_mu0=np.zeros(2), V0=np.full((2, 3), -0.1), eta_=0.01,
+                         xi_l1=np.full((2, 3), 2.0)),
+     {"V_mu0": [[NAN, 0.0], np.zeros(3), "v"], "V0": [np.full((2, 3), INF), np.zeros(2)],
+      "eta_": BAD_POS_FLOAT + [np.full(3, 0.01)], "xi_l1": [np.full((2, 3), NAN),
+                                                            np.full((2, 3), -1.0), np.ones((2, 2))]})
+_TP = dict(T_=3, v_=2, p_m_=0.2, p_c_=0.1, p_r_=0.1)
+BAD_TP = {"T_": BAD_SIZE, "v_": BAD_SIZE, "p_m_": BAD_PROB, "p_c_": BAD_PROB,
+          "p_r_": BAD_PROB + [0.95]}
+_add(TT.check_params, dict(_TP, tau_=2), dict({k: v for k, v in BAD_TP.items()},
+                                              T_=BAD_INT, v_=BAD_INT, tau_=[0, 2.5, 4]))
+_add(TT.constants, dict(_TP), dict(BAD_TP, T_=BAD_INT, v_=BAD_INT))
+_add(TT.definition2_dv, dict(_TP), BAD_TP)
+_add(TT.lemma1_row_residual, dict(with_c1=True, bias=0), {"with_c1": ["yes", None],
+                                                          "bias": [NAN, INF, "b", TT.sp.oo]})
+_MEMBER = dict(u_vec=np.zeros(7), spread=np.ones((7, 7)))
+BAD_MEMBER = {"u_vec": [np.full(7, NAN), np.zeros(6), None],
+              "spread": [np.full((7, 7), INF), -np.ones((7, 7)), np.zeros((7, 7)), np.ones((6, 6))]}
+_add(TT.lemma1_member, dict(_TP, **_MEMBER), dict(BAD_TP, with_c1=["yes"], **BAD_MEMBER))
+_add(TT.lemma1_member_with, dict(T_=3, v_=2, c1_=0.1, c2_=1.0, c3_=1.0, **_MEMBER),
+     dict(T_=BAD_SIZE, v_=BAD_SIZE, c1_=BAD_FLOAT, c2_=BAD_FLOAT, c3_=BAD_FLOAT + ["c"],
+          **BAD_MEMBER))
+BAD_W7 = [np.full((7, 7), NAN), np.zeros((6, 6)), np.zeros(7), None]
+_add(TT.lemma1_fit, dict(_TP, W=np.eye(7)), dict(BAD_TP, W=BAD_W7, with_c1=["yes"]))
+_add(TT.lemma1_fit_with, dict(W=np.eye(7), T_=3, v_=2, c1_=0.1, c2_=1.0, c3_=1.0),
+     dict(W=BAD_W7, T_=BAD_SIZE, v_=BAD_SIZE, c1_=BAD_FLOAT, c2_=BAD_FLOAT, c3_=BAD_FLOAT))
+_TB = dict(T_=8, tau_=2, v_=2, p_m_=0.2, p_c_=0.1, p_r_=0.1)
+_add(TT.theorem3_bounds, dict(_TB), dict(BAD_TP, T_=BAD_INT, v_=BAD_INT, tau_=[0, 2.5, 9],
+                                         proof_constant=["yes", None]))
+_add(TT.theorem5_bounds, dict(_TB, v_=100), dict(BAD_TP, T_=BAD_INT, v_=[0, 1, 2, 2.5],
+                                                 tau_=[0, 2.5, 9]))
 
 
 def _child(conn, fn, kwargs, limit):

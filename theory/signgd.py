@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from theory import validate as chk
+
 t, eta, s, sigma_p, xi1 = sp.symbols("t eta s sigma_p xi_l1", positive=True)
 Vmu0, Vi0 = sp.symbols("V_mu0 V_i0", real=True)
 s11, s21, Vmu, Vi = sp.symbols("s11 s21 V_mu V_i", real=True)
@@ -48,7 +50,22 @@ crossing_time = sp.lambdify((Vmu0, Vi0, eta, xi1), D_CROSS, "numpy")
 
 def stage1_end(V_mu0, V0, eta_, xi_l1):
     """T_1 from the init: V_mu0 (S,), V0 (S, n), xi_l1 (S, n) = ||xi_i||_1; returns (S,) floats
-    (inf where some sample has ||xi_i||_1 <= 1 and D_i(0) <= 0: its D_i never grows)."""
+    (inf where some sample has ||xi_i||_1 <= 1 and D_i(0) <= 0: its D_i never grows).  eta_ is
+    a number > 0 or an array of them broadcastable to V0's leading shape (one per instance)."""
+    a_mu = chk.finite_array("V_mu0", V_mu0)
+    a_v = chk.finite_array("V0", V0, ndim=a_mu.ndim + 1)
+    a_xi = chk.finite_array("xi_l1", xi_l1, lo=0)
+    if a_v.shape[:-1] != a_mu.shape or a_v.shape[-1] < 1:
+        raise ValueError(f"stage1_end: V0 must be (S, n) with V_mu0 (S,), got V0 {a_v.shape} and "
+                         f"V_mu0 {a_mu.shape}")
+    if a_xi.shape != a_v.shape:
+        raise ValueError(f"stage1_end: xi_l1 must have V0's shape {a_v.shape}, got {a_xi.shape}")
+    a_eta = chk.finite_array("eta_", eta_, lo=0, lo_open=True)
+    try:
+        np.broadcast_shapes(a_eta.shape + (1,), a_v.shape)
+    except ValueError:
+        raise ValueError(f"stage1_end: eta_ must be a number or one per instance (shape "
+                         f"{a_mu.shape}), got shape {a_eta.shape}") from None
     V_mu0, V0, xi_l1 = (np.asarray(x, dtype=np.float64) for x in (V_mu0, V0, xi_l1))
     D0 = V0 - V_mu0[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -57,6 +57,8 @@ def lemma1_row_residual(with_c1: bool = True, bias: sp.Expr = 0):
     both coefficients vanish.  Row i: W_i0 = -c1 - c2 u (or -c2 u without c1), own-topic block
     sum c3 + u v, every other block sum u v.  Since P_S = 1/(tau v) on the words of S,
     sum_l W_il P_S(l) = (tau u v + c3 x_in)/(tau v) and sum_l W_il = T u v + c3."""
+    chk.flag("with_c1", with_c1)
+    _sym_or_number("bias", bias)
     w_i0 = -(C1 if with_c1 else 0) - C2 * u
     out = S_ * w_i0 + A_ * (tau * u * v + C3 * x_in) / (tau * v) + R_ * (T * u * v + C3) + bias
     target = x_in / (tau * v)
@@ -85,6 +87,35 @@ def min_loss():
 
 
 # ---- numeric helpers ----------------------------------------------------------------------
+def _sym_or_number(name, x):
+    """A sympy expression passes (symbols allowed); a number must be finite."""
+    if isinstance(x, sp.Basic):
+        if x.is_number and not x.is_finite:
+            raise ValueError(f"{name} must be finite (a sympy expression or a finite number), got {x}")
+        return x
+    return chk.number(name, x)
+
+
+def _dense(where, T_, v_):
+    """T_ v_ + 1 squared below the element cap (a dense (Tv+1) x (Tv+1) matrix)."""
+    chk.elements(where, T_v_plus_1=T_ * v_ + 1, Tv_plus_1=T_ * v_ + 1)
+    return T_ * v_ + 1
+
+
+def _member_args(where, T_, v_, u_vec, spread):
+    n = _dense(where, T_, v_)
+    u = chk.finite_array("u_vec", u_vec, ndim=1)
+    if u.shape != (n,):
+        raise ValueError(f"{where}: u_vec must have length Tv+1 = {n}, got {u.shape}")
+    sp_ = chk.finite_array("spread", spread, ndim=2, lo=0)
+    if sp_.shape != (n, n):
+        raise ValueError(f"{where}: spread must be (Tv+1, Tv+1) = ({n}, {n}), got {sp_.shape}")
+    if not np.all(sp_[:, 1:].reshape(n, T_, v_).sum(-1) > 0):
+        raise ValueError(f"{where}: spread must have a positive sum over every block of v columns "
+                         f"in every row (its weights are normalised per block)")
+
+
+
 _SYMS = (p_m, p_c, p_r, T, v, tau)
 
 
@@ -158,13 +189,19 @@ def lemma1_member(T_, v_, p_m_, p_c_, p_r_, u_vec, spread, with_c1=True):
     """A member of the Lemma 1 family: free constants u_vec (length Tv+1) and, for the split of
     each block sum over its v entries, `spread` (n x n array of weights; rows of each block are
     normalised to sum to one).  with_c1=False gives Theorem 1's family (the -c1 term removed)."""
+    chk.flag("with_c1", with_c1)
     cc = constants(p_m_, p_c_, p_r_, T_, v_)
+    _member_args("lemma1_member", T_, v_, u_vec, spread)
     return lemma1_member_with(T_, v_, cc["c1"] if with_c1 else 0.0, cc["c2"], cc["c3"], u_vec,
                               spread)
 
 
 def lemma1_member_with(T_, v_, c1_, c2_, c3_, u_vec, spread):
     """`lemma1_member` with the constants given explicitly (c1_ = 0: Theorem 1's family)."""
+    check_params(T_=T_, v_=v_, where="lemma1_member_with")
+    for name, val in (("c1_", c1_), ("c2_", c2_), ("c3_", c3_)):
+        chk.number(name, val)
+    _member_args("lemma1_member_with", T_, v_, u_vec, spread)
     n = T_ * v_ + 1
     u_vec = np.asarray(u_vec, dtype=np.float64)
     topic = np.r_[0, (np.arange(1, n) - 1) // v_ + 1]
@@ -180,15 +217,28 @@ def lemma1_member_with(T_, v_, c1_, c2_, c3_, u_vec, spread):
     return W
 
 
+def _fit_args(where, W, T_, v_):
+    n = _dense(where, T_, v_)
+    Wa = chk.finite_array("W", W, ndim=2)
+    if Wa.shape != (n, n):
+        raise ValueError(f"{where}: W must be (Tv+1, Tv+1) = ({n}, {n}), got {Wa.shape}")
+
+
 def lemma1_fit(W: np.ndarray, T_: int, v_: int, p_m_, p_c_, p_r_, with_c1=True):
     """Distance of W from the Lemma 1 family: fit each row's u by least squares to the T + 1
     linear conditions (column 0 and the T block sums) and return (u, residuals (n, T+1))."""
+    chk.flag("with_c1", with_c1)
     cc = constants(p_m_, p_c_, p_r_, T_, v_)
+    _fit_args("lemma1_fit", W, T_, v_)
     return lemma1_fit_with(W, T_, v_, cc["c1"] if with_c1 else 0.0, cc["c2"], cc["c3"])
 
 
 def lemma1_fit_with(W: np.ndarray, T_: int, v_: int, c1_, c2_, c3_):
     """`lemma1_fit` with the constants given explicitly (c1_ = 0: Theorem 1's conditions)."""
+    check_params(T_=T_, v_=v_, where="lemma1_fit_with")
+    for name, val in (("c1_", c1_), ("c2_", c2_), ("c3_", c3_)):
+        chk.number(name, val)
+    _fit_args("lemma1_fit_with", W, T_, v_)
     n = T_ * v_ + 1
     topic = np.r_[0, (np.arange(1, n) - 1) // v_ + 1]
     B = W[:, 1:].reshape(n, T_, v_).sum(-1)  # block sums (n, T)
@@ -203,7 +253,8 @@ def lemma1_fit_with(W: np.ndarray, T_: int, v_: int, c1_, c2_, c3_):
 
 def theorem3_bounds(T_, tau_, v_, p_m_, p_c_, p_r_, proof_constant=False):
     """(lambda1 (tau - 1), lambda2 T) of Theorem 3 (or the proof's Case-1 constant)."""
-    check_params(T_=T_, tau_=tau_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="theorem3_bounds")
+    check_params(T_=T_, tau_=tau_, v_=v_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="theorem3_bounds")
+    chk.flag("proof_constant", proof_constant)
     l1 = (lambda1_proof if proof_constant else lambda1)(p_m_, p_c_, p_r_)
     return l1 * (tau_ - 1), lambda2(p_m_, p_c_, p_r_) * T_
 
