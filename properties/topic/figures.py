@@ -97,3 +97,57 @@ def plot_theorem2_ranges(path):
         axs[1].legend(loc="upper right")
         fig.suptitle("topic.theorem2.ranges: c1 = p_r / ((1 - p_c - p_r)(1 - (1 - p_c) p_m) T v) "
                      "is not bounded by 1")
+
+
+def _word_block_heatmap(ax, W, T, v, title):
+    """The word block (rows/columns 1..Tv) of a (Tv+1, Tv+1) matrix, topic blocks outlined."""
+    B = np.asarray(W)[1:, 1:]
+    lim = float(np.abs(B).max()) or 1.0
+    im = ax.imshow(B, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+    for k in range(1, T):
+        ax.axhline(k * v - 0.5, color="k", lw=0.6)
+        ax.axvline(k * v - 0.5, color="k", lw=0.6)
+    ax.set_xticks([v * k + (v - 1) / 2 for k in range(T)], [f"topic {k + 1}" for k in range(T)],
+                  fontsize=6.5, rotation=45)
+    ax.set_yticks([])
+    ax.grid(False)
+    ax.set_title(title, fontsize=8.5)
+    return im
+
+
+def plot_embedding_block(path):
+    """topic.empirical.embedding_block: the word block of W^E^T W^E after training, for the four
+    (loss, optimizer) settings of the claim (the cached run of generator seed 0, the claim's
+    explicit example), each titled with its block contrast (runs.embedding_contrast)."""
+    from properties.topic.runs import EMBEDDING, embedding_contrast, train_embedding
+    E = train_embedding(0)  # (settings, S, n, n)
+    T, v = EMBEDDING["T"], EMBEDDING["v"]
+    ns = len(EMBEDDING["settings"])
+    with figstyle.figure(path, 1, ns, figsize=(2.9 * ns, 3.4)) as (fig, axs):
+        for ax, (loss, opt, lr), Ek in zip(np.atleast_1d(axs), EMBEDDING["settings"], E):
+            c = float(embedding_contrast(Ek[0]))
+            im = _word_block_heatmap(ax, Ek[0], T, v,
+                                     f"{loss} loss, {opt} lr {lr:g}\nblock contrast {c:.2f}")
+            fig.colorbar(im, ax=ax, shrink=0.7)
+        fig.suptitle("topic.empirical.embedding_block: W^E^T W^E (word block) after training, "
+                     f"T = {T} topics x v = {v} words (generator seed 0)")
+
+
+def plot_wv_diagonal_no_l2(path):
+    """topic.empirical.wv_diagonal_no_l2: the word block of the trained W^V without L2 (the
+    claim's run), with the claim's reference ridge lam = 1e-3, and at init (the untrained null),
+    generator seed 0 (the explicit example; cached runs), each titled with its diagonal excess
+    (runs.diagonal_excess: (diagonal - same-topic off-diagonal) / (c3/v))."""
+    from properties.topic.runs import WV_DIAGONAL, diagonal_excess, train_wv_diagonal
+    T, v = WV_DIAGONAL["T"], WV_DIAGONAL["v"]
+    runs = (("no L2 (the claim)", train_wv_diagonal(0)),
+            ("L2 lam = 1e-3 (the claim's reference ridge)", train_wv_diagonal(0, lam=1e-3)),
+            ("untrained (init)", train_wv_diagonal(0, steps=0)))
+    with figstyle.figure(path, 1, 3, figsize=(10.5, 3.8)) as (fig, axs):
+        for ax, (lab, r) in zip(axs, runs):
+            W = r["WV"][0]
+            im = _word_block_heatmap(ax, W, T, v,
+                                     f"{lab}\ndiagonal excess {float(diagonal_excess(W)):.2f}")
+            fig.colorbar(im, ax=ax, shrink=0.7)
+        fig.suptitle("topic.empirical.wv_diagonal_no_l2: trained W^V (word block), one-hot "
+                     "embeddings, uniform attention (generator seed 0)")

@@ -19,7 +19,9 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from properties import attach_plot
 from properties import Claim, audits, check_at_least, examples, null, register
+from properties.topic.figures import plot_embedding_block
 from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, EMPIRICAL_FALSE_FAIL, normal_bound
 from properties.topic.runs import (EMBEDDING, EMBEDDING_CALIBRATION, embedding_contrast,
                                    train_embedding)
@@ -92,6 +94,7 @@ register(Claim(
              "structure read against the wrong topics", replaces="train"),
     ),
 ))
+attach_plot(CID, plot_embedding_block)
 
 
 @audits(CID)

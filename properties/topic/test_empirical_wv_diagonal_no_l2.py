@@ -24,7 +24,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy import stats
 
+from properties import attach_plot
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register
+from properties.topic.figures import plot_wv_diagonal_no_l2
 from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, normal_bound
 from properties.topic.runs import (WV_DIAGONAL, WV_DIAGONAL_CALIBRATION, diagonal_excess,
                                    train_wv_diagonal)
@@ -94,6 +96,7 @@ register(Claim(
              "(block-uniform, no diagonal excess)", replaces="train"),
     ),
 ))
+attach_plot(CID, plot_wv_diagonal_no_l2)
 
 
 @audits(CID)
