@@ -151,3 +151,39 @@ def plot_wv_diagonal_no_l2(path):
             fig.colorbar(im, ax=ax, shrink=0.7)
         fig.suptitle("topic.empirical.wv_diagonal_no_l2: trained W^V (word block), one-hot "
                      "embeddings, uniform attention (generator seed 0)")
+
+
+def plot_theorem2(path):
+    """topic.theorem2 at the paper's size (T = 10, v = 10, tau = 3, p = (0.15, 0.1, 0.1)): the
+    lambda -> 0 limit C M^+ of the ridge minimisers of the exact Assumption-1 loss next to the
+    printed W* (their difference is round-off), and ||C (M + lambda I)^-1 - W||_F against
+    lambda for W = W* (-> 0 at rate lambda) and W = Definition 2's D^V (another minimiser of
+    the unregularised loss: the ridge does not select it)."""
+    from properties.topic.common import PAPER
+    T, v, tau, p_m, p_c, p_r = PAPER
+    mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
+    W0 = sm.min_norm_minimiser(mom)
+    Ws = th.theorem2_wstar(T, v, p_m, p_c, p_r)
+    Dv = th.definition2_dv(T, v, p_m, p_c, p_r)
+    lams = np.logspace(-8, 0, 13)
+    Wl = [sm.ridge_minimiser(mom, lam) for lam in lams]
+    e_s = [float(np.linalg.norm(W - Ws)) for W in Wl]
+    e_d = [float(np.linalg.norm(W - Dv)) for W in Wl]
+    lim = float(np.abs(Ws).max())
+    with figstyle.figure(path, 1, 3, figsize=(12, 3.9),
+                         gridspec_kw=dict(width_ratios=(1, 1, 1.25))) as (fig, axs):
+        for ax, W, ttl in ((axs[0], W0, "C M^+ (ridge minimiser, lambda -> 0)"),
+                           (axs[1], Ws, "printed W* (Theorem 2)")):
+            im = ax.imshow(W, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+            ax.set_title(ttl)
+            ax.grid(False)
+            ax.set(xlabel="column (index 0: [MASK]; words 1..Tv by topic)", ylabel="row")
+        fig.colorbar(im, ax=axs[:2], shrink=0.8)
+        axs[2].loglog(lams, e_s, "o-", label="||W_lambda - W*||_F (printed W*)")
+        axs[2].loglog(lams, e_d, "s--", label="||W_lambda - D^V||_F (Definition 2's member)")
+        axs[2].loglog(lams, 3 * e_s[0] * lams / lams[0], "k:", lw=1.0, label="slope 1 (reference)")
+        axs[2].set(xlabel="ridge lambda", ylabel="Frobenius distance",
+                   title=f"max |C M^+ - W*| = {float(np.abs(W0 - Ws).max()):.1e}")
+        axs[2].legend(loc="lower right")
+        fig.suptitle(f"topic.theorem2: the L2 -> 0 minimiser of the exact loss is the printed W* "
+                     f"(T = {T}, v = {v}, tau = {tau}, p = {(p_m, p_c, p_r)})")

@@ -19,9 +19,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
+from properties import attach_plot
 from properties import (Claim, Tolerance, audits, check_close, check_trend, examples, null,
                         register, rival)
 from properties.topic.common import PAPER, SEED, SETTING, constants, mu_range, setup, small_model
+from properties.topic.figures import plot_theorem2
 from sim import topic as sm
 from theory import topic as th
 
@@ -138,6 +140,7 @@ register(Claim(
              "random null-space component", replaces="minimiser"),
     ),
 ))
+attach_plot(CID, plot_theorem2)
 
 
 @audits(CID)
