@@ -25,6 +25,49 @@ from scipy import integrate, optimize, special, stats
 
 from theory import validate as chk
 
+
+def _fin(name, val, **kw):
+    """val as a float64 array, if finite (theory.validate.finite_array)."""
+    return chk.finite_array(name, val, **kw)
+
+
+def _expr(name, e):
+    if not isinstance(e, sp.Expr):
+        raise ValueError(f"{name} must be a sympy expression, got {type(e).__name__}")
+    return e
+
+
+def _sym_or_number(name, val, lo=None, hi=None):
+    """A sympy expression with free symbols passes; a number (python or sympy) must be finite
+    (and in [lo, hi] where given)."""
+    if isinstance(val, sp.Basic) and val.free_symbols:
+        return val
+    if isinstance(val, sp.Basic):
+        if not (val.is_number and val.is_real and val.is_finite):
+            raise ValueError(f"{name} must be a finite real number or a sympy symbol, got {val}")
+        val = float(val)
+    return chk.number(name, val, lo=lo, hi=hi)
+
+
+def _sym_or_int(name, val, lo=None, hi=None):
+    """A sympy expression with free symbols passes; otherwise an integer in [lo, hi]."""
+    if isinstance(val, sp.Basic) and val.free_symbols:
+        return val
+    if isinstance(val, sp.Integer):
+        val = int(val)
+    return chk.integer(name, val, lo=lo, hi=hi)
+
+
+def _scalar(name, val, **kw):
+    """chk.number, also for a 0-d numpy array (a scalar that went through np.asarray)."""
+    if isinstance(val, np.ndarray) and val.ndim == 0 and val.dtype.kind in "iuf":
+        val = val.item()
+    return chk.number(name, val, **kw)
+
+
+def _callable(name, f):
+    return chk.function(name, f)
+
 #==================================================================================================
 # Sections 2-3: Theorems 1-2 (Eqns. 1-4, Appendix A.2)
 #==================================================================================================
@@ -61,6 +104,7 @@ THEOREM1_LINEAR_WRONG = z - s2
 
 def lambdify_invariant(expr):
     """Numeric version of an invariant, broadcasting over numpy arrays."""
+    _expr("expr", expr)
     syms = sorted(expr.free_symbols, key=lambda s: s.name)
     f = sp.lambdify(syms, expr, "numpy")
     names = [s.name for s in syms]
@@ -87,6 +131,7 @@ def softmax_sum_drift(expr):
     """What an invariant predicts for d/dt 1^T z_m, given that 1^T bbar_m = 1 and
     sum_l s2_l = n2: the coefficient of the growth of n2.  Softmax attention conserves 1^T z
     exactly (1^T (diag(b) - b b^T) = 0 when 1^T b = 1), so a correct invariant gives 0."""
+    _expr("expr", expr)
     # sum over components of I = 1^T z - (coefficient) n2:  replace z -> Z, s2 -> n2, bbar -> 1
     Z = sp.Symbol("Z")
     summed = expr.subs({z: Z, s2: n2, bbar: 1})
@@ -125,6 +170,17 @@ def theorem2_ratio_check(vs, deltas, term):
     term(v_l) - (Delta_l / Delta_{l*}) term(v_{l*}) for every l (zero where Eqn. 4 holds)."""
     import numpy as np
 
+    _callable("term", term)
+    va = _fin("vs", vs)
+    da = _fin("deltas", deltas)
+    if va.ndim < 1 or va.shape[-1] < 1:
+        raise ValueError(f"vs must be an array (..., l) with at least one component, got {va.shape}")
+    try:
+        db = np.broadcast_to(da, va.shape)
+    except ValueError:
+        raise ValueError(f"deltas must broadcast to vs's shape {va.shape}, got {da.shape}") from None
+    if np.any(np.abs(db).max(-1) == 0):
+        raise ValueError("deltas must have a nonzero entry in every row (Delta_{l*} divides)")
     vs = np.asarray(vs, dtype=np.float64)
     deltas = np.broadcast_to(np.asarray(deltas, dtype=np.float64), vs.shape)
     lstar = np.argmax(np.abs(deltas), axis=-1)
@@ -171,11 +227,13 @@ _HALF = sp.Rational(1, 2)
 def M(r) -> sp.Matrix:
     """Definition 1: M(rho) = 1/2 [[1+rho, 1-rho], [1-rho, 1+rho]]; M(rho) = P_{beta|alpha}
     (Eqn 88, rows = child value 0/1, columns = parent value 0/1) in HBLT(rho) (Definition 2)."""
+    _sym_or_number("r", r, lo=-1, hi=1)
     return _HALF * sp.Matrix([[1 + r, 1 - r], [1 - r, 1 + r]])
 
 
 def p(r) -> sp.Matrix:
     """Definition 1: p(rho) = 1/2 [1+rho, 1-rho]^T (the law [P(y=0), P(y=1)] of a binary y)."""
+    _sym_or_number("r", r, lo=-1, hi=1)
     return _HALF * sp.Matrix([1 + r, 1 - r])
 
 
@@ -195,12 +253,15 @@ def lemma7_residuals() -> dict[str, sp.Matrix]:
     }
 
 
+LEMMA8_MAX_K = 12  # 2^11 products per entry: seconds in sympy; the claims use k <= 6
+
+
 def lemma8_residuals(k: int) -> dict[str, sp.Matrix]:
     """Lemma 8 for a descendant chain alpha > beta_1 > ... > gamma of k edges with uncertainty
     parameters rho_1..rho_k: both the matrix product (Eqn 90) and the explicit sum over the
     intermediate latents (Eqn 91) equal M(rho_1 ... rho_k).  Residuals must simplify to 0."""
-    if not isinstance(k, int) or k < 1:
-        raise ValueError(f"k (chain length in edges) must be an int >= 1, got {k!r}")
+    # 2^(k-1) terms per entry: k is capped so that a typo cannot start an endless expansion
+    chk.integer("k (chain length in edges)", k, lo=1, hi=LEMMA8_MAX_K)
     rs = sp.symbols(f"r1:{k + 1}", real=True)
     target = M(sp.Mul(*rs))
     prod = sp.eye(2)
@@ -226,9 +287,16 @@ def lemma8_residuals(k: int) -> dict[str, sp.Matrix]:
 # ------------------------------------------------------------------------------------------
 # Theorem 5
 # ------------------------------------------------------------------------------------------
+MAX_DEPTH = 10 ** 4  # tree depth L accepted by the closed forms (sympy powers rho^(L-1))
+
+
 def theorem5_expr(r=rho, r0=rho0, h=H, depth=L):
     """Theorem 5 / Eqn 108: P[y_l=1|y_m=1] = 1/2 (1 + rho^{2H} - 2 rho^{L-1} rho_0) /
     (1 - rho^{L-1} rho_0), as a function of rho_0 (whose definition is the erratum)."""
+    _sym_or_number("r", r, lo=-1, hi=1)
+    _sym_or_number("r0", r0, lo=-1, hi=1)
+    _sym_or_int("h (H)", h, lo=1)
+    _sym_or_int("depth (L)", depth, lo=2, hi=MAX_DEPTH)
     return _HALF * (1 + r ** (2 * h) - 2 * r ** (depth - 1) * r0) / (1 - r ** (depth - 1) * r0)
 
 
@@ -236,8 +304,12 @@ def theorem5_via_proof(h: int, depth: int, r=rho, r0=rho0):
     """Eqns 93-97 and 107 for integer H, L: P_{b1 b2} = M(rho^H) D(c) M(rho^H)^T with
     D(c) = diag(p(rho_c)), rho_c = rho_{c|1} rho_0 = rho^{L-1-H} rho_0 (Eqn 106), then
     P[y_l=1|y_m=1] = P[1,1] / (P[0,1] + P[1,1]).  Returns the sympy expression."""
+    chk.integer("depth (L)", depth, lo=2, hi=MAX_DEPTH)
+    chk.integer("h (H)", h)
+    _sym_or_number("r", r, lo=-1, hi=1)
+    _sym_or_number("r0", r0, lo=-1, hi=1)
     if not (1 <= h <= depth - 1):
-        raise ValueError(f"H must be in [1, L-1] (CLA a binary latent), got H={h}, L={depth}")
+        raise ValueError(f"h (H) must be in [1, L-1] (CLA a binary latent), got H={h}, L={depth}")
     rc = r ** (depth - 1 - h) * r0
     D = sp.diag(*p(rc))
     P = M(r ** h) * D * M(r ** h).T
@@ -249,6 +321,8 @@ theorem5_numeric.__doc__ = "Eqn 108 in numpy: theorem5_numeric(rho, rho0, H, L) 
 
 
 def _check_q_p0(q, p0):
+    _fin("p0", p0)
+    _fin("q", q)
     q = np.asarray(q, dtype=np.float64)
     p0 = np.asarray(p0, dtype=np.float64)
     if p0.ndim != 1 or p0.size < 1:
@@ -275,22 +349,43 @@ def rho0_corrected(q, p0):
 
 
 def _check_HL(h, depth):
+    hf, df = _fin("h (H)", h), _fin("depth (L)", depth)
+    for name, a in (("h (H)", hf), ("depth (L)", df)):
+        if np.any(a != np.round(a)):
+            raise ValueError(f"{name} must be integer-valued, got {a}")
+    if np.any(df > MAX_DEPTH):
+        raise ValueError(f"depth (L) must be <= {MAX_DEPTH}, got max {df.max()}")
     h = np.asarray(h)
     depth = np.asarray(depth)
     if np.any(depth < 2) or np.any(h < 1) or np.any(h > depth - 1):
-        raise ValueError("need L >= 2 and 1 <= H <= L-1 (CLA a binary latent)")
+        raise ValueError("need L >= 2 and 1 <= H <= L-1 (CLA a binary latent): depth (L) in "
+                         "[2, MAX_DEPTH], h (H) in [1, L-1]")
     return h, depth
+
+
+def _check_theorem5(r, rho_0, h, depth, depth_eval):
+    """r in [-1, 1] and a nonzero denominator 1 - r^(L-1) rho_0 of Eqn 108."""
+    ra = _fin("r", r)
+    if np.any(np.abs(ra) > 1):
+        raise ValueError(f"r (rho) must lie in [-1, 1], got {ra}")
+    with np.errstate(all="ignore"):
+        den = 1 - np.asarray(r, dtype=np.float64) ** (np.asarray(depth_eval) - 1) * rho_0
+    if np.any(den == 0):
+        raise ValueError("r = rho and rho_0 make Eqn 108's denominator 1 - rho^(L-1) rho_0 zero "
+                         "(rho = rho_0 = 1: fully deterministic tree, P undefined)")
 
 
 def theorem5_printed(r, q, p0, h, depth):
     """Theorem 5 exactly as printed (Eqn 108 with rho_0 = p_{.|0}^T p_0, probabilities)."""
     h, depth = _check_HL(h, depth)
+    _check_theorem5(r, rho0_printed(q, p0), h, depth, depth)
     return theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_printed(q, p0), h, depth)
 
 
 def theorem5_corrected(r, q, p0, h, depth):
     """Theorem 5 with rho_0 = 2 p_{.|0}^T p_0 - 1 (the proof's own parametrisation)."""
     h, depth = _check_HL(h, depth)
+    _check_theorem5(r, rho0_corrected(q, p0), h, depth, depth)
     return theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), h, depth)
 
 
@@ -298,6 +393,7 @@ def theorem5_alt_levels(r, q, p0, h, depth):
     """Alternative reading: 'total depth L' = number of levels including the leaves (= our L+1),
     with rho_0 corrected. Evaluates Eqn 108 with L -> L+1."""
     h, depth = _check_HL(h, depth)
+    _check_theorem5(r, rho0_corrected(q, p0), h, depth, depth + 1)
     return theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), h, depth + 1)
 
 
@@ -305,6 +401,7 @@ def theorem5_alt_top_depth(r, q, p0, h, depth):
     """Alternative reading: 'CLA of depth H' = the CLA's level index counted from the root
     (= our L-H), with rho_0 corrected. Evaluates Eqn 108 with H -> L-H."""
     h, depth = _check_HL(h, depth)
+    _check_theorem5(r, rho0_corrected(q, p0), h, depth, depth)
     return theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), depth - h,
                             depth)
 
@@ -314,11 +411,13 @@ def theorem5_alt_top_depth(r, q, p0, h, depth):
 # ------------------------------------------------------------------------------------------
 def eq9_printed(h, depth):
     """Eqn 9 as printed: P[y_l=1|y_m=1] = 1 - H/L + O(eps^2)."""
+    _check_HL(h, depth)
     return 1.0 - np.asarray(h, dtype=np.float64) / np.asarray(depth, dtype=np.float64)
 
 
 def eq9_first_order_coefficient(h, depth):
     """The eps coefficient of Eqn 108 at rho = rho_0 = 1-eps: H(2H-L)/(2L) (sympy series)."""
+    _check_HL(h, depth)
     h = np.asarray(h, dtype=np.float64)
     depth = np.asarray(depth, dtype=np.float64)
     return h * (2 * h - depth) / (2 * depth)
@@ -326,21 +425,34 @@ def eq9_first_order_coefficient(h, depth):
 
 def eq9_corrected(e, h, depth):
     """Corrected Eqn 9: P[y_l=1|y_m=1] = 1 - H/L + H(2H-L)/(2L) eps + O(eps^2)."""
+    ea = _fin("e", e)
+    if np.any((ea < 0) | (ea >= 1)):
+        raise ValueError(f"e (eps = 1 - rho) must lie in [0, 1), got {ea}")
     return eq9_printed(h, depth) + eq9_first_order_coefficient(h, depth) * np.asarray(e)
 
 
 def eq9_second_order_coefficient(h, depth):
     """The eps^2 coefficient: -H(2H-L)(4H-L-3)/(12L); zero at L = 2H (then P = 1/2 exactly)
     and at L = 4H-3 (then the corrected remainder is O(eps^3))."""
+    _check_HL(h, depth)
     h = np.asarray(h, dtype=np.float64)
     depth = np.asarray(depth, dtype=np.float64)
     return -h * (2 * h - depth) * (4 * h - depth - 3) / (12 * depth)
 
 
-@lru_cache(maxsize=None)
 def eq9_series(h: int | None = None, depth: int | None = None, order: int = 3):
     """sympy series of Eqn 108 at rho = rho_0 = 1-eps up to O(eps^order); symbolic H, L if
     h/depth are None."""
+    if depth is not None:
+        chk.integer("depth (L)", depth, lo=2, hi=MAX_DEPTH)
+    if h is not None:
+        chk.integer("h (H)", h, lo=1, hi=None if depth is None else int(depth) - 1)
+    chk.integer("order", order, lo=1, hi=8)
+    return _eq9_series(h, depth, order)
+
+
+@lru_cache(maxsize=None)
+def _eq9_series(h, depth, order):
     hh = H if h is None else sp.Integer(h)
     dd = L if depth is None else sp.Integer(depth)
     f = theorem5_expr(1 - eps, 1 - eps, hh, dd)
@@ -350,6 +462,8 @@ def eq9_series(h: int | None = None, depth: int | None = None, order: int = 3):
 def eq9_remainder_order(h: int, depth: int) -> int | None:
     """Order in eps of Eqn 108 - (1 - H/L + H(2H-L)/(2L) eps): 2 generically, 3 at L = 4H-3,
     None at L = 2H (Eqn 108 = 1/2 identically when rho = rho_0)."""
+    chk.integer("depth (L)", depth, lo=2)
+    chk.integer("h (H)", h, lo=1, hi=int(depth) - 1)
     if depth == 2 * h:
         return None
     return 3 if depth == 4 * h - 3 else 2
@@ -378,6 +492,15 @@ def eq9_remainder_mp(eps_values, h: int, depth: int, linear_coefficient=0, dps: 
     mpmath (`dps` digits) and returned as float64: c = 0 is the printed Eqn 9 remainder,
     c = H(2H-L)/(2L) the corrected one.  `linear_coefficient` may be a float or a Fraction."""
     _check_eq9(h, depth, dps, "eq9_remainder_mp")
+    if isinstance(eps_values, (str, bytes)) or not hasattr(eps_values, "__iter__"):
+        raise ValueError(f"eps_values must be a list of numbers in (0, 1), got {eps_values!r}")
+    eps_values = list(eps_values)
+    chk.elements("eq9_remainder_mp", eps_values=len(eps_values))
+    for i, e in enumerate(eps_values):
+        if not isinstance(e, mpmath.mpf):
+            chk.number(f"eps_values[{i}]", e, lo=0, hi=1, lo_open=True, hi_open=True)
+    if not isinstance(linear_coefficient, mpmath.mpf):
+        chk.number("linear_coefficient", linear_coefficient)
     out = []
     with mpmath.workdps(dps):
         c = mpmath.mpf(linear_coefficient.numerator) / linear_coefficient.denominator \
@@ -431,8 +554,8 @@ class Psi:
     def __post_init__(self):
         if self.kind not in ("step", "sigmoid", "tanh", "bump"):
             raise ValueError(f"psi kind must be step, sigmoid, tanh or bump, got {self.kind!r}")
-        if not (math.isfinite(self.c_minus) and math.isfinite(self.c_plus)):
-            raise ValueError("psi slopes c_minus, c_plus must be finite")
+        chk.number("c_minus", self.c_minus)
+        chk.number("c_plus", self.c_plus)
 
     def __call__(self, x):
         x = np.asarray(x, dtype=np.float64)
@@ -461,6 +584,18 @@ class Psi:
 
 
 RELU = Psi("step", 0.0, 1.0)
+MAX_DIM = 10 ** 6  # dimension n of an isotropic family (its closed forms use Gamma(n/2))
+
+
+_UNSET = object()
+
+
+def _dist_psi(dist=_UNSET, psi=_UNSET):
+    """dist an Isotropic and psi a Psi (each checked when passed)."""
+    if dist is not _UNSET and not isinstance(dist, Isotropic):
+        raise ValueError(f"dist must be an Isotropic, got {type(dist).__name__}")
+    if psi is not _UNSET and not isinstance(psi, Psi):
+        raise ValueError(f"psi must be a Psi, got {type(psi).__name__}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -479,12 +614,10 @@ class Isotropic:
     def __post_init__(self):
         if self.family not in ("gaussian", "student_t", "ball"):
             raise ValueError(f"family must be gaussian, student_t or ball, got {self.family!r}")
-        if not (isinstance(self.n, (int, np.integer)) and self.n >= 1):
-            raise ValueError(f"dimension n must be an int >= 1, got {self.n!r}")
-        if not (self.sigma > 0 and math.isfinite(self.sigma)):
-            raise ValueError(f"sigma must be finite and > 0, got {self.sigma}")
-        if self.family == "student_t" and not (self.nu > 1 and math.isfinite(self.nu)):
-            raise ValueError(f"nu must be finite and > 1 (finite mean), got {self.nu}")
+        chk.integer("dimension n", self.n, lo=1, hi=MAX_DIM)
+        chk.number("sigma", self.sigma, lo=0, lo_open=True)
+        if self.family == "student_t":
+            chk.number("nu (finite mean: > 1)", self.nu, lo=1, lo_open=True)
 
     # unit-direction marginal p_n(s) and its CDF
     def pdf(self, s):
@@ -567,6 +700,9 @@ class Isotropic:
 def p_n_from_p0(dist: Isotropic, y: float) -> float:
     """Eqn 36: p_n(y) = (n-1) pi^{(n-1)/2} / Gamma((n+1)/2) int_0^inf p_0(sqrt(y^2+l^2)) l^{n-2} dl
     (n >= 2); p_n = p_0(|y|) for n = 1."""
+    if not isinstance(dist, Isotropic):
+        raise ValueError(f"dist must be an Isotropic, got {type(dist).__name__}")
+    _scalar("y", y)
     n = dist.n
     if n == 1:
         return float(dist.p0(abs(y)))
@@ -597,8 +733,9 @@ def _quad_split(fn, a, b, cut, scale):
 def theta_y(r: float, k: float, dist: Isotropic, psi: Psi) -> tuple[float, float]:
     """theta_1^y(r; k) = int psi(k s + r) p_n(s) ds and theta_2^y(r; k) = int k s psi(k s + r)
     p_n(s) ds, by 1-D quadrature; k = 1 gives the literal (unit-marginal) Eqns 41-42."""
-    if not (k > 0 and math.isfinite(k)):
-        raise ValueError(f"k = ||R R^T v|| must be finite and > 0, got {k}")
+    _scalar("k = ||R R^T v||", k, lo=0, lo_open=True)
+    _scalar("r", r)
+    _dist_psi(dist, psi)
     a, b = dist.support()
     cut = -r / k  # psi's kink / jump, and the centre of its transition for smooth psi
     pdf, ps = dist.pdf_scalar(), psi.scalar()
@@ -613,12 +750,18 @@ def theta_y(r: float, k: float, dist: Isotropic, psi: Psi) -> tuple[float, float
 
 def theta_unit(r: float, dist: Isotropic, psi: Psi) -> tuple[float, float]:
     """Literal Eqns 41-42 with p_n the unit-direction marginal."""
+    _scalar("r", r)
+    _dist_psi(dist, psi)
     return theta_y(r, 1.0, dist, psi)
 
 
 def theta_step_closed(r, dist: Isotropic, c_minus: float = 0.0, c_plus: float = 1.0):
     """Closed forms for step psi (ReLU / leaky ReLU), literal reading:
     theta_1 = c_- P(s < -r) + c_+ P(s > -r), theta_2 = (c_+ - c_-) T(r), T(r) = int_{-r}^inf s p_n."""
+    _fin("r", r)
+    _dist_psi(dist)
+    chk.number("c_minus", c_minus)
+    chk.number("c_plus", c_plus)
     r = np.asarray(r, dtype=np.float64)
     up = dist.cdf(r)  # P(s > -r) = P(s < r)
     return c_minus * (1 - up) + c_plus * up, (c_plus - c_minus) * dist.upper_first_moment(r)
@@ -651,6 +794,7 @@ theta2_gauss = _lamb(1)
 # Lemma 1 (Eqn 24)
 # --------------------------------------------------------------------------------------------
 def _check_v(v):
+    _fin("v", v, ndim=1)
     v = np.asarray(v, dtype=np.float64)
     if v.ndim != 1 or not np.all(np.isfinite(v)):
         raise ValueError("v must be a finite 1-D vector")
@@ -659,10 +803,24 @@ def _check_v(v):
     return v
 
 
+def _check_xbar_R(v, xi, xbar, R):
+    """xi a finite number, xbar (n,) and R (n, m) finite, n = len(v)."""
+    _scalar("xi", xi)
+    xb = _fin("xbar", xbar, ndim=1)
+    Ra = _fin("R", R, ndim=2)
+    n = np.shape(v)[0]
+    if xb.shape != (n,) or Ra.shape[0] != n:
+        raise ValueError(f"xbar must be ({n},) and R ({n}, m) for v of length {n}, got {xb.shape} "
+                         f"and {Ra.shape}")
+
+
 def lemma1_printed(v, xi, xbar, R, theta1: Callable, theta2: Callable):
     """Eqn 24 as printed: (E[x psi], E[psi]) = (theta1(r)/||v|| xbar + theta2(r)/||v||^3 R R^T v,
     theta1(r)/||v||), r = v^T xbar + xi."""
     v = _check_v(v)
+    _check_xbar_R(v, xi, xbar, R)
+    _callable("theta1", theta1)
+    _callable("theta2", theta2)
     xbar, R = np.asarray(xbar, float), np.asarray(R, float)
     nv = np.linalg.norm(v)
     r = float(v @ xbar + xi)
@@ -674,6 +832,8 @@ def lemma1_corrected(v, xi, xbar, R, dist: Isotropic, psi: Psi):
     """Corrected Eqn 24: E[psi] = theta_1^y(r; k), E[x psi] = theta_1^y xbar + theta_2^y v_R/k^2,
     v_R = R R^T v, k = ||v_R||, theta^y with the density of y = v^T (x - xbar)."""
     v = _check_v(v)
+    _check_xbar_R(v, xi, xbar, R)
+    _dist_psi(dist, psi)
     xbar, R = np.asarray(xbar, float), np.asarray(R, float)
     vR = R @ (R.T @ v)
     k = float(np.linalg.norm(vR))
@@ -684,6 +844,8 @@ def lemma1_corrected(v, xi, xbar, R, dist: Isotropic, psi: Psi):
 
 def lemma1_printed_alt(v, xi, xbar, R, dist: Isotropic, psi: Psi):
     """Eqn 24 as printed under the alternative reading (p_n = density of y' = v^T x')."""
+    _check_xbar_R(_check_v(v), xi, xbar, R)
+    _dist_psi(dist, psi)
     vR = np.asarray(R, float) @ (np.asarray(R, float).T @ _check_v(v))
     k = float(np.linalg.norm(vR))
     return lemma1_printed(v, xi, xbar, R, lambda r: theta_y(r, k, dist, psi)[0],
@@ -692,6 +854,9 @@ def lemma1_printed_alt(v, xi, xbar, R, dist: Isotropic, psi: Psi):
 
 def linear_prediction(xbar, a=None):
     """Negative control: the linear-activation case (psi = 1, theta_1 = 1, theta_2 = 0)."""
+    xb = np.atleast_2d(_fin("xbar", xbar, ndim=(1, 2)))
+    if a is not None and _fin("a", a, ndim=1).shape != (len(xb),):
+        raise ValueError(f"a must have one weight per center ({len(xb)}), got shape {np.shape(a)}")
     xbar = np.atleast_2d(np.asarray(xbar, float))
     a = np.ones(len(xbar)) if a is None else np.asarray(a, float)
     return a @ xbar, float(np.sum(a))
@@ -700,10 +865,22 @@ def linear_prediction(xbar, a=None):
 # --------------------------------------------------------------------------------------------
 # Theorem 3 (Eqn 5) and the xi dynamics (Eqn 50)
 # --------------------------------------------------------------------------------------------
+def _check_centers(v, xi, centers, a):
+    _scalar("xi", xi)
+    C = np.atleast_2d(_fin("centers", centers, ndim=(1, 2)))
+    if C.shape[1] != np.shape(v)[0]:
+        raise ValueError(f"centers must be (c, n) with n = len(v) = {np.shape(v)[0]}, got {C.shape}")
+    if _fin("a", a, ndim=1).shape != (C.shape[0],):
+        raise ValueError(f"a must have one weight per center ({C.shape[0]}), got shape {np.shape(a)}")
+
+
 def printed_eqn50_rhs(v, xi, centers, a, theta1: Callable, theta2: Callable):
     """Eqns 5/50 as printed: v_dot = (1/||v||) sum a_c theta1(r_c) xbar_c + (1/||v||^3) sum a_c
     theta2(r_c) v, xi_dot = (1/||v||) sum a_c theta1(r_c)."""
     v = _check_v(v)
+    _check_centers(v, xi, centers, a)
+    _callable("theta1", theta1)
+    _callable("theta2", theta2)
     C = np.atleast_2d(np.asarray(centers, float))
     a = np.asarray(a, float)
     nv = np.linalg.norm(v)
@@ -715,6 +892,7 @@ def printed_eqn50_rhs(v, xi, centers, a, theta1: Callable, theta2: Callable):
 
 def theorem3_printed(v, xi, centers, a, dist: Isotropic, psi: Psi):
     """Eqn 5 with the literal (unit-marginal) theta_1, theta_2 of Eqns 41-42."""
+    _dist_psi(dist, psi)
     return printed_eqn50_rhs(v, xi, centers, a, lambda r: theta_unit(r, dist, psi)[0],
                              lambda r: theta_unit(r, dist, psi)[1])
 
@@ -723,6 +901,8 @@ def theorem3_corrected(v, xi, centers, a, dist: Isotropic, psi: Psi):
     """sum_c a_c (corrected Lemma 1 for component c), full-space isotropy (R = I):
     v_dot = sum_c a_c [theta_1^y(r_c) xbar_c + theta_2^y(r_c) v/||v||^2], xi_dot = sum a_c theta_1^y."""
     v = _check_v(v)
+    _check_centers(v, xi, centers, a)
+    _dist_psi(dist, psi)
     C = np.atleast_2d(np.asarray(centers, float))
     a = np.asarray(a, float)
     eye = np.eye(len(v))
@@ -741,6 +921,11 @@ def F_lemma2(r: float, theta1: Callable, theta2: Callable, include_constant: boo
     """Eqn 49: F(r) = theta2(0) + int_0^r theta1 (by quadrature).  `breaks`: points where
     theta1 has a kink (for the ball, r = +-sigma, where -r crosses the edge of the support);
     adaptive quadrature loses its accuracy across an unflagged kink."""
+    _scalar("r", r)
+    _callable("theta1", theta1)
+    _callable("theta2", theta2)
+    chk.flag("include_constant", include_constant)
+    _fin("breaks", list(breaks), ndim=1)
     pts = sorted(b for b in breaks if min(0.0, r) < b < max(0.0, r))
     val, _ = integrate.quad(theta1, 0.0, r, epsabs=1e-13, epsrel=1e-12, limit=400,
                             points=pts or None)
@@ -756,6 +941,8 @@ def lemma3_lhs_printed(v, xi, centers, a, theta1, theta2) -> float:
 
 def lemma3_rhs(v, xi, centers, a, F: Callable) -> float:
     """sum_j a_j F(r_j)."""
+    _check_centers(_fin("v", v, ndim=1), xi, centers, a)
+    _callable("F", F)
     r = np.atleast_2d(np.asarray(centers, float)) @ np.asarray(v, float) + xi
     return float(sum(aj * F(float(rj)) for aj, rj in zip(np.asarray(a, float), r)))
 
@@ -763,6 +950,9 @@ def lemma3_rhs(v, xi, centers, a, F: Callable) -> float:
 def mean_residual_H(r, theta1, theta2) -> float:
     """H(r) = F(r)/theta1(r) = r + theta2(r)/theta1(r) (homogeneous phi; equals E[y + r | y > -r]
     for ReLU).  Two-cluster stationary points of Eqn 5 need H(r_+) = H(r_-), r_+ != r_-."""
+    _scalar("r", r)
+    _callable("theta1", theta1)
+    _callable("theta2", theta2)
     with np.errstate(divide="ignore", invalid="ignore"):
         t1 = theta1(r)
         return float(r + theta2(r) / t1) if t1 > 0 else float("inf")
@@ -770,6 +960,10 @@ def mean_residual_H(r, theta1, theta2) -> float:
 
 def mean_residual_argmin(theta1, theta2, lo: float, hi: float) -> float:
     """argmin of H on [lo, hi] (bounded scalar minimisation)."""
+    _callable("theta1", theta1)
+    _callable("theta2", theta2)
+    _scalar("lo", lo)
+    _scalar("hi", hi, lo=float(lo), lo_open=True)
     res = optimize.minimize_scalar(lambda r: mean_residual_H(r, theta1, theta2), bounds=(lo, hi),
                                    method="bounded", options={"xatol": 1e-10})
     return float(res.x)
@@ -781,6 +975,19 @@ def two_cluster_stationary_point(x_plus, x_minus, a_plus, r_plus, theta1, theta2
     theta).  Stationarity forces v = lam (x_+ - x_-), a_+ theta1(r_+) = -a_- theta1(r_-) and
     H(r_+) = H(r_-).  Given r_+ (on the increasing branch of H), find r_- on the other branch;
     returns (v, xi, a_minus, r_minus) or None if H is monotone (no such r_-)."""
+    xpa, xma = _fin("x_plus", x_plus, ndim=1), _fin("x_minus", x_minus, ndim=1)
+    if xpa.shape != xma.shape or np.array_equal(xpa, xma):
+        raise ValueError(f"x_plus and x_minus must be two different points of one dimension, got "
+                         f"shapes {xpa.shape}, {xma.shape}")
+    _scalar("a_plus", a_plus)
+    if a_plus == 0:
+        raise ValueError("a_plus must be nonzero (kappa = a_+ theta1(r_+) divides)")
+    _scalar("r_plus", r_plus)
+    _callable("theta1", theta1)
+    _callable("theta2", theta2)
+    if isinstance(bracket, (str, bytes)) or not hasattr(bracket, "__len__") or len(bracket) != 2:
+        raise ValueError(f"bracket must be a pair (lo, None) with lo finite < 0, got {bracket!r}")
+    _scalar("bracket[0]", bracket[0], hi=0, hi_open=True)
     xp, xm = np.asarray(x_plus, float), np.asarray(x_minus, float)
     Hp = mean_residual_H(r_plus, theta1, theta2)
     g = lambda r: mean_residual_H(r, theta1, theta2) - Hp
@@ -809,14 +1016,23 @@ def two_cluster_stationary_point(x_plus, x_minus, a_plus, r_plus, theta1, theta2
 # --------------------------------------------------------------------------------------------
 # Lemma 4 (Eqn 61)
 # --------------------------------------------------------------------------------------------
+def _check_lemma4(r, dist, c_minus, c_plus):
+    _fin("r", r)
+    _dist_psi(dist)
+    chk.number("c_minus", c_minus)
+    chk.number("c_plus", c_plus)
+
+
 def lemma4_printed(r, dist: Isotropic, c_minus, c_plus):
     """Eqn 61 as printed: (d theta1/dr, d theta2/dr) = ((c_- + c_+) p_n(r), -(c_- + c_+) r p_n(r))."""
+    _check_lemma4(r, dist, c_minus, c_plus)
     p = dist.pdf(r)
     return (c_minus + c_plus) * p, -(c_minus + c_plus) * np.asarray(r) * p
 
 
 def lemma4_corrected(r, dist: Isotropic, c_minus, c_plus):
     """Corrected Eqn 61 (phi' = c_- 1[x<0] + c_+ 1[x>0]): ((c_+ - c_-) p_n(r), -(c_+ - c_-) r p_n(r))."""
+    _check_lemma4(r, dist, c_minus, c_plus)
     p = dist.pdf(r)
     return (c_plus - c_minus) * p, -(c_plus - c_minus) * np.asarray(r) * p
 
@@ -872,13 +1088,15 @@ _G_bound_sym = sp.lambdify(y, G_bound_expr, _MODS)
 
 
 def g(yv):
-    """Lemma 5's g(y) = (1 - e^{-y^2})/y, as -expm1(-y^2)/y (no cancellation for tiny y)."""
+    """Lemma 5's g(y) = (1 - e^{-y^2})/y, as -expm1(-y^2)/y (no cancellation for tiny y); y > 0."""
+    _fin("yv", yv, lo=0, lo_open=True)
     yv = np.asarray(yv, dtype=np.float64)
     return -np.expm1(-yv * yv) / yv
 
 
 def G_bound(yv):
-    """sqrt(2) g(y/sqrt 2) = (2/y)(1 - e^{-y^2/2}) (Lemma 6's intermediate bound)."""
+    """sqrt(2) g(y/sqrt 2) = (2/y)(1 - e^{-y^2/2}) (Lemma 6's intermediate bound); y > 0."""
+    _fin("yv", yv, lo=0, lo_open=True)
     yv = np.asarray(yv, dtype=np.float64)
     return -2.0 * np.expm1(-yv * yv / 2) / yv
 _zeta = sp.lambdify((r, r0, mu), zeta_expr, _MODS)
@@ -888,6 +1106,7 @@ _F0 = sp.lambdify((r, r0), F0_expr, _MODS)
 
 def G(yv):
     """Lemma 6's G(y) = sqrt(2) * Dawson(y / sqrt 2) (overflow-free form of G_expr)."""
+    _fin("yv", yv)
     return math.sqrt(2.0) * special.dawsn(np.asarray(yv, dtype=np.float64) / math.sqrt(2.0))
 
 
@@ -909,21 +1128,51 @@ def lemma6_true_max() -> tuple[float, float]:
 
 def zeta(rv, r0v, muv):
     """Eqn. 76 (vectorised). mu > 0."""
+    _fin("rv", rv)
+    _fin("r0v", r0v)
+    _fin("muv", muv, lo=0, lo_open=True)
     return _zeta(np.asarray(rv, float), np.asarray(r0v, float), np.asarray(muv, float))
 
 
 def M_bound(r0v):
     """Eqn. 77: M(r0) = sqrt(2 pi) + max(2|r0|, |r0| + 1)."""
+    _fin("r0v", r0v)
     r0v = np.asarray(r0v, dtype=np.float64)
     return math.sqrt(2 * math.pi) + np.maximum(2 * np.abs(r0v), np.abs(r0v) + 1)
 
 
 def F0(rv, r0v):
     """Eqn. 81: F(r, r0, 0) = ln((1 - r0)/(1 - r))."""
+    _same_side("rv", rv, "r0v", r0v)
     return _F0(np.asarray(rv, float), np.asarray(r0v, float))
 
 
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(80)
+
+
+def _same_side(rn, rv, r0n, r0v):
+    """r and r0 finite, broadcastable, with 1 not between them (1 - r, 1 - r0 nonzero, one sign)."""
+    a, b = _fin(rn, rv), _fin(r0n, r0v)
+    try:
+        a, b = np.broadcast_arrays(a, b)
+    except ValueError:
+        raise ValueError(f"{rn} and {r0n} must broadcast, got shapes {np.shape(rv)} and "
+                         f"{np.shape(r0v)}") from None
+    if np.any((1 - a) * (1 - b) <= 0):
+        raise ValueError(f"{rn} and {r0n} must be != 1 and on one side of 1 (the integrand "
+                         f"1/(1-x) is singular at 1)")
+
+
+def _deltas(dn, d, d0n, d0):
+    """delta and delta0 finite, nonzero, of one sign, broadcastable."""
+    a, b = _fin(dn, d), _fin(d0n, d0)
+    try:
+        a, b = np.broadcast_arrays(a, b)
+    except ValueError:
+        raise ValueError(f"{dn} and {d0n} must broadcast, got shapes {np.shape(d)} and "
+                         f"{np.shape(d0)}") from None
+    if np.any(a * b <= 0):
+        raise ValueError(f"{dn} and {d0n} must be nonzero and of the same sign")
 
 
 def F_delta(delta, delta0, muv, *, integrand_power: float = 2.0):
@@ -936,6 +1185,9 @@ def F_delta(delta, delta0, muv, *, integrand_power: float = 2.0):
     integrand_power -- 2 is Eqn. 70; any other value p replaces e^{-mu^2 x^2/2} by
     e^{-mu^p |x|^p/2} (a deliberately wrong integrand for negative controls).
     """
+    _deltas("delta", delta, "delta0", delta0)
+    _fin("muv", muv)
+    chk.number("integrand_power", integrand_power, lo=0, lo_open=True)
     d, d0, m = np.broadcast_arrays(np.asarray(delta, float), np.asarray(delta0, float),
                                    np.asarray(muv, float))
     if np.any(d * d0 <= 0):
@@ -955,42 +1207,63 @@ def F_delta(delta, delta0, muv, *, integrand_power: float = 2.0):
 
 def F(rv, r0v, muv):
     """Eqn. 70, F(r, r0, mu) = int_{r0}^{r} e^{-mu^2 x^2/2}/(1-x) dx."""
+    _same_side("rv", rv, "r0v", r0v)
     return F_delta(1.0 - np.asarray(rv, float), 1.0 - np.asarray(r0v, float), muv)
 
 
 def rho_delta(delta, delta0, muv):
     """Eqn. 84: rho = F(1-delta, 1-delta0, mu) - e^{-mu^2/2} ln(delta0/delta)."""
+    _deltas("delta", delta, "delta0", delta0)
+    _fin("muv", muv)
     return F_delta(delta, delta0, muv) - np.exp(-np.asarray(muv, float) ** 2 / 2) * np.log(
         np.asarray(delta0, float) / np.asarray(delta, float))
 
 
 def rho_limit_delta(delta0, muv):
     """lim_{delta -> 0} rho = int_0^{delta0} e^{-mu^2/2} expm1(mu^2 s(2-s)/2)/s ds (finite)."""
+    if np.any(_fin("delta0", delta0) == 0):
+        raise ValueError("delta0 must be finite and nonzero")
     return rho_delta(np.full(np.shape(delta0), 1e-300) * np.sign(delta0), delta0, muv)
 
 
 def log_ratio(delta, delta0):
     """ln(delta(0)/delta(t))."""
+    _deltas("delta", delta, "delta0", delta0)
     return np.log(np.asarray(delta0, float) / np.asarray(delta, float))
 
 
 def lambda_jk(delta_j, delta_j0, mu_j, delta_k, delta_k0, mu_k):
     """Eqn. 87: lambda_jk = e^{-mu_j^2/2} ln(delta_j0/delta_j) - e^{-mu_k^2/2} ln(delta_k0/delta_k)."""
+    _deltas("delta_j", delta_j, "delta_j0", delta_j0)
+    _deltas("delta_k", delta_k, "delta_k0", delta_k0)
+    _fin("mu_j", mu_j)
+    _fin("mu_k", mu_k)
     return (np.exp(-np.asarray(mu_j, float) ** 2 / 2) * log_ratio(delta_j, delta_j0)
             - np.exp(-np.asarray(mu_k, float) ** 2 / 2) * log_ratio(delta_k, delta_k0))
 
 
 def Lambda_jk(lam, mu_k, delta_k, delta_k0):
     """Theorem 4: Lambda_jk = lambda_jk e^{mu_k^2/2} / ln(delta_k0/delta_k)."""
+    _fin("lam", lam)
+    _fin("mu_k", mu_k)
+    _deltas("delta_k", delta_k, "delta_k0", delta_k0)
+    if np.any(np.asarray(delta_k, float) == np.asarray(delta_k0, float)):
+        raise ValueError("delta_k must differ from delta_k0 (ln(delta_k0/delta_k) divides)")
     return lam * np.exp(np.asarray(mu_k, float) ** 2 / 2) / log_ratio(delta_k, delta_k0)
 
 
 def eqn8_ratio(mu_j, mu_k, Lam, *, exponent: float = 0.5):
     """Eqn. 8's right-hand side e^{mu_j^2/2}/e^{mu_k^2/2} (1 + Lambda_jk).
     exponent -- 0.5 as printed; other values give wrong predictions for negative controls."""
+    _fin("mu_j", mu_j)
+    _fin("mu_k", mu_k)
+    _fin("Lam", Lam)
+    chk.number("exponent", exponent)
     return np.exp(exponent * (np.asarray(mu_j, float) ** 2 - np.asarray(mu_k, float) ** 2)) * (1 + Lam)
 
 
 def lambda_bound(r0_j, r0_k):
     """The proof's C_jk = M(r_j(0)) + M(r_k(0))."""
+    _fin("r0_j", r0_j)
+    _fin("r0_k", r0_k)
     return M_bound(r0_j) + M_bound(r0_k)
