@@ -7,6 +7,8 @@ a small closed form / exact-loss minimiser; every figure draws under the audit s
 
 from __future__ import annotations
 
+import matplotlib
+import matplotlib.ticker
 import numpy as np
 
 from properties import figstyle
@@ -187,3 +189,60 @@ def plot_theorem2(path):
         axs[2].legend(loc="lower right")
         fig.suptitle(f"topic.theorem2: the L2 -> 0 minimiser of the exact loss is the printed W* "
                      f"(T = {T}, v = {v}, tau = {tau}, p = {(p_m, p_c, p_r)})")
+
+
+TAU_LADDER = (16, 32, 64, 128, 256)  # the ladder of the Theorem 3 / 5 properties (T = tau^2)
+
+
+def plot_theorem3(path):
+    """topic.theorem3 on the properties' ladder (T = tau^2, v = 10, p = (0.15, 0.1, 0.1)): the
+    optimal gamma* (properties.topic.common.gamma_opt, both [MASK] readings) against the printed
+    bounds lambda1 (tau - 1) < gamma* < lambda2 T and two rival lower bounds."""
+    from properties.topic.common import PAPER_P, gamma_opt
+    v = 10
+    taus = np.array(TAU_LADDER, float)
+    Ts = [int(round(t ** 2)) for t in TAU_LADDER]
+    b = np.array([th.theorem3_bounds(T, t, v, *PAPER_P) for T, t in zip(Ts, TAU_LADDER)])
+    with figstyle.figure(path, figsize=(7.5, 4.4)) as (fig, ax):
+        for mq, mk in (("uniform", "o-"), ("token", "s--")):
+            g = [gamma_opt(T, v, t, *PAPER_P, mq) for T, t in zip(Ts, TAU_LADDER)]
+            ax.loglog(taus, g, mk, lw=2, label=f"gamma* (optimal; [MASK] reading '{mq}')")
+        ax.loglog(taus, b[:, 0], "k-", label="printed lower bound lambda1 (tau - 1)")
+        ax.loglog(taus, b[:, 1], "k-.", label="printed upper bound lambda2 T")
+        ax.loglog(taus, b[:, 0] * (taus - 1), ":", color="C3",
+                  label="rival lower bound lambda1 (tau - 1)^2")
+        ax.loglog(taus, b[:, 0] / (taus - 1) * (np.array(Ts) - 1), "--", color="C5",
+                  label="rival lower bound lambda1 (T - 1)")
+        ax.set(xlabel="tau (topics per document; T = tau^2)", ylabel="gamma",
+               title="the optimal gamma lies between the printed bounds")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xticks(taus, [str(t) for t in TAU_LADDER])
+        ax.legend(fontsize=6.5, loc="upper left")
+        fig.suptitle(f"topic.theorem3: W^V = W*, v = {v}, p = {PAPER_P}")
+
+
+def plot_theorem5(path):
+    """topic.theorem5 on the properties' ladder (T = tau^2, v = 10, p = (0.15, 0.1, 0.1), the
+    'uniform' [MASK] reading): beta* against the printed bounds, and alpha* against
+    c4 beta* / (v - 1) (properties.topic.common.ab_star)."""
+    from properties.topic.common import PAPER_P, ab_star
+    v = 10
+    taus = np.array(TAU_LADDER, float)
+    Ts = [int(round(t ** 2)) for t in TAU_LADDER]
+    ab = np.array([ab_star(T, v, t, *PAPER_P, "uniform") for T, t in zip(Ts, TAU_LADDER)])
+    b = np.array([th.theorem5_bounds(T, t, v, *PAPER_P) for T, t in zip(Ts, TAU_LADDER)])
+    with figstyle.figure(path, 1, 2, figsize=(10.5, 4.2)) as (fig, axs):
+        axs[0].loglog(taus, ab[:, 1], "o-", lw=2, label="beta* (optimal)")
+        axs[0].loglog(taus, b[:, 0], "k-", label="printed lower bound")
+        axs[0].loglog(taus, b[:, 1], "k-.", label="printed upper bound")
+        axs[0].set(ylabel="beta", title="(1 + c4 p_m p_r) v tau/(100 c4) < beta* < c7 (...) v T")
+        axs[1].loglog(taus, ab[:, 0], "o-", lw=2, color="C1", label="alpha* (optimal)")
+        axs[1].loglog(taus, b[:, 2] * ab[:, 1], "k-", label="printed bound c4 beta* / (v - 1)")
+        axs[1].set(ylabel="alpha", title="alpha* < c4 beta* / (v - 1)")
+        for ax in axs:
+            ax.set_xlabel("tau (T = tau^2)")
+            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            ax.set_xticks(taus, [str(t) for t in TAU_LADDER])
+            ax.legend(loc="upper left")
+        fig.suptitle(f"topic.theorem5: W^V = D^V, v = {v}, p = {PAPER_P}, [MASK] reading "
+                     "'uniform'")

@@ -24,9 +24,11 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from properties import attach_plot
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         check_trend, examples, null, register, rival)
 from properties.topic.common import PAPER_P, S2_MODEL, gamma_opt, probs
+from properties.topic.figures import plot_theorem3
 from sim import topic as sm
 from theory import topic as th
 
@@ -133,6 +135,7 @@ register(Claim(
              "topic): beta also weighs [MASK] keys for [MASK] queries", replaces="stage2"),
     ),
 ))
+attach_plot(CID, plot_theorem3)
 
 
 @audits(CID)

@@ -21,9 +21,11 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from properties import attach_plot
 from properties import (Claim, Threshold, audits, check_at_least, check_trend, examples, null,
                         register, rival)
 from properties.topic.common import PAPER_P, S2_MODEL, ab_star
+from properties.topic.figures import plot_theorem5
 from theory import topic as th
 
 CID = "topic.theorem5"
@@ -93,6 +95,7 @@ register(Claim(
               replaces="alpha_side"),
     ),
 ))
+attach_plot(CID, plot_theorem5)
 
 
 @audits(CID)
