@@ -246,3 +246,46 @@ def plot_theorem5(path):
             ax.legend(loc="upper left")
         fig.suptitle(f"topic.theorem5: W^V = D^V, v = {v}, p = {PAPER_P}, [MASK] reading "
                      "'uniform'")
+
+
+def plot_definition2(path):
+    """topic.definition2 at the paper's size (T = 10, v = 10, tau = 3, p = (0.15, 0.1, 0.1)):
+    D^V next to the loss excess L(W) - L(C M^+) of the exact Assumption-1 loss (uniform
+    attention) for D^V, Theorem 2's W* (another minimiser) and the four rival D's of the claim
+    (sign slip on c1, c1 dropped, c3 = 1, [MASK] on the diagonal); a minimiser has excess 0
+    (round-off)."""
+    from properties.topic.common import PAPER
+    T, v, tau, p_m, p_c, p_r = PAPER
+    mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
+    D = np.asarray(th.definition2_dv(T, v, p_m, p_c, p_r), float)
+    cc = th.constants(p_m, p_c, p_r, T, v)
+    c1, c3 = cc["c1"], cc["c3"]
+    rivals = {}
+    R = D.copy(); R[1:, 0] = +c1; rivals["D_i0 = +c1\n(sign slip)"] = R
+    R = D.copy(); R[1:, 0] = 0.0; rivals["D_i0 = 0\n(c1 dropped)"] = R
+    R = D.copy(); np.fill_diagonal(R[1:, 1:], 1.0); rivals["D_ii = 1\n(c3 = 1)"] = R
+    R = D.copy(); R[0, 0] = c3; rivals["D_00 = c3\n([MASK] too)"] = R
+    cands = {"D^V\n(printed)": D,
+             "W*\n(Theorem 2)": np.asarray(th.theorem2_wstar(T, v, p_m, p_c, p_r), float),
+             **rivals}
+    L0 = float(sm.infinite_loss(sm.min_norm_minimiser(mom), mom))
+    ex = np.array([float(sm.infinite_loss(W, mom)) - L0 for W in cands.values()])
+    with figstyle.figure(path, 1, 2, figsize=(11, 4.2),
+                         gridspec_kw=dict(width_ratios=(1, 1.4))) as (fig, axs):
+        lim = float(np.abs(D).max())
+        im = axs[0].imshow(D, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+        axs[0].grid(False)
+        axs[0].set(title=f"D^V: D_i0 = -c1 = {-c1:.3g}, D_ii = c3 = {c3:.3g}",
+                   xlabel="column (index 0: [MASK])", ylabel="row")
+        fig.colorbar(im, ax=axs[0], shrink=0.8)
+        floor = 1e-17
+        cols = ["C0", "C2"] + ["C1"] * len(rivals)
+        axs[1].bar(np.arange(len(ex)), np.maximum(np.abs(ex), floor), color=cols)
+        for k, e in enumerate(ex):
+            axs[1].text(k, max(abs(e), floor) * 1.6, f"{e:.1e}", ha="center", fontsize=7)
+        axs[1].set_xticks(np.arange(len(ex)), list(cands), fontsize=7)
+        axs[1].set(yscale="log", ylim=(floor / 3, 10 * max(np.abs(ex).max(), 1e-3)),
+                   ylabel="|L(W) - L(C M^+)| (exact loss)",
+                   title="minimisers (blue, green) at round-off; rival D's (orange) above")
+        fig.suptitle(f"topic.definition2: D^V is a Stage-1 minimiser (T = {T}, v = {v}, "
+                     f"tau = {tau}, p = {(p_m, p_c, p_r)})")

@@ -16,11 +16,13 @@ import numpy as np
 import torch
 from hypothesis import example, given
 
+from properties import attach_plot
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
 from properties.topic.common import (EXACT_TOL, PAPER, SEED, SETTING, bias_bound, constants,
                                      constants_c1_sign, constants_c3_one, constants_no_c1,
                                      exact_tol, grad, mc_loss, mc_loss_topics_off, mc_model, setup,
                                      small_model)
+from properties.topic.figures import plot_definition2
 from sim import topic as sm
 from theory import topic as th
 
@@ -72,6 +74,7 @@ register(Claim(
              "topics", replaces="documents"),
     ),
 ))
+attach_plot(CID, plot_definition2)
 
 
 @audits(CID)
