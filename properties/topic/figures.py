@@ -289,3 +289,53 @@ def plot_definition2(path):
                    title="minimisers (blue, green) at round-off; rival D's (orange) above")
         fig.suptitle(f"topic.definition2: D^V is a Stage-1 minimiser (T = {T}, v = {v}, "
                      f"tau = {tau}, p = {(p_m, p_c, p_r)})")
+
+
+def plot_theorem4(path):
+    """topic.theorem4 at a small size (T = 4, v = 3, tau = 2, p = (0.15, 0.1, 0.1)): full-batch
+    GD (sim.topic.gd_infinite, step 1/(mu_min + mu_max)) on the unregularised exact loss from
+    three random inits (N(0, 0.5^2), seed 0): the residual of the Lemma 1 family conditions
+    (printed constants) falls with the contraction bound sqrt(v) rho^k ||W0 - C M^+||_F, while
+    the distance to the unique-minimiser reading W* and the residual with c1 dropped stay
+    away from 0 (the limit depends on the init)."""
+    from properties.topic.common import mu_range
+    T, v, tau, (p_m, p_c, p_r) = 4, 3, 2, (0.15, 0.1, 0.1)
+    mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
+    n = mom["n"]
+    cc = th.constants(p_m, p_c, p_r, T, v)
+    mu_min, mu_max = mu_range(mom)
+    lr, rho = 1.0 / (mu_min + mu_max), (mu_max - mu_min) / (mu_max + mu_min)
+    W = np.random.default_rng(0).normal(0, 0.5, (3, n, n))
+    d0 = float(np.linalg.norm(W - sm.min_norm_minimiser(mom), axis=(1, 2)).max())
+    Ws = np.asarray(th.theorem2_wstar(T, v, p_m, p_c, p_r), float)
+    chunk, n_chunks = 2, 50
+    ks, fam, nc1, dws = [0], [], [], []
+
+    def record(W):
+        fam.append([np.abs(th.lemma1_fit_with(w, T, v, cc["c1"], cc["c2"], cc["c3"])[1]).max()
+                    for w in W])
+        nc1.append([np.abs(th.lemma1_fit_with(w, T, v, 0.0, cc["c2"], cc["c3"])[1]).max()
+                    for w in W])
+        dws.append([np.abs(w - Ws).max() for w in W])
+
+    record(W)
+    for i in range(n_chunks):
+        W = sm.gd_infinite(W, mom, steps=chunk, lr=lr)
+        ks.append((i + 1) * chunk)
+        record(W)
+    ks = np.array(ks)
+    with figstyle.figure(path, figsize=(7.5, 4.4)) as (fig, ax):
+        for j in range(3):
+            kw = dict(label=None) if j else {}
+            ax.semilogy(ks, np.array(fam)[:, j], "-", color="C0",
+                        **(kw or dict(label="Lemma 1 family residual (printed c1, c2, c3)")))
+            ax.semilogy(ks, np.array(nc1)[:, j], "--", color="C1",
+                        **(kw or dict(label="family residual with c1 = 0 (rival)")))
+            ax.semilogy(ks, np.array(dws)[:, j], "-.", color="C2",
+                        **(kw or dict(label="max |W - W*| (rival: unique minimiser W*)")))
+        ax.semilogy(ks, np.maximum(np.sqrt(v) * rho ** ks * d0, 1e-17), "k:",
+                    label="bound sqrt(v) rho^k ||W0 - C M^+||_F")
+        ax.set(xlabel="GD step k", ylabel="max abs residual / distance", ylim=(1e-16, None),
+               title=f"GD from 3 random inits, T = {T}, v = {v}, tau = {tau}, rho = {rho:.3f}")
+        ax.legend(loc="center right")
+        fig.suptitle("topic.theorem4: unregularised GD lands in the Lemma 1 family, not on W*")

@@ -21,9 +21,11 @@ import numpy as np
 import torch
 from hypothesis import example, given
 
+from properties import attach_plot
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
 from properties.topic.common import (PAPER, SEED, SETTING, constants, constants_c3_one,
                                      constants_no_c1, mu_range, random_member, setup, small_model)
+from properties.topic.figures import plot_theorem4
 from sim import topic as sm
 from theory import topic as th
 
@@ -88,6 +90,7 @@ register(Claim(
         null("no_steps", gd_no_steps, "optimiser off: zero GD steps", replaces="gd"),
     ),
 ))
+attach_plot(CID, plot_theorem4)
 
 
 @audits(CID)
