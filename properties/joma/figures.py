@@ -68,7 +68,7 @@ def plot_theorem5(path):
                     label=f"printed rho_0, H={h}")
         ax.set_xlabel("rho")
         ax.set_ylabel("P[y_l=1 | y_m=1]")
-        ax.set_title("Theorem 5, HBLT(rho), B=1, N_ch=2, L=4, D=2")
+        ax.set_title("joma.theorem5: HBLT(rho), B=1, N_ch=2, L=4, D=2")
         ax.legend(fontsize=6)
 
 
@@ -79,12 +79,14 @@ def plot_eq9(path):
         for (h, depth), col in zip([(1, 3), (1, 4), (3, 4), (2, 5)], ["C0", "C1", "C2", "C3"]):
             e_p = th.eq9_remainder_mp(eps_v, h, depth, 0)
             e_c = th.eq9_remainder_mp(eps_v, h, depth, eq9_c1(h, depth))
-            ax.loglog(eps_v, np.maximum(e_p, 1e-30), "--", color=col, label=f"printed, H={h}, L={depth}")
-            ax.loglog(eps_v, np.maximum(e_c, 1e-30), "-", color=col, label=f"corrected, H={h}, L={depth}")
+            ax.loglog(eps_v, np.maximum(e_p, 1e-30), "--", color=col,
+                      label=f"printed, H={h}, L={depth}")
+            ax.loglog(eps_v, np.maximum(e_c, 1e-30), "-", color=col,
+                      label=f"corrected, H={h}, L={depth}")
         ax.set_ylim(1e-12, 1)
         ax.set_xlabel("eps")
         ax.set_ylabel("|remainder|")
-        ax.set_title("Eqn 9 remainders (L = 2H: identically 0, not drawn)", fontsize=9)
+        ax.set_title("joma.eq9: Eqn 9 remainders (L = 2H: identically 0, not drawn)")
         ax.legend(fontsize=6)
 
 
@@ -152,6 +154,8 @@ def plot_near_orthogonal(path):
         axs[1].set_xlabel("M")
         axs[1].set_ylabel("fraction of draws with all |u^T u'| <= eps")
         axs[1].legend()
+        fig.suptitle("joma.sec7.near_orthogonal: Theorem 1 with near-orthogonal embeddings;\n"
+                     "JL dimension d = 8 eps^-2 log M")
 
 
 def plot_theorem4(path):
@@ -169,7 +173,7 @@ def plot_theorem4(path):
                         label=f"mu_j={mu[j]:.1f}")
         ax.set_xlabel("t")
         ax.set_ylabel("delta_j(t) = 1 - v_j/mu_j")
-        ax.set_title("Eqn. 7: salient components converge first (Theorem 4)")
+        ax.set_title("joma.theorem4: Eqn. 7, salient components converge first")
         ax.legend()
 
 
@@ -184,7 +188,8 @@ def plot_entropy(path):
         ax.semilogx(t[1:], Hc[1:], "--", label="null: v_dot = mu - v")
         ax.set_xlabel("t")
         ax.set_ylabel("entropy(softmax(v^2)) [nats]")
-        ax.set_title("Attention entropy drops, then rebounds (Fig. 4 right)")
+        ax.set_title("joma.sec4.entropy_dynamics: attention entropy drops, then rebounds "
+                     "(Fig. 4 right)")
         ax.legend()
 
 
@@ -198,7 +203,7 @@ def plot_rank(path):
         ax.semilogx(t[1:], Sc[1:], "--", label="null: no attention")
         ax.set_xlabel("t")
         ax.set_ylabel("stable rank ||V||_F^2 / ||V||_2^2")
-        ax.set_title("Stable rank of V drops, then bounces back")
+        ax.set_title("joma.sec4.rank_dynamics: stable rank of V drops, then bounces back")
         ax.legend()
 
 
@@ -243,6 +248,9 @@ def plot_dynamics_trained(key, ylabel, layer=-1):
                 ax.set_xlabel("Adam step")
                 ax.set_ylabel(ylabel)
                 ax.legend()
+        fig.suptitle({"ent": "joma.sec4.entropy_dynamics_trained",
+                      "sr": "joma.sec4.rank_dynamics_trained"}.get(key, key)
+                     + f": trained transformer, layer {layer}, first shared draw")
     return plot
 
 
@@ -253,7 +261,8 @@ def plot_lowest_first(path):
     from properties.joma.common import DYN_DRAWS, dyn_seeds
     from properties.joma.runs import dynamics_run, ladder
     rungs = ladder()
-    with figstyle.figure(path, 1, len(rungs), figsize=(3.2 * len(rungs), 3.0), squeeze=False) as (fig, axs):
+    with figstyle.figure(path, 1, len(rungs), figsize=(3.2 * len(rungs), 3.3),
+                         squeeze=False) as (fig, axs):
         for ax, st_ in zip(axs[0], rungs):
             r = dynamics_run(dyn_seeds(DYN_DRAWS[0]), st_, "random")
             for h in (1, 2, 3):
@@ -262,6 +271,8 @@ def plot_lowest_first(path):
             ax.set_xlabel("Adam step")
         axs[0, 0].set_ylabel("centred logit, layer 0")
         axs[0, 0].legend()
+        fig.suptitle("joma.sec5.lowest_first: layer-0 attention logits by sibling height H "
+                     "(random token order, first shared draw)")
 
 
 def plot_table1(path):
@@ -283,7 +294,7 @@ def plot_table1(path):
                       loc="center")
         tb.auto_set_font_size(False)
         tb.set_fontsize(7)
-        ax.set_title("Table 1: NCorr of the best-matching neuron per latent")
+        ax.set_title("joma.table1: NCorr of the best-matching neuron per latent")
 
 
 # --------------------------------------------------------------------------------------------
@@ -363,7 +374,8 @@ def plot_lemma1(path):
         axs[0].set(ylabel="E[psi(v^T x + xi)]", ylim=(0, 2.2),
                    title="E[psi]: printed theta_1(r)/||v|| exceeds 1 for ||v|| < 1")
         axs[1].set(ylabel="v/||v|| . E[x psi(v^T x + xi)]", ylim=(0, 2.2),
-                   title="E[x psi] along v: printed theta_2(r)/||v||^2\n(r = +-0.5 coincide: phi is even)")
+                   title="E[x psi] along v: printed theta_2(r)/||v||^2\n"
+                         "(r = +-0.5 coincide: phi is even)")
         axs[0].legend(fontsize=6.5, ncol=2)
         fig.suptitle("joma.lemma1: Eqn 24 for psi = ReLU', x ~ N(0, I_3), r = v^T xbar + xi fixed")
 
@@ -458,9 +470,10 @@ def plot_theorem1_softmax(path):
                    title="printed misses by -1/2 d sum_k ||v_k||^2; Eqn. 19 exact")
         axs[0].legend(fontsize=6)
         axs[1].legend(fontsize=6)
-        fig.suptitle("joma.theorem1.softmax: printed z = 1/2 sum v^2 - ||v||^2 bbar + c vs corrected "
-                     "(Eqn. 19) z = 1/2 sum (v^2 - ||v||^2 bbar) + c\nEqn. 2 with softmax "
-                     "attention, linear phi, zero init, M_C = 4, K = 2, 2 seeds")
+        fig.suptitle("joma.theorem1.softmax: printed z = 1/2 sum v^2 - ||v||^2 bbar + c vs "
+                     "corrected (Eqn. 19) z = 1/2 sum (v^2 - ||v||^2 bbar) + c\n"
+                     "Eqn. 2 with softmax attention, linear phi, zero init, M_C = 4, K = 2, "
+                     "2 seeds")
 
 
 def plot_theorem3(path):

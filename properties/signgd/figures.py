@@ -163,7 +163,8 @@ def plot_l43(cid):
                 ax.axvline(L43_DELTA, color="C1", ls=":", lw=1.3,
                            label=f"near-tie level {L43_DELTA} (corrected count)")
                 ax.axvspan(0, 0.1, fc="none", ec=FAIL, hatch="////", lw=0.8, zorder=3,
-                           label="printed: 'bounded away from 0' (read as >= 0.1) leaves this empty")
+                           label="printed: 'bounded away from 0' (read as >= 0.1) "
+                                 "leaves this empty")
                 ax.set(xlabel="|sum_i b_{s,i}| / ||b_s||_2", ylabel="neurons",
                        title=f"item (3): {int((z < L43_DELTA).sum())} neurons below {L43_DELTA} "
                              f"vs {p.sum():.1f} expected for random signs")
@@ -316,7 +317,8 @@ def plot_lemma4_6(path):
             ax[0].plot(tr.t[k0:k1] - turn, y, color=FAIL if bad else "C0",
                        lw=1.8 if bad else 0.5, alpha=1.0 if bad else 0.35, zorder=3 if bad else 2)
         ax[0].plot([], [], color="C0", lw=0.8, label="moves towards sgn alpha every step (printed)")
-        ax[0].plot([], [], color=FAIL, lw=1.8, label=f"moves away after its turn: {nbad} key noises")
+        ax[0].plot([], [], color=FAIL, lw=1.8,
+                   label=f"moves away after its turn: {nbad} key noises")
         ax[0].axhline(0, color="k", lw=0.7)
         ax[0].set(xlim=(0, None), xlabel="steps since the key noise's turn",
                   ylabel="sgn(alpha_s) b_{s,i} / |b_{s,i}(turn)|",
