@@ -339,3 +339,38 @@ def plot_theorem4(path):
                title=f"GD from 3 random inits, T = {T}, v = {v}, tau = {tau}, rho = {rho:.3f}")
         ax.legend(loc="center right")
         fig.suptitle("topic.theorem4: unregularised GD lands in the Lemma 1 family, not on W*")
+
+
+def plot_lemma1(path):
+    """topic.lemma1 at the paper's size (T = 10, v = 10, tau = 3, p = (0.15, 0.1, 0.1)): the
+    exact-loss excess L(W) - L(C M^+) of 12 random members of the Lemma 1 family (random u,
+    generator seed 0) built with the printed constants and with each rival's constants, and of
+    12 random matrices (the null): only the printed family sits at round-off."""
+    from properties.topic import common as tc
+    m = tc.PAPER
+    T, v, tau, p_m, p_c, p_r = m
+    mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
+    n = mom["n"]
+    L0 = float(sm.infinite_loss(sm.min_norm_minimiser(mom), mom))
+    sets = (("printed\nc1, c2, c3", tc.constants(m)), ("c1 = 0", tc.constants_no_c1(m)),
+            ("c3 = 1", tc.constants_c3_one(m)),
+            ("c2 without\n'- 1'", tc.constants_c2_no_minus_one(m)),
+            ("W_i0 = +c1\n- c2 u_i", tc.constants_c1_sign(m)))
+    rng = np.random.default_rng(0)
+    rows = []
+    for lab, consts in sets:
+        Ws = np.stack([tc.random_member(rng, m, consts) for _ in range(12)])
+        rows.append((lab, np.asarray(sm.infinite_loss(Ws, mom)) - L0))
+    Wr = rng.normal(0, 0.3, (12, n, n))
+    rows.append(("random W\n(null)", np.asarray(sm.infinite_loss(Wr, mom)) - L0))
+    floor = 1e-17
+    with figstyle.figure(path, figsize=(8.5, 4.2)) as (fig, ax):
+        for k, (lab, ex) in enumerate(rows):
+            x = k + np.linspace(-0.2, 0.2, ex.size)
+            ax.plot(x, np.maximum(np.abs(ex), floor), "o", ms=4,
+                    color="C0" if k == 0 else ("0.4" if k == len(rows) - 1 else "C1"))
+        ax.set_xticks(range(len(rows)), [r[0] for r in rows], fontsize=7.5)
+        ax.set(yscale="log", ylim=(floor / 3, None), ylabel="|L(W) - L(C M^+)| (exact loss)",
+               title="random family members: printed constants at round-off, rivals above")
+        fig.suptitle(f"topic.lemma1: the minimisers are the Lemma 1 family (T = {T}, v = {v}, "
+                     f"tau = {tau}, p = {(p_m, p_c, p_r)})")

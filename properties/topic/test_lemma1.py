@@ -16,12 +16,14 @@ import numpy as np
 import torch
 from hypothesis import example, given
 
+from properties import attach_plot
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
 from properties.topic.common import (EXACT_TOL, PAPER, SEED, SETTING, bias_bound, constants,
                                      constants_c1_sign, constants_c2_no_minus_one,
                                      constants_c3_one, constants_no_c1, exact_tol, grad, mc_loss,
                                      mc_loss_topics_off, mc_model, random_member, setup,
                                      small_model)
+from properties.topic.figures import plot_lemma1
 from sim import topic as sm
 from theory import topic as th
 
@@ -100,6 +102,7 @@ register(Claim(
              "topics", replaces="documents"),
     ),
 ))
+attach_plot(CID, plot_lemma1)
 
 
 @audits(CID)
