@@ -417,16 +417,32 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
         if not args.no_plots and not interrupted:
             import matplotlib
 
+            from properties import cache
+
             matplotlib.use("Agg")
+            t_fig, reused, trained = time.time(), 0, {}
             for r in rows:
                 claim = registry.get(r["id"])
                 if claim is not None and claim.plot is not None:
                     name = r["id"].replace(".", "_") + ".png"
+                    before = cache.STATS["misses"]
                     try:
                         (report / name).write_bytes(_figure_png(claim.plot, r["id"]))
                         plots[r["id"]] = name
                     except Exception as e:  # a broken figure must not hide the verdicts
                         r["detail"] = (r["detail"] + f" | plot failed: {e!r}").lstrip(" |")
+                    computed = cache.STATS["misses"] - before  # the figure itself, then its runs
+                    reused += computed == 0
+                    if computed > 1:
+                        trained[r["id"]] = computed - 1
+            # a figure draws from the runs the properties stored: `runs_computed` names any that
+            # had to compute a run of its own (an --only selection that skipped the claim using it)
+            meta["figures"] = {"drawn": len(plots), "seconds": round(time.time() - t_fig, 1),
+                               "read_whole_from_cache": reused, "runs_computed": trained,
+                               "cache": cache.enabled()}
+            if trained:
+                print(f"figures: {sum(trained.values())} runs were not in the cache and were "
+                      f"computed for {sorted(trained)}")
         for path in (json_path, report / "audit.md", report / "audit.html"):
             if path.exists():
                 os.replace(path, path.with_name(path.stem + ".previous" + path.suffix))
