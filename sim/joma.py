@@ -130,8 +130,29 @@ def make_problem(seeds, *, M_C: int, K: int, d: int, N: int, C: int | None = Non
                        torch.stack(G).to(**to), attention, activation, float(A))
 
 
+def _check_zX(where, z, X, name_z="z"):
+    if not (isinstance(X, torch.Tensor) and X.is_floating_point() and X.dim() == 3):
+        raise ValueError(f"{where}: X must be a floating tensor (S, N, M_C), got "
+                         f"{getattr(X, 'dtype', type(X).__name__)} {tuple(getattr(X, 'shape', ()))}")
+    if not (isinstance(z, torch.Tensor) and z.is_floating_point()
+            and tuple(z.shape) == (X.shape[0], X.shape[2])):
+        raise ValueError(f"{where}: {name_z} must be a floating tensor (S, M_C) = "
+                         f"{(X.shape[0], X.shape[2])}, got {getattr(z, 'dtype', type(z).__name__)} "
+                         f"{tuple(getattr(z, 'shape', ()))}")
+    if not bool(torch.isfinite(z).all()):
+        raise ValueError(f"{where}: {name_z} must be finite")
+
+
 def attention_scores(z: torch.Tensor, X: torch.Tensor, attention: str, A: float = 1.0):
     """b = sigma(z) o x / A for each sample (Eqn. 1). z: (S, M_C), X: (S, N, M_C)."""
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
+    chk.number("A", A, lo=0, lo_open=True)
+    _check_zX("attention_scores", z, X)
+    return _attention_scores(z, X, attention, A)
+
+
+def _attention_scores(z, X, attention, A):
     if attention == "linear":
         return z[:, None, :] * X
     if attention == "exp":
@@ -142,9 +163,23 @@ def attention_scores(z: torch.Tensor, X: torch.Tensor, attention: str, A: float 
     raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
 
 
+def _check_state(where, p, W, z):
+    """p an Eqn2Problem, W (S, d, K) and z (S, M_C) finite floating tensors of its shapes."""
+    if not isinstance(p, Eqn2Problem):
+        raise ValueError(f"{where}: p must be an Eqn2Problem (make_problem), got {type(p).__name__}")
+    S, d, M_C, N, K = p.shape
+    if not (isinstance(W, torch.Tensor) and W.is_floating_point() and tuple(W.shape) == (S, d, K)):
+        raise ValueError(f"{where}: W must be a floating tensor (S, d, K) = {(S, d, K)}, got "
+                         f"{getattr(W, 'dtype', type(W).__name__)} {tuple(getattr(W, 'shape', ()))}")
+    if not bool(torch.isfinite(W).all()):
+        raise ValueError(f"{where}: W must be finite")
+    _check_zX(where, z, p.X)
+
+
 def objective(p: Eqn2Problem, W: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
     """J = E[sum_k g_{h_k} phi(w_k^T f)] per instance (Appendix A.1, Eqn. 10); shape (S,)."""
-    b = attention_scores(z, p.X, p.attention, p.A)
+    _check_state("objective", p, W, z)
+    b = _attention_scores(z, p.X, p.attention, p.A)
     f = b @ p.U_C.transpose(1, 2) + p.u_q[:, None, :]
     pre = f @ W
     h = pre if p.activation == "linear" else torch.relu(pre)
@@ -153,7 +188,12 @@ def objective(p: Eqn2Problem, W: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
 
 def eqn2_velocity(p: Eqn2Problem, W: torch.Tensor, z: torch.Tensor):
     """Right-hand side of Eqn. 2: (dW/dt, dz/dt) with W: (S, d, K), z: (S, M_C)."""
-    b = attention_scores(z, p.X, p.attention, p.A)  # (S, N, M_C)
+    _check_state("eqn2_velocity", p, W, z)
+    return _eqn2_velocity(p, W, z)
+
+
+def _eqn2_velocity(p: Eqn2Problem, W: torch.Tensor, z: torch.Tensor):
+    b = _attention_scores(z, p.X, p.attention, p.A)  # (S, N, M_C)
     f = b @ p.U_C.transpose(1, 2) + p.u_q[:, None, :]  # (S, N, d)
     pre = f @ W  # (S, N, K)
     hprime = torch.ones_like(pre) if p.activation == "linear" else (pre > 0).to(pre.dtype)
@@ -210,13 +250,13 @@ def simulate_eqn2(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=Non
     logs = []
 
     def log(step):
-        b = attention_scores(z, p.X, p.attention, p.A)
+        b = _attention_scores(z, p.X, p.attention, p.A)
         logs.append((step * eta, (Ut @ W).cpu(), (p.u_q[:, None, :] @ W)[:, 0].cpu(), z.cpu(),
                      b.mean(1).cpu(), Qv.cpu().clone(), Qz.cpu().clone()))
 
     log(0)
     for step in range(1, steps + 1):
-        W_dot, z_dot = eqn2_velocity(p, W, z)
+        W_dot, z_dot = _eqn2_velocity(p, W, z)
         dW, dz = eta * W_dot, (0.0 if freeze_z else eta) * z_dot
         dv = Ut @ dW
         Qv += (dv * dv).sum(-1)
@@ -262,7 +302,7 @@ def simulate_eqn2_softmax_budget(p: Eqn2Problem, *, eta: float, horizon: float, 
     vb = torch.zeros_like(vE)
 
     def state():
-        b = attention_scores(z, p.X, p.attention, p.A)
+        b = _attention_scores(z, p.X, p.attention, p.A)
         return b, b.mean(1), Ut @ W  # b (S, N, M_C), bbar (S, M_C), V (S, M_C, K)
 
     b, bbar, V = state()
@@ -278,7 +318,7 @@ def simulate_eqn2_softmax_budget(p: Eqn2Problem, *, eta: float, horizon: float, 
         proj = (vdot * V).sum(1)  # (S, K): E[g h'_k b]^T v_k
         vE += eta * (ebbv - bbar * proj.sum(-1, keepdim=True))
         nv2 = (V ** 2).sum((1, 2))[:, None]  # sum_k ||v_k||^2
-        W_dot, z_dot = eqn2_velocity(p, W, z)
+        W_dot, z_dot = _eqn2_velocity(p, W, z)
         W = W + eta * W_dot
         if not freeze_z:
             z = z + eta * z_dot
@@ -330,6 +370,14 @@ def eqn3_blowup_time(delta, *, c=None, v0=None, A: float = 1.0) -> float:
     t_l = A e^{-c_l} int_{v0_l}^{sign(D_l) inf} e^{-u^2/2} du / |D_l|  (separable ODE)."""
     from scipy.special import erfc
 
+    d_ = chk.finite_array("delta", delta, ndim=1)
+    if d_.size < 1:
+        raise ValueError("delta must be a finite 1-D array with at least one entry")
+    for name, x in (("c", c), ("v0", v0)):
+        if x is not None and chk.finite_array(name, x, ndim=1).shape != d_.shape:
+            raise ValueError(f"{name} must be a finite array of the shape of delta {d_.shape}, got "
+                             f"{np.shape(x)}")
+    chk.number("A", A, lo=0, lo_open=True)
     delta = np.asarray(delta, dtype=np.float64)
     c = np.zeros_like(delta) if c is None else np.asarray(c, dtype=np.float64)
     v0 = np.zeros_like(delta) if v0 is None else np.asarray(v0, dtype=np.float64)
@@ -495,6 +543,14 @@ def make_hblt(p0, q0, rho, n_children: int, depth: int, n_root_children: int = 1
     _check_int(n_children, "n_children (N_ch)", 1)
     _check_int(depth, "depth (L)", 1)
     _check_int(n_root_children, "n_root_children (B)", 1)
+    n_nodes, width = 0, n_root_children
+    for _ in range(depth):  # N = B (1 + N_ch + ... + N_ch^(L-1)), capped before any allocation
+        n_nodes += width
+        if n_nodes > chk.MAX_ELEMENTS:
+            raise ValueError(f"make_hblt: n_root_children (B) = {n_root_children}, n_children "
+                             f"(N_ch) = {n_children}, depth (L) = {depth} give more than "
+                             f"{chk.MAX_ELEMENTS:.3g} nodes (MAX_ELEMENTS)")
+        width *= n_children
     p0 = _as_tensor(p0, "p0", device)
     if p0.ndim != 1 or p0.numel() < 1:
         raise ValueError(f"p0 must be a 1-d class prior with D >= 1 entries, got shape "
@@ -539,11 +595,31 @@ def make_hblt(p0, q0, rho, n_children: int, depth: int, n_root_children: int = 1
 # ------------------------------------------------------------------------------------------
 # Exact enumeration
 # ------------------------------------------------------------------------------------------
+def _check_tree(where, tree):
+    if not isinstance(tree, HBLTTree):
+        raise ValueError(f"{where}: tree must be an HBLTTree (make_hblt), got {type(tree).__name__}")
+
+
+def _check_joint(where, tree, joint):
+    """joint None or (probs (D, 2^N), configs (2^N, N)) from hblt_exact_joint(tree)."""
+    if joint is None:
+        return
+    N = tree.num_nodes
+    ok = (isinstance(joint, (tuple, list)) and len(joint) == 2
+          and all(isinstance(t, torch.Tensor) for t in joint)
+          and tuple(joint[0].shape) == (tree.D, 2 ** N) and tuple(joint[1].shape) == (2 ** N, N))
+    if not ok:
+        raise ValueError(f"{where}: joint must be None or hblt_exact_joint(tree) = (probs "
+                         f"({tree.D}, 2^{N}), configs (2^{N}, {N}))")
+
+
 def hblt_exact_joint(tree: HBLTTree, max_nodes: int = 18):
     """Brute-force joint law: returns (probs, configs) with probs (D, 2^N) float64,
     probs[k, c] = P(y_0 = k, binary nodes = configs[c]) and configs (2^N, N) bool, node i of
     configuration c = bit i of c.  A plain product of the edge conditionals over all
     configurations (Definition 2); no closed form is used."""
+    _check_tree("hblt_exact_joint", tree)
+    _check_int(max_nodes, "max_nodes", 1, 24)  # D 2^24 float64: the enumeration stays in memory
     N = tree.num_nodes
     if N > max_nodes:
         raise ValueError(f"exact enumeration needs num_nodes <= max_nodes={max_nodes}, got {N}")
@@ -565,6 +641,8 @@ def hblt_exact_joint(tree: HBLTTree, max_nodes: int = 18):
 
 def hblt_exact_pair_table(tree: HBLTTree, a: int, b: int, joint=None) -> torch.Tensor:
     """(2, 2) exact joint table T[i, j] = P(y_a = i, y_b = j)."""
+    _check_tree("hblt_exact_pair_table", tree)
+    _check_joint("hblt_exact_pair_table", tree, joint)
     tree._check_node(a)
     tree._check_node(b)
     probs, configs = hblt_exact_joint(tree) if joint is None else joint
@@ -579,6 +657,11 @@ def hblt_exact_pair_table(tree: HBLTTree, a: int, b: int, joint=None) -> torch.T
 def hblt_exact_conditional_table(tree: HBLTTree, child: int, ancestor: int, joint=None):
     """P_{child|ancestor} in the layout of Eqn 88: T[i, j] = P(y_child = i | y_ancestor = j)
     (columns sum to 1), by exact enumeration."""
+    _check_tree("hblt_exact_conditional_table", tree)
+    for name, node in (("child", child), ("ancestor", ancestor)):
+        if isinstance(node, bool) or not isinstance(node, int) or not 0 <= node < tree.num_nodes:
+            raise ValueError(f"{name} must be a node, an int in [0, {tree.num_nodes - 1}], got "
+                             f"{node!r}")
     T = hblt_exact_pair_table(tree, child, ancestor, joint)
     col = T.sum(0, keepdim=True)
     if bool(torch.any(col <= 0)):
@@ -589,6 +672,8 @@ def hblt_exact_conditional_table(tree: HBLTTree, child: int, ancestor: int, join
 def hblt_exact_leaf_cooccurrence(tree: HBLTTree, joint=None):
     """Exact (C, marg): C[l, m] = P[y_l = 1 | y_m = 1] for leaves l, m (leaf indices), and
     marg[m] = P[y_m = 1]; by brute-force summation over all configurations."""
+    _check_tree("hblt_exact_leaf_cooccurrence", tree)
+    _check_joint("hblt_exact_leaf_cooccurrence", tree, joint)
     probs, configs = hblt_exact_joint(tree) if joint is None else joint
     w = probs.sum(0)
     X = configs[:, tree.leaves].to(_DT)  # (C, n_leaves)
@@ -603,7 +688,9 @@ def hblt_exact_leaf_cooccurrence(tree: HBLTTree, joint=None):
 def hblt_sample(tree: HBLTTree, n: int, generator: torch.Generator) -> HBLTSample:
     """n independent ancestral samples (class label, every binary latent, the tokens), batched
     level by level; randomness only from the local `generator` (on the tree's device)."""
+    _check_tree("hblt_sample", tree)
     _check_int(n, "n (number of samples)", 1)
+    chk.elements("hblt_sample", n=n, num_nodes=tree.num_nodes)
     if not isinstance(generator, torch.Generator):
         raise ValueError("generator must be a torch.Generator (see sim.make_generator)")
     dev = tree.device
@@ -623,6 +710,8 @@ def empirical_leaf_cooccurrence(sample: HBLTSample):
     """(F, count): F[l, m] = #(y_l = 1 and y_m = 1) / #(y_m = 1) (NaN where #(y_m=1) = 0) and
     count[m] = #(y_m = 1).  Given the samples with y_m = 1, #(y_l=1) among them is
     Binomial(count[m], P[y_l=1|y_m=1]), so SE = sqrt(p (1-p) / count[m])."""
+    if not isinstance(sample, HBLTSample):
+        raise ValueError(f"sample must be an HBLTSample (hblt_sample), got {type(sample).__name__}")
     X = sample.leaves.to(_DT)
     both = X.T @ X
     count = torch.diagonal(both).clone()
@@ -645,15 +734,20 @@ FAMILIES = ("gaussian", "student_t", "ball")
 
 
 def _finite_pos(name, x):
-    if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
+    chk.number(name, x, lo=0, lo_open=True)
+
+
+MAX_NU = 1000  # student_t draws chi^2_nu as nu squared normals: a loop of nu passes
 
 
 def random_embeddings(d: int, m_c: int, gen: torch.Generator, dtype=torch.float64,
                       device=None):
     """U_C (d x M_C) with orthonormal columns and a unit u_q orthogonal to them (QR of a Gaussian)."""
-    if not (isinstance(d, int) and isinstance(m_c, int) and m_c >= 1 and d >= m_c + 1):
-        raise ValueError(f"need ints M_C >= 1 and d >= M_C + 1, got d={d!r}, M_C={m_c!r}")
+    chk.generator("gen", gen)
+    if not (isinstance(d, int) and isinstance(m_c, int) and not isinstance(d, bool)
+            and not isinstance(m_c, bool) and m_c >= 1 and d >= m_c + 1):
+        raise ValueError(f"need ints M_C >= 1 and d >= M_C + 1, got d={d!r}, M_C (m_c)={m_c!r}")
+    chk.elements("random_embeddings", d=d, m_c_plus_1=m_c + 1)
     a = torch.randn(d, m_c + 1, generator=gen, dtype=dtype, device=device)
     q, _ = torch.linalg.qr(a)
     return q[:, :m_c], q[:, m_c]
@@ -663,13 +757,15 @@ def sample_isotropic_noise(n_samples: int, n: int, family: str, gen: torch.Gener
                            sigma: float = 1.0, nu: int = 5, dtype=torch.float64, device=None):
     """z in R^n, isotropic: gaussian N(0, sigma^2 I); student_t (integer nu >= 1, scale sigma):
     sigma g / sqrt(chi2_nu / nu); ball: uniform in the ball of radius sigma."""
-    if not (isinstance(n_samples, int) and n_samples >= 2):
-        raise ValueError(f"n_samples must be an int >= 2, got {n_samples!r}")
-    if not (isinstance(n, int) and n >= 1):
-        raise ValueError(f"dimension n must be an int >= 1, got {n!r}")
+    chk.generator("gen", gen)
+    _check_int(n_samples, "n_samples", 2)
+    _check_int(n, "dimension n", 1)
+    chk.elements("sample_isotropic_noise", n_samples=n_samples, n=n)
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
     _finite_pos("sigma", sigma)
+    if family == "student_t":
+        _check_int(nu, "nu (chi^2 by squared normals)", 1, MAX_NU)
     g = torch.randn(n_samples, n, generator=gen, dtype=dtype, device=device)
     if family == "gaussian":
         return sigma * g
@@ -689,6 +785,13 @@ def sample_mixture(n_samples: int, centers: torch.Tensor, weights, family: str,
                    gen: torch.Generator, sigma: float = 1.0, nu: int = 5, R: torch.Tensor | None = None):
     """x = xbar_c + R z with c ~ Categorical(weights), z isotropic in R^n (n = R.shape[1]; R = I by
     default).  The same p(x - xbar_c) for all components (Eqn 45).  Returns (x, labels)."""
+    chk.generator("gen", gen)
+    _check_int(n_samples, "n_samples", 2)
+    cen = chk.finite_array("centers", centers, ndim=2)
+    chk.elements("sample_mixture", n_samples=n_samples, M=cen.shape[1])
+    chk.finite_array("weights", weights, ndim=1, lo=0)
+    if R is not None:
+        chk.finite_array("R", R, ndim=2)
     centers = torch.as_tensor(centers, dtype=torch.float64)
     if centers.ndim != 2 or centers.shape[0] < 1 or centers.shape[1] < 1:
         raise ValueError(f"centers must be a (C, M) tensor with C, M >= 1, got {tuple(centers.shape)}")
@@ -711,13 +814,22 @@ def sample_mixture(n_samples: int, centers: torch.Tensor, weights, family: str,
     return centers[labels] + z @ R.T, labels
 
 
+def _check_phi(u, c_minus, c_plus):
+    if not (isinstance(u, torch.Tensor) and u.is_floating_point()):
+        raise ValueError(f"u must be a floating tensor, got {getattr(u, 'dtype', type(u).__name__)}")
+    chk.number("c_minus", c_minus)
+    chk.number("c_plus", c_plus)
+
+
 def phi(u: torch.Tensor, c_minus: float = 0.0, c_plus: float = 1.0) -> torch.Tensor:
     """Homogeneous (leaky) ReLU phi(u) = c_+ max(u, 0) + c_- min(u, 0) (c_- = 0: ReLU)."""
+    _check_phi(u, c_minus, c_plus)
     return c_plus * torch.clamp(u, min=0) + c_minus * torch.clamp(u, max=0)
 
 
 def phi_prime(u: torch.Tensor, c_minus: float = 0.0, c_plus: float = 1.0) -> torch.Tensor:
     """phi'(u) = c_- 1[u<0] + c_+ 1[u>0] (0 at the kink, a null set)."""
+    _check_phi(u, c_minus, c_plus)
     one = torch.ones_like(u)
     return torch.where(u > 0, c_plus * one, torch.where(u < 0, c_minus * one, 0.0 * one))
 
@@ -727,11 +839,31 @@ def _mean_se(values: torch.Tensor, dim=0):
     return values.mean(dim), values.std(dim, unbiased=True) / math.sqrt(n)
 
 
+def _check_node_inputs(where, w, U_C, u_q, x, g, c_minus, c_plus):
+    """w (K, d) or (d,), U_C (d, M), u_q (d,), x (N, M) with N >= 2, g (N,): finite, matching."""
+    wa = chk.finite_array("w", w, ndim=(1, 2))
+    for name, t, nd in (("U_C", U_C, 2), ("u_q", u_q, 1), ("x", x, 2), ("g", g, 1)):
+        if not (isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() == nd):
+            raise ValueError(f"{where}: {name} must be a floating {nd}-d tensor, got "
+                             f"{getattr(t, 'dtype', type(t).__name__)} {tuple(getattr(t, 'shape', ()))}")
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{where}: {name} must be finite")
+    d, m = U_C.shape
+    if (wa.shape[-1] != d or u_q.shape != (d,) or x.shape[1] != m or x.shape[0] < 2
+            or g.shape != (x.shape[0],)):
+        raise ValueError(f"{where}: shape mismatch: w {wa.shape} (.., d), U_C {tuple(U_C.shape)} "
+                         f"(d, M), u_q {tuple(u_q.shape)} (d,), x {tuple(x.shape)} (N >= 2, M), "
+                         f"g {tuple(g.shape)} (N,)")
+    chk.number("c_minus", c_minus)
+    chk.number("c_plus", c_plus)
+
+
 def eqn2_gradient(w: torch.Tensor, U_C: torch.Tensor, u_q: torch.Tensor, x: torch.Tensor,
                   g: torch.Tensor, c_minus: float = 0.0, c_plus: float = 1.0):
     """Eqn 2 literally: w_dot = E[g phi'(w^T f) f], f = U_C x + u_q (uniform attention b = x).
     w: (K, d) parameter sets (batched).  Returns a dict with w_dot (K, d) and, projected per sample,
     v_dot = U_C^T w_dot (K, M), xi_dot = u_q^T w_dot (K,), each with its MC standard error."""
+    _check_node_inputs("eqn2_gradient", w, U_C, u_q, x, g, c_minus, c_plus)
     w = torch.atleast_2d(torch.as_tensor(w, dtype=torch.float64))
     d, m = U_C.shape
     if w.shape[1] != d or x.ndim != 2 or x.shape[1] != m or g.shape != (x.shape[0],):
@@ -756,6 +888,7 @@ def eqn2_gradient(w: torch.Tensor, U_C: torch.Tensor, u_q: torch.Tensor, x: torc
 
 def per_node_objective(w: torch.Tensor, U_C, u_q, x, g, c_minus: float = 0.0, c_plus: float = 1.0):
     """The per-hidden-node objective of App. A.1, J(w) = E[g phi(w^T f)] (MC average)."""
+    _check_node_inputs("per_node_objective", w, U_C, u_q, x, g, c_minus, c_plus)
     f = x @ U_C.T + u_q
     return (g[None, :] * phi(torch.atleast_2d(w) @ f.T, c_minus, c_plus)).mean(1)
 
@@ -763,6 +896,13 @@ def per_node_objective(w: torch.Tensor, U_C, u_q, x, g, c_minus: float = 0.0, c_
 def lemma1_expectations(v: torch.Tensor, xi: torch.Tensor, x: torch.Tensor, psi):
     """MC estimates of (E[x psi(v^T x + xi)], E[psi(v^T x + xi)]) for K parameter sets.
     v: (K, M), xi: (K,), psi: callable on tensors.  Returns means (K, M), (K,) and their SEs."""
+    chk.finite_array("v", v, ndim=(1, 2))
+    chk.finite_array("xi", xi, ndim=(0, 1))
+    if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() == 2
+            and x.shape[0] >= 2 and bool(torch.isfinite(x).all())):
+        raise ValueError(f"x must be a finite floating tensor (N >= 2, M), got "
+                         f"{getattr(x, 'dtype', type(x).__name__)} {tuple(getattr(x, 'shape', ()))}")
+    chk.function("psi", psi)
     v = torch.atleast_2d(torch.as_tensor(v, dtype=torch.float64))
     xi = torch.atleast_1d(torch.as_tensor(xi, dtype=torch.float64))
     if v.shape[1] != x.shape[1] or xi.shape != (v.shape[0],):
@@ -927,6 +1067,9 @@ def simulate_eqn7(mu, v0, t_end: float, *, n_points: int = 200, t_eval=None,
 
 def entropy_softmax_sq(v) -> np.ndarray:
     """entropy(softmax(v^2)) along the last axis (nats): Fig. 4 (right)'s attention entropy."""
+    va = chk.finite_array("v", v)
+    if va.ndim < 1 or va.shape[-1] < 1:
+        raise ValueError(f"v must have a last axis of size >= 1, got shape {va.shape}")
     a = np.asarray(v, dtype=np.float64) ** 2
     a = a - a.max(axis=-1, keepdims=True)
     p = np.exp(a)
@@ -936,6 +1079,11 @@ def entropy_softmax_sq(v) -> np.ndarray:
 
 def stable_rank(V) -> np.ndarray:
     """||V||_F^2 / ||V||_2^2 of the last two axes (batched)."""
+    Va = chk.finite_array("V", V)
+    if Va.ndim < 2 or Va.shape[-1] < 1 or Va.shape[-2] < 1:
+        raise ValueError(f"V must have at least 2 non-empty axes, got shape {Va.shape}")
+    if np.any(np.abs(Va).max(axis=(-2, -1)) == 0):
+        raise ValueError("V must not be a zero matrix (its stable rank is undefined)")
     return measure.stable_rank(torch.as_tensor(np.asarray(V, dtype=np.float64))).numpy()
 
 
@@ -1062,18 +1210,29 @@ def make_table1_generator(C: int, N_ch: int, n_latents=(10, 20), *, M: int = 100
     _check_int(N_ch, "N_ch (children per latent)", 1)
     _check_int(M, "M (vocabulary incl. padding)", 3)
     _check_int(T, "T (sequence length)", 1)
-    if not (isinstance(rho, (int, float)) and -1 <= rho <= 1):
+    chk.elements("make_table1_generator", M=M, M_=M)  # sibling_height is (M, M)
+    chk.elements("make_table1_generator", T=T)
+    if not (isinstance(rho, (int, float)) and not isinstance(rho, bool) and -1 <= rho <= 1):
         raise ValueError(f"rho must be a number in [-1, 1], got {rho!r}")
+    if isinstance(n_latents, (str, bytes)) or not hasattr(n_latents, "__iter__"):
+        raise ValueError(f"n_latents must be a tuple of ints >= 1, got {n_latents!r}")
     n_latents = tuple(n_latents)
     if not n_latents:
         raise ValueError("n_latents must name at least one latent layer")
+    if len(n_latents) > 64:
+        raise ValueError(f"n_latents must have at most 64 layers, got {len(n_latents)}")
     for i, n in enumerate(n_latents):
         _check_int(n, f"n_latents[{i}] (N_{i})", 1)
+        chk.elements("make_table1_generator", n_latents_i=n, pool=max(M - 1, max(n_latents)))
+    chk.elements("make_table1_generator", C=C, pool=max(n_latents))
     depth = len(n_latents)
     if structure == "tree":
         if n_top is None:
             n_top = n_latents[-1]
         _check_int(n_top, "n_top (top latents of the tree)", N_ch)
+        if n_top * N_ch ** depth > M - 1:
+            raise ValueError(f"the tree has n_top N_ch^{depth} = {n_top * N_ch ** depth} leaves, "
+                             f"more than the M - 1 = {M - 1} tokens")
         n_latents = tuple(n_top * N_ch ** (depth - 1 - s) for s in range(depth))
         n_leaves = n_latents[0] * N_ch
         if n_leaves > M - 1:
@@ -1108,6 +1267,21 @@ def generator_from_children(children, *, C: int, M: int, T: int, rho: float = 1.
                             order: str = "sorted") -> HierarchyGenerator:
     """A "dag" generator with explicit children (bottom to top, as HierarchyGenerator.children),
     e.g. a tree, to compare the sampler against HBLT's exact marginals."""
+    _check_int(C, "C (classes)", 2)
+    _check_int(M, "M (vocabulary incl. padding)", 3)
+    _check_int(T, "T (sequence length)", 1)
+    chk.elements("generator_from_children", M=M, M_=M)
+    chk.number("rho", rho, lo=-1, hi=1)
+    if isinstance(children, (str, bytes, torch.Tensor)) or not hasattr(children, "__iter__"):
+        raise ValueError(f"children must be a list of (parents, N_ch) index tensors, got "
+                         f"{type(children).__name__}")
+    children = list(children)
+    if len(children) > 64:
+        raise ValueError(f"children must have at most 64 layers, got {len(children)}")
+    for s_, c_ in enumerate(children):
+        a_ = chk.finite_array(f"children[{s_}]", c_, ndim=2, dtype_kind="iu")
+        chk.elements("generator_from_children", children_rows=a_.shape[0],
+                     pool=max(M - 1, a_.shape[0]))
     children = tuple(torch.as_tensor(c, dtype=torch.int64) for c in children)
     if len(children) < 2 or any(c.ndim != 2 for c in children):
         raise ValueError("children must be >= 2 two-dimensional (parents, N_ch) index tensors")
@@ -1133,9 +1307,17 @@ def _channel(on: torch.Tensor, rho: float, gen: torch.Generator) -> torch.Tensor
     return on ^ flip
 
 
+def _check_generator_obj(where, g):
+    if not isinstance(g, HierarchyGenerator):
+        raise ValueError(f"{where}: g must be a HierarchyGenerator (make_table1_generator), got "
+                         f"{type(g).__name__}")
+
+
 def sample_hierarchy(g: HierarchyGenerator, n: int, generator: torch.Generator) -> HierarchySample:
     """n independent samples: class uniform over C, latents top-down, tokens, sequences."""
+    _check_generator_obj("sample_hierarchy", g)
     _check_int(n, "n (number of samples)", 1)
+    chk.elements("sample_hierarchy", n=n, width=max((g.M,) + tuple(g.n_latents)))
     if not isinstance(generator, torch.Generator):
         raise ValueError("generator must be a torch.Generator (see sim.make_generator)")
     depth = g.n_layers
@@ -1197,6 +1379,7 @@ def sibling_height(g: HierarchyGenerator) -> torch.Tensor:
     common ancestor of both, as a height H = s + 1 (1 = siblings under one s = 0 latent), and
     H = n_layers + 1 when only a class is common, H = n_layers + 2 when nothing is (padding,
     unused tokens, the diagonal).  For the tree this is sim.joma's cla_height."""
+    _check_generator_obj("sibling_height", g)
     V = g.M - 1
     # desc[s]: (N_s, V) bool, which tokens descend from latent s
     A0 = torch.zeros(g.children[0].shape[0], V, dtype=torch.bool)

@@ -19,6 +19,8 @@ from typing import Callable, Mapping
 import torch
 from torch import nn
 
+from theory import validate as chk
+
 
 def _as_float(x, name):
     if not isinstance(x, torch.Tensor):
@@ -28,8 +30,28 @@ def _as_float(x, name):
     return x
 
 
+def _finite(x, name):
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must be finite (no NaN or inf entries)")
+
+
+def _bool_mask(mask, shape, name):
+    """mask a bool tensor broadcastable to `shape`."""
+    if not (isinstance(mask, torch.Tensor) and mask.dtype == torch.bool):
+        raise ValueError(f"{name} must be a bool tensor broadcastable to {tuple(shape)}, got "
+                         f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    try:
+        torch.broadcast_shapes(mask.shape, tuple(shape))
+    except RuntimeError:
+        raise ValueError(f"{name} must be broadcastable to {tuple(shape)}, got "
+                         f"{tuple(mask.shape)}") from None
+    if torch.broadcast_shapes(mask.shape, tuple(shape)) != torch.Size(shape):
+        raise ValueError(f"{name} must be broadcastable to {tuple(shape)}, got {tuple(mask.shape)}")
+
+
 def row_entropy(probs: torch.Tensor, check: bool = True) -> torch.Tensor:
     """Entropy (nats) of each row of `probs` (..., T_k): shape (...)."""
+    chk.flag("check", check)
     p = _as_float(probs, "probs")
     if p.ndim < 1 or p.shape[-1] < 1:
         raise ValueError("probs must have a last axis of keys of size >= 1")
@@ -54,9 +76,12 @@ def attention_entropy(probs: torch.Tensor, query_mask: torch.Tensor | None = Non
                   e.g. real (non-padding) query tokens
     keep_dims  -- number of leading dims to keep (e.g. 1 for a per-seed value)
     """
+    nd = probs.ndim - 1 if isinstance(probs, torch.Tensor) else 0
+    if isinstance(keep_dims, bool) or not (isinstance(keep_dims, int) and 0 <= keep_dims < nd + 1):
+        raise ValueError(f"keep_dims must be an int in [0, {nd}], got {keep_dims!r}")
+    if query_mask is not None and isinstance(probs, torch.Tensor):
+        _bool_mask(query_mask, probs.shape[:-1], "query_mask")
     ent = row_entropy(probs)
-    if not (isinstance(keep_dims, int) and 0 <= keep_dims < ent.ndim + 1):
-        raise ValueError(f"keep_dims must be an int in [0, {ent.ndim}], got {keep_dims!r}")
     w = torch.ones_like(ent) if query_mask is None else \
         torch.broadcast_to(query_mask, ent.shape).to(ent.dtype)
     dims = tuple(range(keep_dims, ent.ndim))
@@ -86,6 +111,9 @@ def max_over_sequence(acts: torch.Tensor, mask: torch.Tensor | None = None) -> t
     a = _as_float(acts, "acts")
     if a.ndim < 3:
         raise ValueError(f"acts must be (..., N, T, K), got shape {tuple(a.shape)}")
+    _finite(a, "acts")
+    if mask is not None:
+        _bool_mask(mask, a.shape[:-1], "mask")
     if mask is None:
         return a.max(-2).values
     m = torch.broadcast_to(mask, a.shape[:-1])
@@ -104,7 +132,9 @@ def normalized_correlation(acts: torch.Tensor, latents: torch.Tensor) -> torch.T
         raise ValueError(f"acts (..., N, K) and latents (..., N, J) need the same N, got "
                          f"{tuple(a.shape)} and {tuple(z.shape)}")
     if a.shape[-2] < 2:
-        raise ValueError("need at least 2 samples to centre")
+        raise ValueError("need at least 2 samples to centre (acts (..., N, K), N >= 2)")
+    _finite(a, "acts")
+    _finite(z, "latents")
     a = a - a.mean(-2, keepdim=True)
     z = z - z.mean(-2, keepdim=True)
     num = a.transpose(-1, -2) @ z
@@ -135,6 +165,7 @@ def record(modules: Mapping[str, nn.Module], select: Callable | None = None):
 
     Works on any nn.Module (e.g. a user's nn.Softmax / activation module, or an
     nn.MultiheadAttention with select=lambda o: o[1])."""
+    chk.function("select", select, none=True)
     if not isinstance(modules, Mapping) or not all(isinstance(m, nn.Module)
                                                    for m in modules.values()):
         raise ValueError("modules must be a mapping name -> nn.Module")
@@ -155,8 +186,16 @@ def layer_ncorr(hidden_by_layer, latents_by_layer, mask=None) -> list:
     """Table 1's statistic: for each layer s, best_match_ncorr(max_over_sequence(hidden_s),
     latents_s) averaged over the latents that vary in the sample. hidden_s (..., N, T, K),
     latents_s (N, J_s). Returns a list of (...)-shaped tensors (mean over latents)."""
+    for name, x in (("hidden_by_layer", hidden_by_layer), ("latents_by_layer", latents_by_layer)):
+        if isinstance(x, (str, bytes, torch.Tensor)) or not hasattr(x, "__len__"):
+            raise ValueError(f"{name} must be a list of tensors (one per layer), got "
+                             f"{type(x).__name__}")
     if len(hidden_by_layer) != len(latents_by_layer):
-        raise ValueError("need one hidden tensor per latent layer")
+        raise ValueError("need one hidden tensor per latent layer (hidden_by_layer and "
+                         "latents_by_layer of one length)")
+    for i, (hid, lat) in enumerate(zip(hidden_by_layer, latents_by_layer)):
+        _finite(_as_float(hid, f"hidden_by_layer[{i}]"), f"hidden_by_layer[{i}]")
+        _finite(_as_float(lat, f"latents_by_layer[{i}]"), f"latents_by_layer[{i}]")
     res = []
     for hid, lat in zip(hidden_by_layer, latents_by_layer):
         best = best_match_ncorr(max_over_sequence(hid, mask), lat)
@@ -176,8 +215,24 @@ def grouped_attention_logits(probs: torch.Tensor, groups: torch.Tensor, n_groups
                 tokens, k < q); rows with < 2 valid keys are ignored
     Returns (..., n_groups): the mean centred logit of each group (NaN if the group is empty)."""
     p = _as_float(probs, "probs").to(torch.float64)
-    if p.ndim < 4:
-        raise ValueError("probs must be (..., N, H, T, T)")
+    if p.ndim < 4 or p.shape[-1] != p.shape[-2]:
+        raise ValueError(f"probs must be (..., N, H, T, T), got {tuple(p.shape)}")
+    _finite(p, "probs")
+    if bool(torch.any(p < 0)):
+        raise ValueError("probs must be >= 0 (attention probabilities)")
+    chk.integer("n_groups", n_groups, lo=1, hi=10 ** 6)
+    chk.elements("grouped_attention_logits", probs=p.numel(), n_groups=n_groups)
+    pair_shape = p.shape[:-3] + p.shape[-2:]
+    if not (isinstance(groups, torch.Tensor) and not groups.is_floating_point()
+            and groups.dtype != torch.bool and tuple(groups.shape) == tuple(pair_shape)):
+        raise ValueError(f"groups must be an integer tensor (..., N, T, T) = {tuple(pair_shape)}, "
+                         f"got {getattr(groups, 'dtype', type(groups).__name__)} "
+                         f"{tuple(getattr(groups, 'shape', ()))}")
+    if not (isinstance(key_mask, torch.Tensor) and key_mask.dtype == torch.bool
+            and tuple(key_mask.shape) == tuple(pair_shape)):
+        raise ValueError(f"key_mask must be a bool tensor (..., N, T, T) = {tuple(pair_shape)}, "
+                         f"got {getattr(key_mask, 'dtype', type(key_mask).__name__)} "
+                         f"{tuple(getattr(key_mask, 'shape', ()))}")
     km = key_mask.unsqueeze(-3).expand(p.shape)
     lp = torch.log(p.clamp_min(1e-300))
     cnt = km.sum(-1, keepdim=True)
