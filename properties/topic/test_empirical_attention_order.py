@@ -24,8 +24,10 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from properties import attach_plot
 from properties import Claim, audits, check_at_least, examples, null, register
 from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, EMPIRICAL_FALSE_FAIL, normal_bound
+from properties.topic.figures import plot_attention_order
 from properties.topic.runs import EMP, LDA_CALIBRATION, attention_order_scores
 
 CID = "topic.empirical.attention_order"
@@ -112,6 +114,7 @@ register(Claim(
              replaces="attention"),
     ),
 ))
+attach_plot(CID, plot_attention_order)
 
 
 def _check(world, seed, model, ratios):

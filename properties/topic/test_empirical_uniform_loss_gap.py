@@ -21,8 +21,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy import stats
 
+from properties import attach_plot
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register
 from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, normal_bound
+from properties.topic.figures import plot_uniform_loss_gap
 from properties.topic.runs import EMP, LDA_CALIBRATION, uniform_loss_gap
 
 CID = "topic.empirical.uniform_loss_gap"
@@ -89,6 +91,7 @@ register(Claim(
              "(zero steps: W^V not learnt)", replaces="runs"),
     ),
 ))
+attach_plot(CID, plot_uniform_loss_gap)
 
 
 @audits(CID)
