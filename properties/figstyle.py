@@ -40,3 +40,12 @@ def figure(path, nrows=1, ncols=1, **subplots_kw):
             fig.savefig(path)
         finally:
             plt.close(fig)
+
+
+def log_ticks(axis, values, labels=None, rotation=0):
+    """Label exactly `values` on a log `axis` (ax.xaxis / ax.yaxis), minor-tick labels off: on an
+    axis spanning less than a decade matplotlib labels the minor ticks too, and they overlap."""
+    import matplotlib.ticker
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    labels = [f"{x:.3g}" for x in values] if labels is None else labels
+    axis.set_ticks(list(values), labels, rotation=rotation)

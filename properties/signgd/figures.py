@@ -5,8 +5,6 @@ claim's own item; an erratum's figure shows the printed form failing next to the
 
 from __future__ import annotations
 
-import matplotlib
-import matplotlib.ticker
 import numpy as np
 
 from properties import figstyle
@@ -142,8 +140,7 @@ def plot_l43(cid):
                 ax.plot(xs, np.median(runs[L43_S[0]]["dalpha"]) * (xs / xs[0]) ** -0.5, "k--",
                         lw=0.8, label="rate s^-1/2 (corrected: o(1) motion)")
                 ax.set_xscale("log")
-                ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-                ax.set_xticks(xs, [str(s) for s in L43_S])
+                figstyle.log_ticks(ax.xaxis, xs, [str(s) for s in L43_S])
                 ax.set(yscale="log", xlabel="s (sparsity of the noise patch)",
                        ylabel="motion by T_2 in units of sigma_0",
                        title="item (4): signals move ~0.5 sigma_0 at CPU size, shrinking in s")

@@ -7,8 +7,6 @@ a small closed form / exact-loss minimiser; every figure draws under the audit s
 
 from __future__ import annotations
 
-import matplotlib
-import matplotlib.ticker
 import numpy as np
 
 from properties import figstyle
@@ -215,8 +213,7 @@ def plot_theorem3(path):
                   label="rival lower bound lambda1 (T - 1)")
         ax.set(xlabel="tau (topics per document; T = tau^2)", ylabel="gamma",
                title="the optimal gamma lies between the printed bounds")
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_xticks(taus, [str(t) for t in TAU_LADDER])
+        figstyle.log_ticks(ax.xaxis, taus, [str(t) for t in TAU_LADDER])
         ax.legend(fontsize=6.5, loc="upper left")
         fig.suptitle(f"topic.theorem3: W^V = W*, v = {v}, p = {PAPER_P}")
 
@@ -241,8 +238,7 @@ def plot_theorem5(path):
         axs[1].set(ylabel="alpha", title="alpha* < c4 beta* / (v - 1)")
         for ax in axs:
             ax.set_xlabel("tau (T = tau^2)")
-            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-            ax.set_xticks(taus, [str(t) for t in TAU_LADDER])
+            figstyle.log_ticks(ax.xaxis, taus, [str(t) for t in TAU_LADDER])
             ax.legend(loc="upper left")
         fig.suptitle(f"topic.theorem5: W^V = D^V, v = {v}, p = {PAPER_P}, [MASK] reading "
                      "'uniform'")
