@@ -186,7 +186,9 @@ def run_cache(maxsize: int | None = 8):
         def on_disk(*args, **kwargs):
             return call(key_of(fn, args, kwargs), fn, args, kwargs)
 
-        return functools.lru_cache(maxsize=maxsize)(on_disk)
+        cached = functools.lru_cache(maxsize=maxsize)(on_disk)
+        cached.__run_cache__ = True  # world.simulation(pure=True) stores it only once
+        return cached
 
     return deco
 

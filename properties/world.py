@@ -280,6 +280,8 @@ class World:
         the world (a null's own name), the draw and what fn closes over."""
         from properties import cache
 
+        if getattr(fn, "__run_cache__", False):  # a shared run: already on disk by its arguments
+            return fn
         who = self.name if self.alternative is not None else "claim"
 
         @functools.wraps(fn)
