@@ -597,6 +597,11 @@ _add(TT.lemma1_fit, dict(_TP, W=np.eye(7)), dict(BAD_TP, W=BAD_W7, with_c1=["yes
 _add(TT.lemma1_fit_with, dict(W=np.eye(7), T_=3, v_=2, c1_=0.1, c2_=1.0, c3_=1.0),
      dict(W=BAD_W7, T_=BAD_SIZE, v_=BAD_SIZE, c1_=BAD_FLOAT, c2_=BAD_FLOAT, c3_=BAD_FLOAT))
 _TB = dict(T_=8, tau_=2, v_=2, p_m_=0.2, p_c_=0.1, p_r_=0.1)
+for _n in ("c1", "c2", "c3", "c4", "c7", "lambda1", "lambda1_proof", "lambda2", "t5_beta_lo",
+           "t5_beta_hi"):
+    _add(getattr(TT, _n), dict(pm=0.2, pc=0.1, pr=0.1, T_=8, v_=100, tau_=2),
+         {"pm": BAD_PROB, "pc": BAD_PROB, "pr": BAD_PROB + [0.95], "T_": BAD_INT,
+          "v_": BAD_INT, "tau_": [0, 2.5, 9]}, name=f"theory.topic.{_n}")
 _add(TT.theorem3_bounds, dict(_TB), dict(BAD_TP, T_=BAD_INT, v_=BAD_INT, tau_=[0, 2.5, 9],
                                          proof_constant=["yes", None]))
 _add(TT.theorem5_bounds, dict(_TB, v_=100), dict(BAD_TP, T_=BAD_INT, v_=[0, 1, 2, 2.5],
@@ -606,6 +611,12 @@ _add(TT.theorem5_bounds, dict(_TB, v_=100), dict(BAD_TP, T_=BAD_INT, v_=[0, 1, 2
 # ---- theory.joma ------------------------------------------------------------------------------
 BAD_EXPR = ["z", 1.0, None]
 _add(TJ.lambdify_invariant, dict(expr=TJ.THEOREM1_EXP), {"expr": BAD_EXPR})
+_INV_KW = dict(z=np.zeros(3), s2=np.ones(3), n2=np.ones(3), bbar=np.full(3, 1 / 3),
+               Q_v=np.zeros(3), Q_z=np.zeros(3))
+for _n in ("theorem1_linear", "theorem1_exp", "theorem1_softmax_printed", "theorem1_softmax_eqn19",
+           "theorem1_exp_discrete", "theorem1_linear_discrete"):
+    _add(getattr(TJ, _n), dict(_INV_KW), {"z": [np.full(3, NAN), "z"], "s2": [[INF, 0.0, 0.0]]},
+         name=f"theory.joma.{_n}")
 _add(TJ.softmax_sum_drift, dict(expr=TJ.THEOREM1_SOFTMAX_EQN19), {"expr": BAD_EXPR})
 _add(TJ.theorem2_ratio_check, dict(vs=np.array([[0.1, 0.2]]), deltas=np.array([1.0, 2.0]),
                                    term=np.tanh),

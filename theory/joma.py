@@ -113,6 +113,8 @@ def lambdify_invariant(expr):
         missing = [n for n in names if n not in kw]
         if missing:
             raise ValueError(f"missing values for {missing}")
+        for n in names:
+            _fin(n, kw[n])
         return f(*[kw[n] for n in names])
 
     call.__doc__ = f"{expr} as a function of {names}"

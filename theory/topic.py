@@ -120,8 +120,27 @@ _SYMS = (p_m, p_c, p_r, T, v, tau)
 
 
 def _num(expr):
+    """expr as a float function of (pm, pc, pr, T_, v_, tau_), checking the paper's ranges (pm,
+    pc, pr in (0, 1) with pc + pr < 1; integers T_, v_, tau_ >= 1, tau_ <= T_) and that the
+    value is finite."""
     f = sp.lambdify(_SYMS, expr, "numpy")
-    return lambda pm, pc, pr, T_=1, v_=1, tau_=1: float(f(pm, pc, pr, T_, v_, tau_))
+
+    def call(pm, pc, pr, T_=1, v_=1, tau_=1):
+        for name, val in (("pm (p_m)", pm), ("pc (p_c)", pc), ("pr (p_r)", pr)):
+            chk.number(name, val, lo=0, hi=1, lo_open=True, hi_open=True)
+        if not float(pc) + float(pr) < 1:
+            raise ValueError(f"pc + pr (p_c + p_r) must be < 1, got {float(pc) + float(pr)}")
+        for name, val in (("T_", T_), ("v_", v_), ("tau_", tau_)):
+            chk.integer(name, val, lo=1)
+        if tau_ > T_:
+            raise ValueError(f"tau_ must be <= T_, got tau_={tau_}, T_={T_}")
+        out = float(f(pm, pc, pr, T_, v_, tau_))
+        if not math.isfinite(out):
+            raise ValueError(f"{expr} is not finite at pm={pm}, pc={pc}, pr={pr}, T_={T_}, "
+                             f"v_={v_}, tau_={tau_} (a pole of the closed form)")
+        return out
+
+    return call
 
 
 c1 = _num(C1)
