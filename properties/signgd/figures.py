@@ -274,7 +274,7 @@ def plot_lemma4_7(path):
         ax[0].set(xlabel="step the key noise b aligns for good",
                   ylabel="step the query noise a aligns for good",
                   title=f"printed (per pair): key noise first in all {both.sum()} pairs")
-        ax[0].legend(loc="upper left", fontsize=6.5)
+        ax[0].legend(loc="lower right", fontsize=6.5)
         seeds = np.arange(len(ev["Tk"]))
         ax[1].bar(seeds - 0.2, ev["Tk"], 0.4, color="C2", label="T_4^+: every key noise aligned")
         ax[1].bar(seeds + 0.2, ev["Tq"], 0.4, color="C1", label="T_q: every query noise aligned")
