@@ -1,10 +1,16 @@
-"""Input checks shared by `theory/` and `sim/` (pure Python, no torch): every public function
-rejects invalid input with a `ValueError` that names the parameter and its valid range, before
-doing any work -- never a hang, a huge allocation or a silent NaN.
+"""Input checks shared by `theory/` and `sim/` (pure Python at import; `generator` and
+`finite_array` import torch / numpy when called): every public function rejects invalid input
+with a `ValueError` that names the parameter and its valid range, before doing any work --
+never a hang, a huge allocation or a silent NaN.
 
     number("eta", eta, lo=0, lo_open=True)          # finite, > 0
     integer("steps", steps, lo=1, hi=MAX_STEPS)
     elements("make_problem", S=S, N=N, d=d)         # the product is below MAX_ELEMENTS
+    seeds("seeds", seeds)                           # non-empty list of ints in [0, MAX_SEED]
+    flag("disjoint", disjoint)                      # a bool, never a truthy string
+    generator("gen", gen)                           # a torch.Generator, no global RNG
+    betas("betas", betas)                           # (b1, b2) in [0, 1)
+    finite_array("V0", V0, ndim=2, lo=0)            # finite entries (>= lo), element cap
 """
 
 from __future__ import annotations
@@ -85,21 +91,6 @@ def seeds(name: str, x) -> list:
         raise ValueError(f"{name} must be a non-empty list of integers in [0, {MAX_SEED}], got {x!r}")
     elements(name, n=len(xs))
     return [integer(f"{name}[{i}]", s, lo=0, hi=MAX_SEED) for i, s in enumerate(xs)]
-
-
-def choice(name: str, x, options) -> object:
-    """x, if it is one of `options` (compared with ==, never by truthiness)."""
-    if isinstance(x, bool) and not any(isinstance(o, bool) for o in options):
-        raise ValueError(f"{name} must be one of {tuple(options)}, got {x!r}")
-    try:
-        ok = any(type(x) is type(o) and x == o for o in options) or (
-            isinstance(x, numbers.Real) and not isinstance(x, bool)
-            and any(isinstance(o, numbers.Real) and not isinstance(o, bool) and x == o for o in options))
-    except Exception:  # noqa: BLE001 - an object whose == misbehaves is not an option
-        ok = False
-    if not ok:
-        raise ValueError(f"{name} must be one of {tuple(options)}, got {x!r}")
-    return x
 
 
 def flag(name: str, x) -> bool:
