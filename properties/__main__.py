@@ -414,9 +414,14 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
         for r in rows:
             r["rerun"] = rep.rerun_commands(r, profile)
         plots = {}
-        if not args.no_plots and not interrupted:
+        try:
             import matplotlib
-
+        except ImportError:
+            matplotlib = None
+            if not args.no_plots:
+                print("figures skipped: matplotlib is not installed "
+                      "(pip install 'theorem-audit[figures]')", file=sys.stderr)
+        if not args.no_plots and not interrupted and matplotlib is not None:
             from properties import cache
 
             matplotlib.use("Agg")

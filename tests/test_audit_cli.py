@@ -205,3 +205,13 @@ def test_run_options_are_checked_before_the_run(tmp_path):
     proc = _cli("audit", "--only", "joma.theorem2", "--report", str(tmp_path / "r"),
                 "--size", "huge")
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
+
+
+def test_matplotlib_is_optional_for_the_claims():
+    """The figures are an optional extra (`theorem-audit[figures]`): loading every claim file
+    imports no matplotlib, so an install without it audits and reports without figures."""
+    code = ("import sys; from properties.__main__ import load_registry; load_registry([]); "
+            "print('matplotlib' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr[-2000:]
