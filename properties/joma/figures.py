@@ -231,7 +231,6 @@ def plot_dynamics_trained(key, ylabel, layer=-1):
     """Trained-transformer curves of `key` ("ent" or "sr") in `layer` on the ladder, both token
     orders, the first shared draw (the cached runs of properties.joma.runs)."""
     def plot(path):
-
         from properties.joma.common import DYN_DRAWS, dyn_seeds
         from properties.joma.runs import dynamics_run, ladder
         rungs = ladder()
@@ -246,9 +245,11 @@ def plot_dynamics_trained(key, ylabel, layer=-1):
                 ax.set_xlabel("Adam step")
                 ax.set_ylabel(ylabel)
                 ax.legend()
-        fig.suptitle({"ent": "joma.sec4.entropy_dynamics_trained",
-                      "sr": "joma.sec4.rank_dynamics_trained"}.get(key, key)
-                     + f": trained transformer, layer {layer}, first shared draw")
+            fig.suptitle({"ent": "joma.sec4.entropy_dynamics_trained",
+                          "sr": "joma.sec4.rank_dynamics_trained"}.get(key, key)
+                         + ": trained transformer, "
+                         + ("top layer" if layer == -1 else f"layer {layer}")
+                         + ", first shared draw")
     return plot
 
 
