@@ -322,30 +322,34 @@ def test_signgd_stage_order_t2_t3(cfg):
 def _plot_stage_order(path):
     """The three ladders of the canonical draw: per-seed ratios (geometric mean, IQR band), the
     fitted log-log slope and the [D] rate."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from properties import figstyle
+
     L = ladders(*SO_CANON)
-    panels = (("m_v", "T2", "T1", "T_2 / T_1", 0.5), ("s", "T3", "T2", "T_3 / T_2", 0.5),
-              ("sigma_0", "T4m", "T3", "T_4^- / T_3", -1.0))
-    fig, ax = plt.subplots(1, 3, figsize=(14, 4))
-    for a_, (k_, num, den, name, rate) in zip(ax, panels):
-        m = L[k_]
-        T = dict(m, T1=np.maximum(m["T1"], 1))
-        if "T3v" in m:
-            T["T3"] = np.minimum(m["T3v"], m["T4m"])
-        R = T[num] / T[den]
-        x = np.array(m["sizes"], float)
-        gm = np.exp(np.log(R).mean(1))
-        slope = loglog_slope(x, gm)
-        a_.plot(x, gm, "o-", label=f"geometric mean over seeds (slope {slope:.2f})")
-        a_.fill_between(x, np.quantile(R, 0.25, 1), np.quantile(R, 0.75, 1), alpha=0.3,
-                        label="IQR over seeds")
-        a_.plot(x, gm[0] * (x / x[0]) ** rate, "k--", lw=0.8, label=f"[D] rate {rate:g}")
-        a_.set_xscale("log"), a_.set_yscale("log"), a_.set_xlabel(k_), a_.set_ylabel(name)
-        a_.legend(fontsize=8)
-    fig.suptitle(f"signgd.stage_order: ladders of draw {SO_CANON} ({SO_SEEDS} seeds per rung; "
-                 "T_3 = first step with the vote complete, capped at T_4^-)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    panels = (("m_v", "value width m_v", "T2", "T1", "T_2 / T_1", 0.5),
+              ("s", "noise support size s", "T3", "T2", "T_3 / T_2", 0.5),
+              ("sigma_0", "init scale sigma_0", "T4m", "T3", "T_4^- / T_3", -1.0))
+    with figstyle.figure(path, 1, 3, figsize=(14, 4.2)) as (fig, ax):
+        for a_, (k_, xlabel, num, den, name, rate) in zip(ax, panels):
+            m = L[k_]
+            T = dict(m, T1=np.maximum(m["T1"], 1))
+            if "T3v" in m:
+                T["T3"] = np.minimum(m["T3v"], m["T4m"])
+            R = T[num] / T[den]
+            x = np.array(m["sizes"], float)
+            gm = np.exp(np.log(R).mean(1))
+            slope = loglog_slope(x, gm)
+            a_.plot(x, gm, "o-", label=f"geometric mean over seeds (fitted slope {slope:.2f})")
+            a_.fill_between(x, np.quantile(R, 0.25, 1), np.quantile(R, 0.75, 1), alpha=0.3,
+                            label="interquartile range over seeds")
+            a_.plot(x, gm[0] * (x / x[0]) ** rate, "k--", lw=0.8,
+                    label=f"the sheet's rate [D]: slope {rate:g}")
+            a_.set_xscale("log"), a_.set_yscale("log")
+            figstyle.log_ticks(a_.xaxis, x)
+            a_.yaxis.set_minor_formatter(__import__("matplotlib.ticker").ticker.NullFormatter())
+            a_.set(xlabel=xlabel, ylabel=f"{name} (per seed)",
+                   title=f"{name} along {k_} (the sheet: log-log slope {rate:g})")
+            a_.legend(fontsize=7)
+        fig.suptitle(f"signgd.stage_order: ladders of draw seed0, sigma_p = {SO_CANON} "
+                     f"({SO_SEEDS} seeds per rung; T_1: value learned, T_2: noise signs aligned, "
+                     "T_3: first step with the vote complete, capped at T_4^-; T_4^-: first "
+                     "wrong-sign key noise turns)", fontsize=8)
