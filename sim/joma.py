@@ -133,12 +133,11 @@ def make_problem(seeds, *, M_C: int, K: int, d: int, N: int, C: int | None = Non
 def _check_zX(where, z, X, name_z="z"):
     if not (isinstance(X, torch.Tensor) and X.is_floating_point() and X.dim() == 3):
         raise ValueError(f"{where}: X must be a floating tensor (S, N, M_C), got "
-                         f"{getattr(X, 'dtype', type(X).__name__)} {tuple(getattr(X, 'shape', ()))}")
+                         f"{chk.describe(X)}")
     if not (isinstance(z, torch.Tensor) and z.is_floating_point()
             and tuple(z.shape) == (X.shape[0], X.shape[2])):
         raise ValueError(f"{where}: {name_z} must be a floating tensor (S, M_C) = "
-                         f"{(X.shape[0], X.shape[2])}, got {getattr(z, 'dtype', type(z).__name__)} "
-                         f"{tuple(getattr(z, 'shape', ()))}")
+                         f"{(X.shape[0], X.shape[2])}, got {chk.describe(z)}")
     if not bool(torch.isfinite(z).all()):
         raise ValueError(f"{where}: {name_z} must be finite")
 
@@ -166,11 +165,12 @@ def _attention_scores(z, X, attention, A):
 def _check_state(where, p, W, z):
     """p an Eqn2Problem, W (S, d, K) and z (S, M_C) finite floating tensors of its shapes."""
     if not isinstance(p, Eqn2Problem):
-        raise ValueError(f"{where}: p must be an Eqn2Problem (make_problem), got {type(p).__name__}")
+        raise ValueError(f"{where}: p must be an Eqn2Problem (make_problem), got "
+                         f"{type(p).__name__}")
     S, d, M_C, N, K = p.shape
     if not (isinstance(W, torch.Tensor) and W.is_floating_point() and tuple(W.shape) == (S, d, K)):
         raise ValueError(f"{where}: W must be a floating tensor (S, d, K) = {(S, d, K)}, got "
-                         f"{getattr(W, 'dtype', type(W).__name__)} {tuple(getattr(W, 'shape', ()))}")
+                         f"{chk.describe(W)}")
     if not bool(torch.isfinite(W).all()):
         raise ValueError(f"{where}: W must be finite")
     _check_zX(where, z, p.X)
@@ -597,7 +597,8 @@ def make_hblt(p0, q0, rho, n_children: int, depth: int, n_root_children: int = 1
 # ------------------------------------------------------------------------------------------
 def _check_tree(where, tree):
     if not isinstance(tree, HBLTTree):
-        raise ValueError(f"{where}: tree must be an HBLTTree (make_hblt), got {type(tree).__name__}")
+        raise ValueError(f"{where}: tree must be an HBLTTree (make_hblt), got "
+                         f"{type(tree).__name__}")
 
 
 def _check_joint(where, tree, joint):
@@ -816,7 +817,8 @@ def sample_mixture(n_samples: int, centers: torch.Tensor, weights, family: str,
 
 def _check_phi(u, c_minus, c_plus):
     if not (isinstance(u, torch.Tensor) and u.is_floating_point()):
-        raise ValueError(f"u must be a floating tensor, got {getattr(u, 'dtype', type(u).__name__)}")
+        raise ValueError(f"u must be a floating tensor, got "
+                         f"{getattr(u, 'dtype', type(u).__name__)}")
     chk.number("c_minus", c_minus)
     chk.number("c_plus", c_plus)
 
@@ -845,7 +847,7 @@ def _check_node_inputs(where, w, U_C, u_q, x, g, c_minus, c_plus):
     for name, t, nd in (("U_C", U_C, 2), ("u_q", u_q, 1), ("x", x, 2), ("g", g, 1)):
         if not (isinstance(t, torch.Tensor) and t.is_floating_point() and t.dim() == nd):
             raise ValueError(f"{where}: {name} must be a floating {nd}-d tensor, got "
-                             f"{getattr(t, 'dtype', type(t).__name__)} {tuple(getattr(t, 'shape', ()))}")
+                             f"{chk.describe(t)}")
         if not bool(torch.isfinite(t).all()):
             raise ValueError(f"{where}: {name} must be finite")
     d, m = U_C.shape
@@ -901,7 +903,7 @@ def lemma1_expectations(v: torch.Tensor, xi: torch.Tensor, x: torch.Tensor, psi)
     if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() == 2
             and x.shape[0] >= 2 and bool(torch.isfinite(x).all())):
         raise ValueError(f"x must be a finite floating tensor (N >= 2, M), got "
-                         f"{getattr(x, 'dtype', type(x).__name__)} {tuple(getattr(x, 'shape', ()))}")
+                         f"{chk.describe(x)}")
     chk.function("psi", psi)
     v = torch.atleast_2d(torch.as_tensor(v, dtype=torch.float64))
     xi = torch.atleast_1d(torch.as_tensor(xi, dtype=torch.float64))

@@ -226,13 +226,11 @@ def grouped_attention_logits(probs: torch.Tensor, groups: torch.Tensor, n_groups
     if not (isinstance(groups, torch.Tensor) and not groups.is_floating_point()
             and groups.dtype != torch.bool and tuple(groups.shape) == tuple(pair_shape)):
         raise ValueError(f"groups must be an integer tensor (..., N, T, T) = {tuple(pair_shape)}, "
-                         f"got {getattr(groups, 'dtype', type(groups).__name__)} "
-                         f"{tuple(getattr(groups, 'shape', ()))}")
+                         f"got {chk.describe(groups)}")
     if not (isinstance(key_mask, torch.Tensor) and key_mask.dtype == torch.bool
             and tuple(key_mask.shape) == tuple(pair_shape)):
         raise ValueError(f"key_mask must be a bool tensor (..., N, T, T) = {tuple(pair_shape)}, "
-                         f"got {getattr(key_mask, 'dtype', type(key_mask).__name__)} "
-                         f"{tuple(getattr(key_mask, 'shape', ()))}")
+                         f"got {chk.describe(key_mask)}")
     km = key_mask.unsqueeze(-3).expand(p.shape)
     lp = torch.log(p.clamp_min(1e-300))
     cnt = km.sum(-1, keepdim=True)

@@ -77,7 +77,8 @@ def _check_problem(where, prob, params, name="p"):
     """prob a Problem and params (argument `name`) Params of the same seeds and d, else a
     ValueError."""
     if not isinstance(prob, Problem):
-        raise ValueError(f"{where}: prob must be a Problem (make_problem), got {type(prob).__name__}")
+        raise ValueError(f"{where}: prob must be a Problem (make_problem), got "
+                         f"{type(prob).__name__}")
     _check_params(where, params, name)
     S, d = prob.train.P.shape[0], prob.train.P.shape[-1]
     if params.WQ.shape[0] != S or params.WQ.shape[-1] != d:

@@ -130,7 +130,8 @@ def _check_moments(where, mom, need_b=False) -> int:
     n = chk.integer(f"{where}: mom['n']", mom["n"], lo=2)
     for k in ("M", "C"):
         if tuple(np.shape(mom[k])) != (n, n):
-            raise ValueError(f"{where}: mom['{k}'] must be (n, n) = ({n}, {n}), got {np.shape(mom[k])}")
+            raise ValueError(f"{where}: mom['{k}'] must be (n, n) = ({n}, {n}), got "
+                             f"{np.shape(mom[k])}")
     return n
 
 
@@ -214,7 +215,8 @@ def _check_documents(D, T, v, model, tau, N, N_range, dirichlet) -> int:
             long_name = "N"
         else:
             long_name = "N_range_hi"
-            if isinstance(N_range, (str, bytes)) or not hasattr(N_range, "__len__") or len(N_range) != 2:
+            if (isinstance(N_range, (str, bytes)) or not hasattr(N_range, "__len__")
+                    or len(N_range) != 2):
                 raise ValueError(f"N_range must be a pair (lo, hi) of integers with 1 <= lo <= hi, "
                                  f"got {N_range!r}")
             lo = chk.integer("N_range[0]", N_range[0], lo=1)
@@ -231,15 +233,14 @@ def _check_tokens(where, tokens, valid, name="tokens", S=None, valid_name="valid
     if not (isinstance(tokens, torch.Tensor) and not tokens.is_floating_point()
             and tokens.dtype != torch.bool and tokens.dim() in (2, 3)):
         raise ValueError(f"{where}: {name} must be an integer tensor (D, N) or (S, D, N), got "
-                         f"{getattr(tokens, 'dtype', type(tokens).__name__)} "
-                         f"{tuple(getattr(tokens, 'shape', ()))}")
+                         f"{chk.describe(tokens)}")
     if S is not None and tokens.dim() == 3 and tokens.shape[0] != S:
-        raise ValueError(f"{where}: {name} (S, D, N) must have S = {S} seeds, got {tuple(tokens.shape)}")
+        raise ValueError(f"{where}: {name} (S, D, N) must have S = {S} seeds, got "
+                         f"{tuple(tokens.shape)}")
     if not (isinstance(valid, torch.Tensor) and valid.dtype == torch.bool
             and valid.shape == tokens.shape):
         raise ValueError(f"{where}: {valid_name} must be a bool tensor of {name}'s shape "
-                         f"{tuple(tokens.shape)}, got {getattr(valid, 'dtype', type(valid).__name__)} "
-                         f"{tuple(getattr(valid, 'shape', ()))}")
+                         f"{tuple(tokens.shape)}, got {chk.describe(valid)}")
 
 
 def mask_tokens(gen: torch.Generator, words, valid, p_m, p_c, p_r, n_words: int):
@@ -393,7 +394,7 @@ def mlm_loss(out, words, masked, loss: str = "squared"):
         raise ValueError(f"loss must be 'squared' or 'ce', got {loss!r}")
     if not (isinstance(out, torch.Tensor) and out.is_floating_point() and out.dim() == 4):
         raise ValueError(f"mlm_loss: out must be a floating tensor (S, D, N, n) (forward), got "
-                         f"{getattr(out, 'dtype', type(out).__name__)} {tuple(getattr(out, 'shape', ()))}")
+                         f"{chk.describe(out)}")
     _check_tokens("mlm_loss", words, masked, "words", S=out.shape[0], valid_name="masked")
     if words.shape[-2:] != out.shape[1:3]:
         raise ValueError(f"mlm_loss: words must be (D, N) = {tuple(out.shape[1:3])} like out, got "
@@ -523,8 +524,7 @@ def attention_stats(A, tokens, valid, v: int, normalise_length: float | None = N
     if not (isinstance(A, torch.Tensor) and A.is_floating_point() and A.dim() == 4
             and A.shape[-1] == A.shape[-2]):
         raise ValueError(f"attention_stats: A must be a floating tensor (S, D, N, N) (forward's "
-                         f"attention), got {getattr(A, 'dtype', type(A).__name__)} "
-                         f"{tuple(getattr(A, 'shape', ()))}")
+                         f"attention), got {chk.describe(A)}")
     _check_tokens("attention_stats", tokens, valid, S=A.shape[0])
     if tuple(tokens.shape[-2:]) != tuple(A.shape[1:3]):
         raise ValueError(f"attention_stats: tokens must be (D, N) = {tuple(A.shape[1:3])} like A, "

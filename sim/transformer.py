@@ -177,7 +177,8 @@ def train(model: StackedTransformer, batch: Callable[[int], tuple], *, steps: in
     _check_int(steps, "steps", 1, MAX_STEPS)
     _check_int(log_every, "log_every", 1)
     if isinstance(lr, (str, bytes)) or lr is None or isinstance(lr, bool):
-        raise ValueError(f"lr must be finite > 0, a float or one per seed (S={model.S}), got {lr!r}")
+        raise ValueError(f"lr must be finite > 0, a float or one per seed (S={model.S}), got "
+                         f"{lr!r}")
     try:
         torch.as_tensor(lr, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError):
@@ -234,17 +235,19 @@ def loss_per_seed(model, h, tokens, labels, mask, task):
     if not (isinstance(h, torch.Tensor) and h.is_floating_point() and h.dim() == 4
             and h.shape[0] == model.S and h.shape[-1] == model.d):
         raise ValueError(f"loss_per_seed: h must be a floating tensor (S={model.S}, N, T, "
-                         f"d={model.d}) (model(tokens)), got {getattr(h, 'dtype', type(h).__name__)} "
-                         f"{tuple(getattr(h, 'shape', ()))}")
+                         f"d={model.d}) (model(tokens)), got {chk.describe(h)}")
     if not (isinstance(tokens, torch.Tensor) and tuple(tokens.shape) == tuple(h.shape[:3])):
-        raise ValueError(f"loss_per_seed: tokens must be a tensor of shape {tuple(h.shape[:3])}, got "
+        raise ValueError(f"loss_per_seed: tokens must be a tensor of shape "
+                         f"{tuple(h.shape[:3])}, got "
                          f"{tuple(getattr(tokens, 'shape', ())) or type(tokens).__name__}")
     if task == "label" and not (isinstance(labels, torch.Tensor)
                                 and tuple(labels.shape) == tuple(h.shape[:2])):
-        raise ValueError(f"loss_per_seed: labels must be a tensor of shape {tuple(h.shape[:2])}, got "
+        raise ValueError(f"loss_per_seed: labels must be a tensor of shape "
+                         f"{tuple(h.shape[:2])}, got "
                          f"{tuple(getattr(labels, 'shape', ())) or type(labels).__name__}")
     if task == "next" and not (isinstance(mask, torch.Tensor) and mask.shape == tokens.shape):
-        raise ValueError(f"loss_per_seed: mask must be a tensor of shape {tuple(tokens.shape)}, got "
+        raise ValueError(f"loss_per_seed: mask must be a tensor of shape {tuple(tokens.shape)}, "
+                         f"got "
                          f"{tuple(getattr(mask, 'shape', ())) or type(mask).__name__}")
     n_out = model.Wout.shape[-1]
     target, t_name = (labels, "labels") if task == "label" else (tokens[:, :, 1:], "tokens")
@@ -274,7 +277,8 @@ def accuracy(model, tokens, labels) -> torch.Tensor:
         raise ValueError(f"accuracy: tokens must be a tensor (S={model.S}, N, T), got "
                          f"{tuple(getattr(tokens, 'shape', ())) or type(tokens).__name__}")
     if not (isinstance(labels, torch.Tensor) and tuple(labels.shape) == tuple(tokens.shape[:2])):
-        raise ValueError(f"accuracy: labels must be a tensor of shape {tuple(tokens.shape[:2])}, got "
+        raise ValueError(f"accuracy: labels must be a tensor of shape "
+                         f"{tuple(tokens.shape[:2])}, got "
                          f"{tuple(getattr(labels, 'shape', ())) or type(labels).__name__}")
     with torch.no_grad():
         logits = model.readout(model(tokens)[:, :, -1:])[:, :, 0]

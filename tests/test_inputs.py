@@ -8,20 +8,33 @@ bytes above the parent's), so a hang, an allocation attempt or a crash is report
 instead of taking the test run down.  The call must raise `ValueError` whose message names the
 parameter; anything else (accepted, NaN returned, another exception, hang, allocation) fails.
 
-Add a row to `CASES` for a new public function: `Case(fn, valid_kwargs, param, bad_values)`.
+Add a row to `CASES` for a new public function: `Case(fn, valid_kwargs, param, bad_values)`
+(`_add(fn, valid, {param: bad_values, ...})` adds one per parameter).  Coverage: every public
+function of sim.joma, sim.measure, sim.signgd, sim.topic, sim.transformer (StackedTransformer
+included), theory.joma (Psi, Isotropic included), theory.signgd and theory.topic that takes an
+argument (plus theory.topic's c1 ... t5_beta_hi and theory.joma's Theorem-1 invariants, built by
+lambdify), and sim.make_generator and sim.gamma_sample.
+
+The bad-input test is parametrized per case; Hypothesis draws its bad values until the case's
+finite list is exhausted (all of them, under every profile).  A fork of this process costs
+~30 ms (torch, scipy, sympy are mapped), so the bad calls are served by one long-lived boxed child
+(`boxed_case`: each call under its own SIGALRM, the child restarted after a hang or a crash) and
+the reference calls, which must be accepted, run together in another (`boxed_many`); `boxed`
+boxes a single call in a fresh fork.  `python -m tests.test_inputs` runs every bad value of every
+case and prints one line per call.
 """
 
 from __future__ import annotations
 
 import math
-import types
 import multiprocessing as mp
 import os
 import resource
 import signal
 import traceback
+import types
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -46,7 +59,7 @@ NAN, INF = math.nan, math.inf
 BAD_POS_FLOAT = [NAN, INF, -INF, 0.0, -1.0]          # for a parameter that must be finite and > 0
 BAD_FLOAT = [NAN, INF, -INF]                         # for a parameter that must be finite
 BAD_SIZE = [0, -1, 2.5, True, 10 ** 12]              # for a size that must be a positive integer
-BAD_GEN = [None, 0, "gen"]                         # a missing generator is an error, not the global RNG
+BAD_GEN = [None, 0, "gen"]                         # a missing generator: an error, no global RNG
 
 
 @dataclass(frozen=True)
@@ -141,8 +154,9 @@ BAD_STATE = {"W": [torch.full((1, 5, 2), NAN, dtype=torch.float64), torch.zeros(
              "z": [torch.full((1, 3), INF, dtype=torch.float64), torch.zeros(1, 4), None]}
 _add(_j_objective, {}, dict(BAD_STATE, p=[None, "p"]), name="sim.joma.objective")
 _add(_j_velocity, {}, dict(BAD_STATE, p=[None]), name="sim.joma.eqn2_velocity")
-_add(_j_scores, {}, {"z": BAD_STATE["z"], "X": [None, torch.zeros(1, 8)], "attention": ["relu", None],
-                     "A": BAD_POS_FLOAT}, name="sim.joma.attention_scores")
+_add(_j_scores, {}, {"z": BAD_STATE["z"], "X": [None, torch.zeros(1, 8)],
+                     "attention": ["relu", None], "A": BAD_POS_FLOAT},
+     name="sim.joma.attention_scores")
 _add(J.eqn3_blowup_time, dict(delta=[0.5, -0.2]),
      {"delta": [[NAN], [], [[1.0]]], "c": [[NAN, 0.0], [0.0]], "v0": [[INF, 0.0]],
       "A": BAD_POS_FLOAT})
@@ -196,13 +210,14 @@ _NODE = dict(w=torch.ones(1, 5, dtype=torch.float64), U_C=torch.eye(5, 3, dtype=
                                                                     generator=_gen()),
              g=torch.tensor([1.0, -1.0, 0.5, 0.0], dtype=torch.float64))
 BAD_NODE = {"w": [torch.full((1, 5), NAN), torch.ones(1, 4)], "U_C": [torch.eye(4, 3), None],
-            "u_q": [torch.ones(4, dtype=torch.float64)], "x": [torch.ones(1, 3, dtype=torch.float64),
-                                                               torch.full((4, 3), NAN)],
+            "u_q": [torch.ones(4, dtype=torch.float64)],
+            "x": [torch.ones(1, 3, dtype=torch.float64), torch.full((4, 3), NAN)],
             "g": [torch.ones(3, dtype=torch.float64), None], "c_minus": [NAN], "c_plus": [INF]}
 _add(J.eqn2_gradient, dict(_NODE), BAD_NODE)
 _add(J.per_node_objective, dict(_NODE), BAD_NODE)
 _add(J.lemma1_expectations, dict(v=torch.ones(1, 3, dtype=torch.float64),
-                                 xi=torch.zeros(1, dtype=torch.float64), x=_NODE["x"], psi=torch.tanh),
+                                 xi=torch.zeros(1, dtype=torch.float64), x=_NODE["x"],
+                                 psi=torch.tanh),
      {"v": [torch.full((1, 3), NAN), torch.zeros(1, 3), torch.ones(1, 2)],
       "xi": [[NAN], torch.zeros(2)], "x": [None, torch.ones(1, 3, dtype=torch.float64)],
       "psi": [None, "psi"]})
@@ -217,7 +232,8 @@ _add(J.make_table1_generator, dict(_T1, structure="tree", rho=0.9, n_latents=(2,
      {"n_top": [1, 2.5, 100]}, name="sim.joma.make_table1_generator[tree]")
 _CH = [torch.tensor([[0, 1], [2, 3]]), torch.tensor([[0, 1], [1, 0]])]
 _add(J.generator_from_children, dict(children=_CH, C=2, M=9, T=8),
-     {"children": [[_CH[0]], [torch.full((2, 2), 99), _CH[1]], [_CH[0].double() + 0.5, _CH[1]], "c"],
+     {"children": [[_CH[0]], [torch.full((2, 2), 99), _CH[1]], [_CH[0].double() + 0.5, _CH[1]],
+                   "c"],
       "C": [1, 3, 2.5], "M": [2, 10 ** 12, None], "T": [0, 2.5], "rho": [NAN, 1.5],
       "order": ["shuffled"]})
 
@@ -246,11 +262,13 @@ def _record_enter(modules="ok", select=None):
         return dict(out)
 
 
-_add(_record_enter, {}, {"modules": [None, {"x": 1}], "select": ["s", 5]}, name="sim.measure.record")
+_add(_record_enter, {}, {"modules": [None, {"x": 1}], "select": ["s", 5]},
+     name="sim.measure.record")
 _ACTS = torch.tensor([[[0.1, 0.2], [0.3, 0.0]], [[0.5, 0.1], [0.2, 0.4]], [[0.0, 0.9], [0.7, 0.3]]])
 _add(M.max_over_sequence, dict(acts=_ACTS),
      {"acts": [torch.full((3, 2, 2), NAN), torch.zeros(2, 2), None],
-      "mask": [torch.ones(3, 2), torch.zeros(3, 2, dtype=torch.bool), torch.ones(4, 2, dtype=torch.bool)]})
+      "mask": [torch.ones(3, 2), torch.zeros(3, 2, dtype=torch.bool),
+               torch.ones(4, 2, dtype=torch.bool)]})
 _LAT = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 for _fn in (M.normalized_correlation, M.best_match_ncorr):
     _add(_fn, dict(acts=_ACTS[:, 0], latents=_LAT),
@@ -264,7 +282,8 @@ _KM = torch.ones(1, 3, 3, dtype=torch.bool)
 _add(M.grouped_attention_logits, dict(probs=_PROBS, groups=_GRP, n_groups=2, key_mask=_KM),
      {"probs": [torch.full((1, 2, 3, 3), NAN), -_PROBS, torch.zeros(2, 3, 3)],
       "groups": [_GRP.double(), torch.zeros(1, 3, 2, dtype=torch.long), None],
-      "n_groups": [0, -1, 2.5, 10 ** 12], "key_mask": [_KM.long(), torch.ones(1, 2, 3, dtype=torch.bool)]})
+      "n_groups": [0, -1, 2.5, 10 ** 12],
+      "key_mask": [_KM.long(), torch.ones(1, 2, 3, dtype=torch.bool)]})
 _add(TT.theorem2_wstar, dict(T_=4, v_=3, p_m_=0.15, p_c_=0.1, p_r_=0.1),
      {"T_": BAD_SIZE, "v_": BAD_SIZE, "p_m_": [NAN, -0.1, 1.5], "p_c_": [NAN, -0.1, 1.5],
       "p_r_": [NAN, -0.1, 1.5]})
@@ -277,7 +296,8 @@ BAD_SEEDS = [[-1], [], [2.5], None, "0", [2 ** 64]]
 
 
 def _sg_prob(**kw):
-    return SG.make_problem([0], **dict(dict(n=2, s=2, d=8, sigma_p=1.0, n_test=2, device="cpu"), **kw))
+    base = dict(n=2, s=2, d=8, sigma_p=1.0, n_test=2, device="cpu")
+    return SG.make_problem([0], **dict(base, **kw))
 
 
 def _sg_params(**kw):
@@ -384,7 +404,8 @@ def _docs():
 
 
 def _tp_params(**kw):
-    return ST.init_params(_gen(), 1, 7, **dict(dict(sw=ST.Switches(onehot=True), device="cpu"), **kw))
+    base = dict(sw=ST.Switches(onehot=True), device="cpu")
+    return ST.init_params(_gen(), 1, 7, **dict(base, **kw))
 
 
 def _tp_mask_tokens(gen="ok", words="ok", valid="ok", **kw):
@@ -397,7 +418,8 @@ def _tp_init_params(gen="ok", **kw):
     return ST.init_params(_ok(gen, _gen), **dict(dict(S=1, n=7, d=3, device="cpu"), **kw))
 
 
-def _tp_forward(p="ok", tokens="ok", valid="ok", sw=ST.Switches(onehot=True), return_attention=False):
+def _tp_forward(p="ok", tokens="ok", valid="ok", sw=ST.Switches(onehot=True),  # noqa: B008
+                return_attention=False):
     w, val = _docs()
     return ST.forward(_ok(p, _tp_params), _ok(tokens, lambda: w), _ok(valid, lambda: val), sw,
                       return_attention)
@@ -448,7 +470,8 @@ def _diag_apply_call(**kw):
 
 
 BAD_MOM = [None, {"M": 1}, {"M": np.eye(3), "C": np.eye(3), "n": 7}]
-BAD_TOKENS = [torch.zeros(2, 4), torch.zeros(4, dtype=torch.long), np.zeros((2, 4), dtype=int), None]
+BAD_TOKENS = [torch.zeros(2, 4), torch.zeros(4, dtype=torch.long), np.zeros((2, 4), dtype=int),
+              None]
 BAD_VALID = [torch.ones(2, 4), torch.ones(2, 3, dtype=torch.bool), None]
 _add(ST.check_params, dict(_TOPIC), BAD_TOPIC)
 _add(ST.topic_of, dict(n_words=6, v=2), {"n_words": [-1, 2.5, 10 ** 12, None], "v": BAD_SIZE[:4]})
@@ -481,14 +504,16 @@ _add(_tp_init_params, {}, {"gen": BAD_GEN, "S": BAD_SIZE, "n": [1, 0, 2.5, 10 **
                            "sw": ["onehot", 1], "WV": [np.full((3, 3), NAN), np.zeros((4, 4))]},
      name="sim.topic.init_params")
 _add(ST.trainable, dict(sw=ST.Switches()), {"sw": [None, "onehot"]})
-_add(_tp_forward, {}, {"p": [None, {"WV": torch.zeros(1)}], "tokens": BAD_TOKENS + [torch.full((2, 4), 99)],
+_add(_tp_forward, {}, {"p": [None, {"WV": torch.zeros(1)}],
+                       "tokens": BAD_TOKENS + [torch.full((2, 4), 99)],
                        "valid": BAD_VALID, "sw": ["onehot"], "return_attention": ["yes"]},
      name="sim.topic.forward")
 _add(_tp_mlm_loss, {}, {"out": [None, torch.zeros(2, 4)], "words": BAD_TOKENS,
                         "masked": BAD_VALID, "loss": ["l1", None]}, name="sim.topic.mlm_loss")
 _add(ST.ridge, dict(p={"WV": torch.ones(1, 2, 2)}, names=["WV"], lam=0.1),
      {"lam": [NAN, INF, -1.0, "0"], "names": ["WV", ["WK"]], "p": [None, {}]})
-_add(_tp_train, {}, {"p": [None, ST.init_params(_gen(), 1, 9, sw=ST.Switches(onehot=True), device="cpu")], "gen": BAD_GEN,
+_P9 = ST.init_params(_gen(), 1, 9, sw=ST.Switches(onehot=True), device="cpu")  # n = 9, not T v + 1
+_add(_tp_train, {}, {"p": [None, _P9], "gen": BAD_GEN,
                      "steps": [-1, 2.5, 10 ** 12, None], "batch": BAD_SIZE,
                      "lr": BAD_POS_FLOAT, "lam": [NAN, INF, -1.0], "log_every": [0, -1, 2.5],
                      "opt": ["rmsprop"], "loss": ["hinge"], "model": ["hmm"],
@@ -503,7 +528,8 @@ _add(_tp_attention_stats, {}, {"A": [None, torch.zeros(1, 2, 4)], "tokens": BAD_
 _add(ST.block_scores, dict(W=np.zeros((7, 7)), T=3, v=2),
      {"W": [np.full((7, 7), NAN), np.zeros((6, 6)), np.zeros(7)], "T": BAD_SIZE, "v": BAD_SIZE})
 _add(_block_apply_call, dict(w_i0=0.1, diff=0.0, same=0.5, T=3, v=2),
-     {"w_i0": BAD_FLOAT, "diff": BAD_FLOAT, "same": BAD_FLOAT + ["x"], "T": BAD_SIZE, "v": BAD_SIZE},
+     {"w_i0": BAD_FLOAT, "diff": BAD_FLOAT, "same": BAD_FLOAT + ["x"], "T": BAD_SIZE,
+      "v": BAD_SIZE},
      name="sim.topic.block_apply")
 _add(_diag_apply_call, dict(d_i0=0.1, d_ii=1.0), {"d_i0": BAD_FLOAT, "d_ii": BAD_FLOAT},
      name="sim.topic.diag_apply")
@@ -513,7 +539,8 @@ _S2_BAD = dict(BAD_TOPIC, alpha=[[NAN], [-1.0], np.ones(3), "a"], beta=[[INF], [
 _add(ST.stage2_loss, dict(_S2, W=np.eye(7)),
      dict(_S2_BAD, T=BAD_SIZE, v=BAD_SIZE, W=[np.full((7, 7), NAN), np.eye(6), None]))
 _add(ST.stage2_loss_fast, dict(_S2, kind="block", coef=(0.1, 0.0, 0.5)),  # O(v): any T
-     dict(_S2_BAD, v=BAD_SIZE, kind=["dense", None], coef=[(0.1, 0.0), (NAN, 0.0, 0.5), "abc", None]))
+     dict(_S2_BAD, v=BAD_SIZE, kind=["dense", None],
+          coef=[(0.1, 0.0), (NAN, 0.0, 0.5), "abc", None]))
 
 
 # ---- sim.transformer ----------------------------------------------------------------------
@@ -574,8 +601,8 @@ _add(_tr_accuracy, {}, {"model": [None], "tokens": [None, torch.zeros(2, 2, 3, d
 _add(TS.stage1_end, dict(V_mu0=np.zeros(2), V0=np.full((2, 3), -0.1), eta_=0.01,
                          xi_l1=np.full((2, 3), 2.0)),
      {"V_mu0": [[NAN, 0.0], np.zeros(3), "v"], "V0": [np.full((2, 3), INF), np.zeros(2)],
-      "eta_": BAD_POS_FLOAT + [np.full(3, 0.01)], "xi_l1": [np.full((2, 3), NAN),
-                                                            np.full((2, 3), -1.0), np.ones((2, 2))]})
+      "eta_": BAD_POS_FLOAT + [np.full(3, 0.01)],
+      "xi_l1": [np.full((2, 3), NAN), np.full((2, 3), -1.0), np.ones((2, 2))]})
 _TP = dict(T_=3, v_=2, p_m_=0.2, p_c_=0.1, p_r_=0.1)
 BAD_TP = {"T_": BAD_SIZE, "v_": BAD_SIZE, "p_m_": BAD_PROB, "p_c_": BAD_PROB,
           "p_r_": BAD_PROB + [0.95]}
@@ -675,7 +702,8 @@ _add(TJ.lemma1_printed_alt, dict(_LEMMA1, dist=_GAUSS, psi=TJ.RELU),
 _add(TJ.linear_prediction, dict(xbar=[[1.0, 0.0], [0.0, 1.0]]),
      {"xbar": [[NAN], "x"], "a": [[1.0, 1.0, 1.0], [NAN, 1.0]]})
 _EQN50 = dict(v=[1.0, 0.0], xi=0.1, centers=[[1.0, 0.0], [0.0, 1.0]], a=[1.0, -1.0])
-BAD_EQN50 = {"v": [[NAN, 0.0], [0.0, 0.0]], "xi": [INF], "centers": [[[NAN, 0.0]], [[0.0, 0.0, 0.0]]],
+BAD_EQN50 = {"v": [[NAN, 0.0], [0.0, 0.0]], "xi": [INF],
+             "centers": [[[NAN, 0.0]], [[0.0, 0.0, 0.0]]],
              "a": [[1.0], [NAN, 1.0]]}
 _add(TJ.printed_eqn50_rhs, dict(_EQN50, theta1=np.tanh, theta2=np.tanh),
      dict(BAD_EQN50, theta1=[None], theta2=["t"]))
@@ -863,6 +891,68 @@ def boxed_many(calls) -> list[tuple[str, str]]:
     return out
 
 
+def _serve(conn, limit):
+    """A boxed child that serves many calls: it reads (case index, bad-value index), runs that
+    call under a SIGALRM of TIMEOUT s and an address-space limit, and answers (outcome, message).
+    Forked once (a fork of this process costs ~30 ms: torch, scipy and sympy are mapped)."""
+    def alarm(*_):
+        raise _Timeout
+
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        torch.set_num_threads(1)
+        signal.signal(signal.SIGALRM, alarm)
+        while True:
+            try:
+                i, j = conn.recv()
+            except EOFError:
+                return
+            c = CASES[i]
+            signal.alarm(int(math.ceil(TIMEOUT)))
+            res = _classify(c.fn, dict(c.valid, **{c.param: c.bad[j]}))
+            signal.alarm(0)
+            conn.send(res)
+    finally:
+        conn.close()
+
+
+class _Server:
+    """The parent's side of _serve: restarted after a hang (no answer within TIMEOUT + 10 s,
+    e.g. stuck in C code the alarm cannot interrupt) or a crash."""
+
+    proc = None
+    conn = None
+
+    @classmethod
+    def call(cls, i: int, j: int) -> tuple[str, str]:
+        if cls.proc is None or not cls.proc.is_alive():
+            ctx = mp.get_context("fork")
+            cls.conn, child = ctx.Pipe(duplex=True)
+            cls.proc = ctx.Process(target=_serve, args=(child, _vm_bytes() + HEADROOM), daemon=True)
+            cls.proc.start()
+            child.close()
+        cls.conn.send((i, j))
+        if not cls.conn.poll(TIMEOUT + 10):
+            cls.proc.kill()
+            cls.proc.join()
+            cls.proc = None
+            return "hang", f"no answer within {TIMEOUT} s"
+        try:
+            return cls.conn.recv()
+        except EOFError:
+            cls.proc.join()
+            code, cls.proc = cls.proc.exitcode, None
+            return "crash", f"child exited {code}"
+
+
+def boxed_case(case, value) -> tuple[str, str]:
+    """The outcome of `case` with its parameter set to `value` (one of case.bad), run by the
+    serving child."""
+    i = next(k for k, c in enumerate(CASES) if c is case)
+    j = next(k for k, v in enumerate(case.bad) if v is value)
+    return _Server.call(i, j)
+
+
 _VALID_OUTCOMES: dict = {}
 
 
@@ -887,12 +977,10 @@ def _one_per_valid_call(cases):
     return out
 
 
-# Bad values drawn per case: under the dev and thorough profiles at least the longest `bad` list,
-# so that Hypothesis (which stops once a small finite space is exhausted) tries every value of
-# every case; under ci (derandomized, 2 shared cores, with the rest of the suite) 1 per case, to
-# keep this file under ~60 s there.  `python -m tests.test_inputs` always tries every value.
-EXAMPLES_PER_CASE = (1 if os.environ.get("HYPOTHESIS_PROFILE") == "ci"
-                     else max(len(c.bad) for c in CASES))
+# Bad values drawn per case: 4 times the longest `bad` list, so that Hypothesis (which stops once
+# a small finite space is exhausted) tries every value of every case under every profile (the
+# serving child makes a call cost ~1 ms: the whole file runs in ~15 s).
+EXAMPLES_PER_CASE = 4 * max(len(c.bad) for c in CASES)  # room for repeated draws
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the box forks")
@@ -910,7 +998,7 @@ def test_the_valid_call_works(case):
 @given(data=st.data())
 def test_bad_input_is_a_value_error_naming_the_parameter(case, data):
     value = data.draw(st.sampled_from(case.bad), label=case.param)
-    outcome, msg = boxed(case.fn, dict(case.valid, **{case.param: value}))
+    outcome, msg = boxed_case(case, value)
     assert outcome == "ValueError", f"{case.label()} with {case.param}={value!r}: {outcome}: {msg}"
     assert case.param.rstrip("_") in msg, (
         f"{case.label()} with {case.param}={value!r}: the message does not name {case.param}: {msg}")
@@ -934,7 +1022,7 @@ def every_bad_call():
 if __name__ == "__main__":
     bad = 0
     for c, v in every_bad_call():
-        out, msg = boxed(c.fn, dict(c.valid, **{c.param: v}))
+        out, msg = boxed_case(c, v)
         ok = out == "ValueError" and c.param.rstrip("_") in msg
         bad += not ok
         msg = " ".join(msg.split())

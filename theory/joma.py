@@ -176,11 +176,13 @@ def theorem2_ratio_check(vs, deltas, term):
     va = _fin("vs", vs)
     da = _fin("deltas", deltas)
     if va.ndim < 1 or va.shape[-1] < 1:
-        raise ValueError(f"vs must be an array (..., l) with at least one component, got {va.shape}")
+        raise ValueError(f"vs must be an array (..., l) with at least one component, got "
+                         f"{va.shape}")
     try:
         db = np.broadcast_to(da, va.shape)
     except ValueError:
-        raise ValueError(f"deltas must broadcast to vs's shape {va.shape}, got {da.shape}") from None
+        raise ValueError(f"deltas must broadcast to vs's shape {va.shape}, got "
+                         f"{da.shape}") from None
     if np.any(np.abs(db).max(-1) == 0):
         raise ValueError("deltas must have a nonzero entry in every row (Delta_{l*} divides)")
     vs = np.asarray(vs, dtype=np.float64)
@@ -871,9 +873,11 @@ def _check_centers(v, xi, centers, a):
     _scalar("xi", xi)
     C = np.atleast_2d(_fin("centers", centers, ndim=(1, 2)))
     if C.shape[1] != np.shape(v)[0]:
-        raise ValueError(f"centers must be (c, n) with n = len(v) = {np.shape(v)[0]}, got {C.shape}")
+        raise ValueError(f"centers must be (c, n) with n = len(v) = {np.shape(v)[0]}, got "
+                         f"{C.shape}")
     if _fin("a", a, ndim=1).shape != (C.shape[0],):
-        raise ValueError(f"a must have one weight per center ({C.shape[0]}), got shape {np.shape(a)}")
+        raise ValueError(f"a must have one weight per center ({C.shape[0]}), got shape "
+                         f"{np.shape(a)}")
 
 
 def printed_eqn50_rhs(v, xi, centers, a, theta1: Callable, theta2: Callable):

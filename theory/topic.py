@@ -91,7 +91,8 @@ def _sym_or_number(name, x):
     """A sympy expression passes (symbols allowed); a number must be finite."""
     if isinstance(x, sp.Basic):
         if x.is_number and not x.is_finite:
-            raise ValueError(f"{name} must be finite (a sympy expression or a finite number), got {x}")
+            raise ValueError(f"{name} must be finite (a sympy expression or a finite number), "
+                             f"got {x}")
         return x
     return chk.number(name, x)
 

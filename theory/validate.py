@@ -85,10 +85,12 @@ MAX_SEED = 2 ** 63 - 1  # torch.Generator.manual_seed takes < 2^64; callers add 
 def seeds(name: str, x) -> list:
     """x as a non-empty list of integer seeds in [0, MAX_SEED] (a list, tuple, range or array)."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
-        raise ValueError(f"{name} must be a non-empty list of integers in [0, {MAX_SEED}], got {x!r}")
+        raise ValueError(f"{name} must be a non-empty list of integers in [0, {MAX_SEED}], got "
+                         f"{x!r}")
     xs = list(x)
     if not xs:
-        raise ValueError(f"{name} must be a non-empty list of integers in [0, {MAX_SEED}], got {x!r}")
+        raise ValueError(f"{name} must be a non-empty list of integers in [0, {MAX_SEED}], got "
+                         f"{x!r}")
     elements(name, n=len(xs))
     return [integer(f"{name}[{i}]", s, lo=0, hi=MAX_SEED) for i, s in enumerate(xs)]
 
@@ -126,6 +128,13 @@ def betas(name: str, b) -> tuple[float, float]:
             number(f"{name}[1]", b[1], lo=0, hi=1, hi_open=True))
 
 
+def describe(x) -> str:
+    """A short description of an argument for messages: dtype and shape, else its type."""
+    if hasattr(x, "dtype") and hasattr(x, "shape"):
+        return f"{x.dtype} {tuple(x.shape)}"
+    return type(x).__name__
+
+
 def finite_array(name: str, x, *, ndim=None, lo=None, lo_open: bool = False, dtype_kind="biuf"):
     """x (a numpy array, torch tensor or nested list of real numbers) as a float64 numpy array, if
     every entry is finite (and >= lo, or > lo when lo_open) and it has `ndim` dimensions (an int
@@ -133,7 +142,8 @@ def finite_array(name: str, x, *, ndim=None, lo=None, lo_open: bool = False, dty
     import numpy as np
     if hasattr(x, "detach") and hasattr(x, "numel"):  # a torch tensor
         if x.numel() > MAX_ELEMENTS:
-            raise ValueError(f"{name} has {x.numel():.3g} elements, above the cap {MAX_ELEMENTS:.3g}")
+            raise ValueError(f"{name} has {x.numel():.3g} elements, above the cap "
+                             f"{MAX_ELEMENTS:.3g}")
         if x.dtype.is_complex:
             raise ValueError(f"{name} must hold real numbers, got dtype {x.dtype}")
         a = x.detach().cpu().numpy()
@@ -155,7 +165,8 @@ def finite_array(name: str, x, *, ndim=None, lo=None, lo_open: bool = False, dty
                              f"shape {a.shape}")
     a = a.astype(np.float64, copy=False)
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite in every entry, got {int((~np.isfinite(a)).sum())} "
+        raise ValueError(f"{name} must be finite in every entry, got "
+                         f"{int((~np.isfinite(a)).sum())} "
                          f"non-finite entries")
     if lo is not None and a.size and (a.min() < lo or (lo_open and a.min() == lo)):
         raise ValueError(f"{name} must be {'>' if lo_open else '>='} {lo} in every entry, got min "
