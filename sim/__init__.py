@@ -25,8 +25,8 @@ def default_device() -> torch.device:
 
 def make_generator(seed: int, device: torch.device | str | None = None) -> torch.Generator:
     """A local generator: simulations never touch the global RNG state."""
-    if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    from theory.validate import MAX_SEED, integer
+    seed = integer("seed", seed, lo=0, hi=MAX_SEED)  # not a bool, not negative, < 2^63
     g = torch.Generator(device=torch.device(device) if device is not None else "cpu")
     g.manual_seed(seed)
     return g

@@ -104,7 +104,7 @@ def _add(fn, valid, bad_by_param, name=""):
         CASES.append(Case(fn, valid, param, tuple(bad), name=name))
 
 
-_add(sim.make_generator, dict(seed=0), {"seed": [-1, 2.5, None, "0"]})
+_add(sim.make_generator, dict(seed=0), {"seed": [-1, 2.5, None, "0", True, 2 ** 64]})
 _add(_call_gamma, dict(alpha=1.0), {"alpha": [INF, NAN, 0.0, -1.0], "gen": [None, 0]},
      name="sim.gamma_sample")
 _add(J.make_problem, dict(seeds=[0], M_C=3, K=2, d=5, N=8),
