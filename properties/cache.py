@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import os
 import sys
 import warnings
@@ -182,9 +183,16 @@ def run_cache(maxsize: int | None = 8):
     modify what it returns) over the on-disk cache.  `.cache_clear()` clears the memory level."""
 
     def deco(fn):
+        sig = inspect.signature(fn)
+
         @functools.wraps(fn)
         def on_disk(*args, **kwargs):
-            return call(key_of(fn, args, kwargs), fn, args, kwargs)
+            try:  # keyed by the bound arguments, defaults applied: f(0) and f(0, 1) are one run
+                bound = sig.bind(*args, **kwargs)
+            except TypeError:
+                return fn(*args, **kwargs)  # the call's own error
+            bound.apply_defaults()
+            return call(key_of(fn, (), dict(bound.arguments)), fn, args, kwargs)
 
         cached = functools.lru_cache(maxsize=maxsize)(on_disk)
         cached.__run_cache__ = True  # world.simulation(pure=True) stores it only once

@@ -166,3 +166,15 @@ def test_a_pure_simulation_that_advances_a_generator_is_an_error(cache_at):
     with pytest.raises(W.PropertyError, match="pure=True"):
         prop_impure(world=W.WORLD_PLACEHOLDER)
     W.pop_last_run()
+
+
+def test_a_run_is_keyed_by_its_bound_arguments(cache_at):
+    """f(5), f(5, 3) and f(seed=5, n=3) are one run (the figures call runs with defaults left
+    out, the properties with them spelled out)."""
+    noisy_run(5)
+    noisy_run.cache_clear()
+    noisy_run(5, 3)
+    noisy_run.cache_clear()
+    noisy_run(seed=5, n=3)
+    assert CALLS == [(5, 3)]
+    noisy_run.cache_clear()

@@ -201,18 +201,28 @@ def plot_losses(cid):
 
 
 def _plot_gd_faster(path):
-    """signgd.gd.faster: train and test loss per optimizer at the common rate 1e-4 (Fig. 2 (c))."""
-    from properties.signgd.runs import OPT_SEEDS, fair_runs
-    runs = fair_runs(11)
+    """signgd.gd.faster, from the runs its properties read (seed 11): L_S of SignGD and GD at the
+    common rate 1e-4 (Fig. 2 (c), runs._gd_runs 'fair'), and each optimizer at its own rate with
+    the rate ladder's T marked (runs.rate_runs)."""
+    from properties.signgd.runs import OPT_SEEDS, RATE_LADDER, _gd_runs, rate_runs
+    sgn, gd = _gd_runs(11, 1.0)["fair"]
+    ladder = rate_runs(11)
     with figstyle.figure(path, 1, 2, figsize=(10, 4)) as (fig, ax):
-        for (name, tr), c in zip(runs.items(), ("C0", "C1", "C2")):
-            ax[0].plot(tr.t, tr["train_loss"].mean(-1), c, label=name)
-            ax[1].plot(tr.t_test, tr.test_loss.mean(-1), c, label=name)
-        for a_, ttl in zip(ax, ("train loss L_S", "test loss L_D (500 fresh samples)")):
-            a_.set_xlabel("step"), a_.set_title(ttl), a_.legend()
-        ax[0].set_yscale("log")
-        fig.suptitle(f"signgd.gd.faster: lr 1e-4 for all, s = 30, sigma_p = 1, sigma_0 = 1e-3, "
-                     f"seeds 11-{10 + OPT_SEEDS} (mean)")
+        for tr, name, c in ((sgn, "SignGD", "C0"), (gd, "GD", "C2")):
+            ax[0].plot(tr.t, np.asarray(tr["train_loss"]).max(-1), c, label=name)
+        ax[0].set(yscale="log", xlabel="step", ylabel=f"L_S (max over {OPT_SEEDS} seeds)",
+                  title="lr 1e-4 for both (Fig. 2 (c))")
+        ax[0].legend()
+        for (opt, (t, L)), c in zip(ladder.items(), ("C2", "C0")):
+            lr, _, Ts = RATE_LADDER[opt]
+            name = {"gd": "GD", "signgd": "SignGD"}[opt]
+            ax[1].plot(t, L, c, label=f"{name}, lr {lr:g}")
+            ax[1].plot(Ts, [L[int(np.searchsorted(t, T))] for T in Ts], "o", color=c, ms=4)
+        ax[1].set(yscale="log", xlabel="step", ylabel=f"L_S (max over {OPT_SEEDS} seeds)",
+                  title="each at its own rate; dots: the ladder's T (rate r(T))")
+        ax[1].legend()
+        fig.suptitle(f"signgd.gd.faster: s = 30, sigma_p = 1, sigma_0 = 1e-3, seeds "
+                     f"11-{10 + OPT_SEEDS}")
 
 
 # --------------------------------------------------------------------------------------------

@@ -402,17 +402,6 @@ def rate_runs(seed0: int):
     return out
 
 
-@run_cache(maxsize=1)
-def fair_runs(seed0: int = 11):
-    """SignGD, Adam (0.9, 0.999) and GD at lr 1e-4 for 1000 steps on the same data and init as
-    _gd_runs(seed0, 1.0)['fair'], with the test loss every 20 steps (the figure only)."""
-    seeds = [seed0 + k for k in range(OPT_SEEDS)]
-    prob, p0 = _problem(seeds, 30, n_test=500)
-    kw = dict(log_every=OPT_LOG_EVERY, log=("train_loss",), steps=1000, eta=1e-4, test_every=20)
-    return {name: sim.train(prob, p0, optimizer=opt, **kw)
-            for name, opt in (("SignGD", "signgd"), ("Adam", "adam"), ("GD", "gd"))}
-
-
 # --------------------------------------------------------------------------------------------
 # Table 3 variants (b)-(d) (Appendix B.2): signgd.variant_b, variant_c, variant_d
 # --------------------------------------------------------------------------------------------
