@@ -233,8 +233,8 @@ def reduce_size(bytes_limit: int | str) -> None:
     if not enabled():
         return
     try:
-        mem = _MEMORY.get(cache_dir()) or (_cached_compute(cache_dir()) and _MEMORY[cache_dir()])
-        mem[0].reduce_size(bytes_limit=bytes_limit)
+        _cached_compute(cache_dir())  # opens the store if this process has not yet
+        _MEMORY[cache_dir()][0].reduce_size(bytes_limit=bytes_limit)
     except OSError as e:
         warnings.warn(f"run cache at {cache_dir()}: could not reduce its size ({e})")
 
