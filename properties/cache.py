@@ -167,7 +167,7 @@ def call(key: str, fn: Callable, args: tuple = (), kwargs: dict | None = None):
 
 
 def key_of(fn: Callable, args: tuple, kwargs: dict, *extra) -> str:
-    from properties.world import fingerprint
+    from properties.digest import fingerprint
 
     h = hashlib.sha1()
     h.update(code_version(fn.__module__).encode())

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
 from _pytest.outcomes import Skipped
-from hypothesis import HealthCheck, Phase, settings
 from scipy import stats
+
+from properties.settings import SIZE_ENV, SIZES, examples, profile, size  # noqa: F401 (re-exported)
 
 __all__ = [
     "ClaimMismatch",
@@ -283,54 +283,6 @@ def pop_records() -> dict[str, dict]:
     out = dict(_SINK.records)
     _SINK.records.clear()
     return out
-
-
-# --------------------------------------------------------------------------------------------
-# Hypothesis settings
-# --------------------------------------------------------------------------------------------
-def profile() -> str:
-    return os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
-
-
-SIZE_ENV = "THEOREM_AUDIT_SIZE"
-SIZES = ("ci", "ladder", "paper")
-
-
-def size() -> str:
-    """The named size the runs use (`--size` of the audit, or THEOREM_AUDIT_SIZE):
-
-    ci      the CI sizes (JoMA's ladder d = 8, 16, 32; Table 1 at d = 32): 2 CPU cores, minutes;
-    ladder  the longer size ladder of the asymptotic policy (JoMA d = 16, 32, 64, 128), CPU;
-    paper   the ladder plus the paper's own size (JoMA d = 1024, 3 layers, 10k steps) as the last
-            rung, through the same code path; it needs CUDA.
-
-    Default: `ci`, except under the `thorough` profile (`ladder`, or `paper` where CUDA is
-    present).  Each paper's runs.py maps the name to its settings (data, not an import-time
-    switch)."""
-    s = os.environ.get(SIZE_ENV)
-    if s is None or s == "":
-        if profile() != "thorough":
-            return "ci"
-        import torch
-        return "paper" if torch.cuda.is_available() else "ladder"
-    if s not in SIZES:
-        raise ValueError(f"{SIZE_ENV} must be one of {SIZES}, got {s!r}")
-    return s
-
-
-def examples(n: int, *, printed_fails: bool = False, **kw) -> settings:
-    """Hypothesis settings for a property with a CI budget of `n` examples, scaled by profile
-    (dev x0.5, thorough x10).  `printed_fails` is kept for old call sites: a printed form
-    expected to fail now runs all its draws under `@audits(fails=...)` whatever the phases."""
-    if not (isinstance(n, int) and n >= 1):
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
-    scale = {"ci": 1.0, "dev": 0.5, "thorough": 10.0}.get(profile(), 1.0)
-    kw.setdefault("max_examples", max(1, int(round(n * scale))))
-    kw.setdefault("deadline", None)
-    kw.setdefault("suppress_health_check", [HealthCheck.too_slow, HealthCheck.data_too_large])
-    if printed_fails:
-        kw.setdefault("phases", [Phase.explicit, Phase.reuse, Phase.generate])
-    return settings(**kw)
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,8 +31,9 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 from properties import check  # noqa: E402
 from properties import world as _world  # noqa: E402
 
+from properties.settings import PROFILES  # noqa: E402
+
 SHRINK_SECONDS = 60
-PROFILES = ("ci", "dev", "thorough")
 PROFILE = None  # set in pytest_configure
 EXAMPLE_DB_ENV = "THEOREM_AUDIT_EXAMPLE_DB"
 
@@ -69,7 +70,8 @@ def _setup_hypothesis_and_torch():
                               suppress_health_check=quiet)
     settings.register_profile("thorough", deadline=None, max_examples=500,
                               database=thorough_database(), suppress_health_check=quiet)
-    PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+    from properties.settings import profile
+    PROFILE = profile()
     if PROFILE not in PROFILES:
         raise pytest.UsageError(f"HYPOTHESIS_PROFILE must be one of {PROFILES}, got {PROFILE!r}")
     os.environ["HYPOTHESIS_PROFILE"] = PROFILE  # properties.check.examples() scales by it

@@ -7,13 +7,17 @@ computed from the outcomes of the property tests that carry the id (see `propert
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
 # Modules of properties/ that are the harness, not a paper's claims (collection and the CLI
 # skip them).
 HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugin", "report",
-                             "world", "cli", "cache", "figstyle", "bench"})
+                             "world", "cli", "cache", "figstyle", "bench", "settings",
+                             "digest", "readings"})
+
+CLAIM_KINDS = ("paper", "consistency")
 
 PAPERS = {
     "joma": "JoMA (Tian et al., ICLR 2024)",
@@ -50,6 +54,11 @@ class Claim:
     history     -- thresholds, horizons, grids or readings changed after the audit saw a
                    failure, each with what was changed, when, and why (shown in the report).
     paper       -- display name of the paper (derived from the id prefix if omitted).
+    kind        -- "paper" (a statement of the paper, decided against the simulation) or
+                   "consistency" (a check of the simulator against its own derivation, or algebra
+                   of the printed text: it could fail only through a bug, not through the
+                   paper being wrong).  A consistency claim gets the verdict `consistency` (or
+                   `inconsistent`), is listed apart and is never counted among the paper's holds.
     """
 
     id: str
@@ -69,16 +78,18 @@ class Claim:
     alternatives: tuple = ()
     asymptotic: str | None = None
     history: tuple = ()
+    kind: str = "paper"
 
     def __post_init__(self):
         if not self.id or " " in self.id or "." not in self.id:
             raise ValueError(f"claim id must look like 'paper.item', got {self.id!r}")
+        if self.kind not in CLAIM_KINDS:
+            raise ValueError(f"{self.id}: kind must be one of {CLAIM_KINDS}, got {self.kind!r}")
         if not self.paper:
             prefix = self.id.split(".", 1)[0]
             object.__setattr__(self, "paper", PAPERS.get(prefix, prefix))
         if (self.corrected is None) != (self.reason is None) and self.corrected is not None:
             raise ValueError(f"{self.id}: an erratum needs both `corrected` and `reason`")
-        from properties.world import Alternative
         alts = tuple(self.alternatives)
         if not all(isinstance(a, Alternative) for a in alts):
             raise ValueError(f"{self.id}: alternatives must be rival(...) / null(...) objects")
@@ -90,6 +101,63 @@ class Claim:
         if not all(isinstance(h, str) and h.strip() for h in hist):
             raise ValueError(f"{self.id}: history entries must be non-empty strings")
         object.__setattr__(self, "history", hist)
+
+
+# --------------------------------------------------------------------------------------------
+# Alternatives: what a claim's properties must reject
+# --------------------------------------------------------------------------------------------
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A wrong world the claim's properties must reject.
+
+    name        -- short slug, shown as `[rival:name]` / `[null:name]` in the report.
+    kind        -- "rival" (replaces a prediction slot) or "null" (replaces a simulation slot).
+    replaces    -- the slot name the property asks for (`world.prediction(fn, slot)` /
+                   `world.simulation(fn, slot)`).
+    by          -- the replacement: a callable with the same signature as the slot's default.
+    source      -- where the alternative comes from (the printed erratum, "dropped factor 1/2",
+                   "training switched off", ...).
+    must_reject -- fraction of its draws on which it must be rejected (1.0: every draw)."""
+
+    name: str
+    kind: str
+    replaces: str
+    by: Callable = field(compare=False, repr=False)
+    source: str = ""
+    must_reject: float = 1.0
+
+    def __post_init__(self):
+        if not _NAME.match(self.name or ""):
+            raise ValueError(f"alternative name must be a lower-case slug, got {self.name!r}")
+        if self.kind not in ("rival", "null"):
+            raise ValueError(f"alternative kind must be 'rival' or 'null', got {self.kind!r}")
+        if not self.replaces:
+            raise ValueError("alternative `replaces` must name a slot")
+        if not callable(self.by):
+            raise ValueError(f"alternative {self.name!r}: `by` must be callable")
+        if not self.source:
+            raise ValueError(f"alternative {self.name!r}: say where it comes from (`source`)")
+        if not (0.0 < self.must_reject <= 1.0):
+            raise ValueError(f"must_reject must be in (0, 1], got {self.must_reject}")
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+
+def rival(name: str, by: Callable, source: str, *, replaces: str = "prediction",
+          must_reject: float = 1.0) -> Alternative:
+    """A wrong closed form (replaces the prediction slot `replaces`)."""
+    return Alternative(name, "rival", replaces, by, source, must_reject)
+
+
+def null(name: str, by: Callable, source: str, *, replaces: str = "simulation",
+         must_reject: float = 1.0) -> Alternative:
+    """A simulation with the claimed mechanism switched off (replaces simulation `replaces`)."""
+    return Alternative(name, "null", replaces, by, source, must_reject)
 
 
 REGISTRY: dict[str, Claim] = {}

@@ -31,143 +31,22 @@ draws that completed and made at least one check; the report counts those, not c
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
-import hashlib
 import inspect
 import math
 import os
-import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
-import numpy as np
 import pytest
 from hypothesis.errors import UnsatisfiedAssumption
 
 from properties import check
 from properties.check import ClaimMismatch, Inconclusive, NoPower, PropertyError
+from properties.digest import fingerprint  # noqa: F401 (re-exported: properties.world.fingerprint)
+from properties.registry import Alternative, null, rival  # noqa: F401 (re-exported)
 
 __all__ = ["Alternative", "rival", "null", "World", "audits", "WORLD_PLACEHOLDER"]
-
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
-
-
-@dataclass(frozen=True)
-class Alternative:
-    """A wrong world the claim's properties must reject.
-
-    name        -- short slug, shown as `[rival:name]` / `[null:name]` in the report.
-    kind        -- "rival" (replaces a prediction slot) or "null" (replaces a simulation slot).
-    replaces    -- the slot name the property asks for (`world.prediction(fn, slot)` /
-                   `world.simulation(fn, slot)`).
-    by          -- the replacement: a callable with the same signature as the slot's default.
-    source      -- where the alternative comes from (the printed erratum, "dropped factor 1/2",
-                   "training switched off", ...).
-    must_reject -- fraction of its draws on which it must be rejected (1.0: every draw)."""
-
-    name: str
-    kind: str
-    replaces: str
-    by: Callable = field(compare=False, repr=False)
-    source: str = ""
-    must_reject: float = 1.0
-
-    def __post_init__(self):
-        if not _NAME.match(self.name or ""):
-            raise ValueError(f"alternative name must be a lower-case slug, got {self.name!r}")
-        if self.kind not in ("rival", "null"):
-            raise ValueError(f"alternative kind must be 'rival' or 'null', got {self.kind!r}")
-        if not self.replaces:
-            raise ValueError("alternative `replaces` must name a slot")
-        if not callable(self.by):
-            raise ValueError(f"alternative {self.name!r}: `by` must be callable")
-        if not self.source:
-            raise ValueError(f"alternative {self.name!r}: say where it comes from (`source`)")
-        if not (0.0 < self.must_reject <= 1.0):
-            raise ValueError(f"must_reject must be in (0, 1], got {self.must_reject}")
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind}:{self.name}"
-
-
-def rival(name: str, by: Callable, source: str, *, replaces: str = "prediction",
-          must_reject: float = 1.0) -> Alternative:
-    """A wrong closed form (replaces the prediction slot `replaces`)."""
-    return Alternative(name, "rival", replaces, by, source, must_reject)
-
-
-def null(name: str, by: Callable, source: str, *, replaces: str = "simulation",
-         must_reject: float = 1.0) -> Alternative:
-    """A simulation with the claimed mechanism switched off (replaces simulation `replaces`)."""
-    return Alternative(name, "null", replaces, by, source, must_reject)
-
-
-# --------------------------------------------------------------------------------------------
-# Fingerprints: distinct draws, and the per-draw memo of pure simulations
-# --------------------------------------------------------------------------------------------
-def fingerprint(obj, _depth: int = 0) -> str:
-    """A stable digest of a draw's arguments (numbers, strings, containers, arrays, tensors,
-    generators, dataclasses).  Falls back to repr."""
-    h = hashlib.sha1()
-
-    def feed(o, d):
-        if d > 8:
-            h.update(b"<deep>")
-            return
-        if o is None or isinstance(o, (bool, int, str, bytes)):
-            h.update(f"{type(o).__name__}:{o!r};".encode())
-        elif isinstance(o, float):
-            h.update(f"f:{o!r};".encode())
-        elif isinstance(o, (list, tuple)):
-            h.update(f"{type(o).__name__}[".encode())
-            for x in o:
-                feed(x, d + 1)
-            h.update(b"]")
-        elif isinstance(o, dict):
-            h.update(b"{")
-            for k in sorted(o, key=repr):
-                feed(k, d + 1)
-                feed(o[k], d + 1)
-            h.update(b"}")
-        elif isinstance(o, np.ndarray):
-            h.update(f"nd{o.shape}{o.dtype};".encode())
-            h.update(np.ascontiguousarray(o).tobytes())
-        elif type(o).__module__.startswith("torch"):
-            import torch
-            if isinstance(o, torch.Tensor):
-                t = o.detach().cpu().contiguous()
-                h.update(f"t{tuple(t.shape)}{t.dtype};".encode())
-                h.update(t.numpy().tobytes() if t.dtype != torch.bfloat16 else t.float().numpy().tobytes())
-            elif isinstance(o, torch.Generator):
-                h.update(b"gen;")
-                h.update(o.get_state().numpy().tobytes())
-            else:
-                h.update(repr(o).encode())
-        elif isinstance(o, np.random.Generator):
-            h.update(b"npgen;")
-            feed(o.bit_generator.state, d + 1)
-        elif isinstance(o, np.random.RandomState):
-            h.update(b"nprs;")
-            feed(o.get_state(legacy=False), d + 1)
-        elif dataclasses.is_dataclass(o) and not isinstance(o, type):
-            h.update(type(o).__qualname__.encode())
-            for f in dataclasses.fields(o):
-                feed(f.name, d + 1)
-                feed(getattr(o, f.name), d + 1)
-        elif type(o).__name__ == "DataObject" and hasattr(o, "conjecture_data"):
-            # st.data(): the draw is what was drawn from it (known after the body ran)
-            h.update(b"data:")
-            feed(tuple(getattr(o.conjecture_data, "choices", ())), d + 1)
-        elif callable(o):
-            h.update(f"fn:{getattr(o, '__module__', '')}.{getattr(o, '__qualname__', repr(o))};".encode())
-        else:
-            h.update(repr(o).encode())
-
-    feed(obj, _depth)
-    return h.hexdigest()
-
 
 def _draw_repr(kwargs: dict) -> str:
     s = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
