@@ -24,7 +24,8 @@ prints one claim and its last result; `readme` rewrites the README's verdict tab
 
 Exit status of `audit`:
   0  the audit ran; no claim's verdict reached --fail-on (default: refuted)
-  1  a claim's verdict reached --fail-on (refuted; with --fail-on erratum also erratum)
+  1  a claim's verdict reached --fail-on (refuted or inconsistent; with --fail-on erratum also
+     erratum)
   2  usage error: bad --only or --conjecture, an unwritable or busy --report (nothing was run)
   3  the audit itself is broken: a property errored, showed no power, or a printed form
      expected to fail passed (the report says which)
@@ -56,7 +57,10 @@ PAPER_MODULES = sorted(
        if (p.parent / "__init__.py").exists() and p.stem != "__init__"])
 
 EXIT_OK, EXIT_VERDICT, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-FAIL_ON = {"refuted": {"refuted"}, "erratum": {"refuted", "erratum"}, "never": set()}
+# `inconsistent` (a consistency check of the simulator against its own derivation failed) is as
+# bad as `refuted`: the simulation the verdicts rest on disagrees with its own derivation.
+FAIL_ON = {"refuted": {"refuted", "inconsistent"},
+           "erratum": {"refuted", "inconsistent", "erratum"}, "never": set()}
 
 
 class UsageError(Exception):
@@ -521,10 +525,19 @@ def cmd_show(args) -> int:
                                              for a in c.alternatives) or "none declared"))
     for h in c.history:
         out.append(f"History: {h}")
+    if c.kind != "paper":
+        out.append(f"Kind: {c.kind} (listed apart from the paper's verdicts)")
     last = _last_run(Path(args.report)).get(c.id)
     if last:
-        out += ["", f"Last run: {last['verdict']}, {last.get('draws', '?')} draws"
+        from properties import report as rep
+        out += ["", f"Last run: {last.get('verdict_label') or last['verdict']}, "
+                    f"{last.get('draws', '?')} draws, resolution {rep.resolution_cell(last)}"
                     + (f" — {last['detail']}" if last.get("detail") else "")]
+        try:
+            for head, lines in rep._claim_sections(last):
+                out += [f"{head}:"] + [f"  {x}" for x in lines]
+        except (KeyError, TypeError):  # a report of an older schema
+            pass
         out += [f"Rerun: {cmd}" for cmd in last.get("rerun", [])]
     print("\n".join(out))
     return EXIT_OK

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import sys
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -46,9 +48,10 @@ __all__ = [
     "check_trend",
     "examples",
     "loglog_slope",
+    "order_slope_tolerance",
 ]
 
-ORIGINS = ("derived", "calibrated", "unstated")
+ORIGINS = ("derived", "calibrated", "reading", "unstated")
 
 
 class ClaimMismatch(AssertionError):
@@ -89,6 +92,11 @@ class Threshold:
     model: str
     origin: str = "unstated"
     false_fail: float = 0.0
+    # origin "reading": the glossary word, and the threshold at its stricter and looser level
+    word: str | None = None
+    bracket: tuple | None = None
+    # origin "calibrated": set only by Tolerance.calibrated (the order statistic it came from)
+    calibration: tuple | None = None
 
     def __post_init__(self):
         if not math.isfinite(self.value):
@@ -98,9 +106,41 @@ class Threshold:
         if not (0.0 <= self.false_fail < 1.0):
             raise ValueError(f"false_fail must be in [0, 1), got {self.false_fail}")
 
+        if self.origin == "reading" and (self.word is None or self.bracket is None):
+            raise ValueError("a threshold of origin 'reading' comes from the glossary: "
+                             "use Threshold.reading(word, sentence) / Tolerance.reading(...)")
+
     def as_record(self) -> dict:
-        return {"value": float(self.value), "origin": self.origin,
-                "false_fail": float(self.false_fail), "model": self.model}
+        out = {"value": float(self.value), "origin": self.origin,
+               "false_fail": float(self.false_fail), "model": self.model}
+        if self.word is not None:
+            out["reading"], out["bracket"] = self.word, [float(b) for b in self.bracket]
+        if self.origin == "calibrated":
+            out["order_statistic"] = self.calibration is not None
+        return out
+
+    @classmethod
+    def reading(cls, word: str, sentence: str, *, plus: Threshold | None = None,
+                scale: float = 1.0):
+        """The level at which the glossary (`properties.readings`) reads `word` of the statement
+        (e.g. "near 1/2", "high"), quoted from the paper in `sentence`.  `scale` multiplies the
+        level (a level stated relative to a size); `plus` adds a derived noise term (its
+        false-fail rate is kept).  The harness decides the check at the glossary's stricter and
+        looser levels too (a verdict that flips inside the bracket is `reading-dependent`)."""
+        from properties.readings import lookup
+
+        r = lookup(word)
+        if not (isinstance(sentence, str) and sentence.strip()):
+            raise ValueError(f"reading {word!r}: quote the sentence of the paper it reads")
+        if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+        extra = 0.0 if plus is None else float(plus.value)
+        levels = [scale * v + extra for v in (r.level, r.stricter, r.looser)]
+        model = (f"reading of {word!r} ({r.meaning}; glossary level {r.level:g}, bracket "
+                 f"[{r.stricter:g}, {r.looser:g}]{f' x {scale:g}' if scale != 1 else ''}) in "
+                 f"\"{' '.join(sentence.split())}\"" + (f" + {extra:.3g} ({plus.model})" if plus else ""))
+        return cls(levels[0], model, "reading", 0.0 if plus is None else plus.false_fail,
+                   word=word, bracket=(levels[1], levels[2]))
 
 
 @dataclass(frozen=True)
@@ -146,13 +186,21 @@ class Tolerance(Threshold):
 
     @staticmethod
     def calibrated(samples: Sequence[float], *, calibration_seeds: range, audit_seeds: range,
-                   rank: int = 1, side: str = "upper", model: str = ""):
+                   noise: str, rank: int = 1, side: str = "upper", model: str = ""):
         """A threshold fixed on calibration runs: the `rank`-th largest (side="upper", for an
         error that must stay below) or smallest (side="lower", for a score that must stay above)
         of `samples`, measured on `calibration_seeds`, which must not meet `audit_seeds`.
 
+        `noise` says which noise the samples measure (a null's spread, the seed-to-seed error
+        of an estimator, round-off of a solver): a calibration sets a noise level, never the
+        size of the claimed effect (a claim "A > B" is tested against 0 with its own error,
+        not against the A - B that other seeds gave).
+
         For a draw exchangeable with the calibration runs, P(it lands beyond the rank-th extreme
         of n runs) = rank / (n + 1): that is the false-fail rate recorded (distribution-free)."""
+        if not (isinstance(noise, str) and noise.strip()):
+            raise ValueError("noise: say which noise the calibration runs measure (a null's "
+                             "spread, a seed-to-seed error), not the claimed effect")
         x = np.asarray(samples, dtype=np.float64)
         if x.ndim != 1 or x.size < 1 or not np.all(np.isfinite(x)):
             raise ValueError("samples must be a non-empty 1-D list of finite numbers")
@@ -173,10 +221,11 @@ class Tolerance(Threshold):
         text = (f"calibrated: {'largest' if side == 'upper' else 'smallest'}"
                 f"{'' if rank == 1 else f' (rank {rank})'} of {x.size} runs on seeds "
                 f"[{calibration_seeds.start}, {calibration_seeds.stop}); audit seeds "
-                f"[{audit_seeds.start}, {audit_seeds.stop}); false-fail {ff:.3g} per draw"
-                + (f"; {model}" if model else ""))
+                f"[{audit_seeds.start}, {audit_seeds.stop}); false-fail {ff:.3g} per draw; "
+                f"noise: {noise}" + (f"; {model}" if model else ""))
         cls = Tolerance if value > 0 else Threshold
-        return cls(value, text, "calibrated", ff)
+        return cls(value, text, "calibrated", ff,
+                   calibration=(int(x.size), int(rank), side, noise))
 
 
 def _as_threshold(t, model: str | None, *, tolerance: bool = False) -> Threshold:
@@ -192,17 +241,28 @@ def _as_threshold(t, model: str | None, *, tolerance: bool = False) -> Threshold
 # and per alternative; outside a property the sink is a module-level default).
 # --------------------------------------------------------------------------------------------
 class Sink:
-    """Where the checks of one draw (in one world) are recorded."""
+    """Where the checks of one draw (in one world) are recorded.
 
-    def __init__(self):
+    soft -- an alternative's world: a failing check does not raise, it records its name in
+            `failed` and returns, so every check of the body meets the alternative (power is
+            credited per check, not to whichever check happens to fail first)."""
+
+    def __init__(self, soft: bool = False):
+        self.soft = soft
         self.records: dict[str, dict] = {}
         self.checks = 0
         self.trends = 0  # check_trend decisions (the asymptotic policy)
         self.trend_log: list[dict] = []  # each trend's sizes, values, fitted slope (the report)
         self.false_fail = 0.0
         self.thresholds: dict[tuple, dict] = {}
+        self.named: dict[str, dict] = {}        # check name -> {"fn", "calls", "what"}
+        self.failed: list[tuple] = []           # (check name, message): soft failures
+        self.undecided: list[tuple] = []        # (check name, message): soft inconclusive trends
+        self.readings: dict[str, dict] = {}     # glossary word -> levels and worst observation
+        self.trend_rivals: dict[str, dict] = {}  # check name -> {rival label: rejected}
+        self.trend_resolution: dict[str, float] = {}  # check name -> exponent shift it rejects
 
-    def merge(self, other: "Sink"):
+    def merge(self, other: Sink):
         for key, rec in other.records.items():
             mine = self.records.get(key)
             if mine is None:
@@ -224,6 +284,28 @@ class Sink:
         self.trend_log.extend(other.trend_log[:TREND_LOG_MAX - len(self.trend_log)])
         self.false_fail += other.false_fail
         self.thresholds.update(other.thresholds)
+        for name, n in other.named.items():
+            mine = self.named.setdefault(name, dict(n, calls=0))
+            mine["calls"] += n["calls"]
+        self.failed += other.failed
+        self.undecided += other.undecided
+        for word, r in other.readings.items():
+            mine = self.readings.get(word)
+            if mine is None:
+                self.readings[word] = {k: (dict(v) if isinstance(v, dict) else v)
+                                       for k, v in r.items()}
+                continue
+            for level, ok in r["passes"].items():
+                mine["passes"][level] = mine["passes"].get(level, True) and ok
+            mine["calls"] += r["calls"]
+            if r["worst_margin"] < mine["worst_margin"]:
+                mine["worst"], mine["worst_margin"] = r["worst"], r["worst_margin"]
+        for name, rv in other.trend_rivals.items():
+            mine = self.trend_rivals.setdefault(name, {})
+            for label, ok in rv.items():
+                mine[label] = mine.get(label, True) and ok
+        for name, d in other.trend_resolution.items():
+            self.trend_resolution[name] = max(d, self.trend_resolution.get(name, 0.0))
 
 
 TREND_LOG_MAX = 12  # trends kept per property for the report
@@ -241,13 +323,52 @@ def recording(sink: Sink):
         _SINK = old
 
 
+_HERE = os.path.abspath(__file__)
+_HARNESS_DIR = os.path.dirname(_HERE)
+
+
+def check_name(fn: str, name: str | None = None) -> str:
+    """The identity of a check: `name` if the property gives one, else the chain of call sites
+    from the property body down to the check (`test_x.py:40>common.py:12`), the same in the
+    claim's world and in every alternative's, so power can be credited check by check."""
+    if name:
+        return f"{fn} {name}"
+    sites = []
+    f = sys._getframe(2)
+    while f is not None:
+        path = f.f_code.co_filename
+        base = os.path.basename(path)
+        if os.path.dirname(os.path.abspath(path)) == _HARNESS_DIR and base == "world.py":
+            break  # reached the harness that called the property body
+        if os.path.abspath(path) != _HERE and "site-packages" not in path and "/hypothesis/" not in path:
+            sites.append(f"{base}:{f.f_lineno}")
+        f = f.f_back
+        if len(sites) >= 6:
+            break
+    return f"{fn}@" + ">".join(reversed(sites)) if sites else fn
+
+
+def _fail(exc: AssertionError, name: str):
+    """A failing check: raise it, or (in an alternative's soft world) record it and go on."""
+    if _SINK.soft:
+        _SINK.failed.append((name, str(exc).splitlines()[0]))
+        return
+    raise exc
+
+
 def _record(claim_id: str, error: float | None, threshold: Threshold, control_error=None,
-            kind: str = "error<=tol"):
+            kind: str = "error<=tol", name: str | None = None, what: str = ""):
     sink, tol = _SINK, float(threshold.value)
     sink.checks += 1
     sink.false_fail += threshold.false_fail
     t = threshold.as_record()
     sink.thresholds[(t["value"], t["origin"], t["model"])] = t
+    if name is not None:
+        n = sink.named.setdefault(name, {"fn": name.split("@")[0].split(" ")[0], "calls": 0,
+                                         "what": (what or "")[:160]})
+        n["calls"] += 1
+    if threshold.word is not None and error is not None:
+        _record_reading(sink, threshold, float(error), kind)
     # one record per (claim, kind of comparison): errors and scores are not comparable
     rec = sink.records.setdefault(f"{claim_id}|{kind}", {"claim": claim_id, "max_error": None,
                                                          "tolerance": tol, "examples": 0,
@@ -263,6 +384,24 @@ def _record(claim_id: str, error: float | None, threshold: Threshold, control_er
         if rec["min_control_error"] is None or _worse(c, rec["min_control_error"], tol, tol,
                                                       _flip(kind)):
             rec["min_control_error"] = c
+
+
+def _record_reading(sink: Sink, threshold: Threshold, value: float, kind: str):
+    """A check against a glossary reading: does it pass at the level, and at the stricter and
+    looser levels of the bracket (the report turns a flip inside it into reading-dependent)."""
+    stricter, looser = threshold.bracket
+    levels = {"level": float(threshold.value), "stricter": float(stricter),
+              "looser": float(looser)}
+    ok = (lambda lv: value >= lv) if kind == "score>=tol" else (lambda lv: value <= lv)
+    margin = (value - threshold.value) if kind == "score>=tol" else (threshold.value - value)
+    r = sink.readings.setdefault(threshold.word, {
+        "word": threshold.word, "kind": kind, "levels": levels, "model": threshold.model,
+        "passes": {}, "calls": 0, "worst": value, "worst_margin": margin})
+    r["calls"] += 1
+    for k, lv in levels.items():
+        r["passes"][k] = r["passes"].get(k, True) and bool(ok(lv))
+    if margin < r["worst_margin"]:
+        r["worst"], r["worst_margin"] = value, margin
 
 
 def _flip(kind):
@@ -306,35 +445,38 @@ def _w(what):
 
 
 def check_close(claim_id: str, observed, predicted, tol: Tolerance, *, metric: str = "max_abs",
-                control=None, what: str = "") -> float:
-    """Assert error(observed, predicted) <= tol.value.  `control` (legacy): a wrong prediction
-    the same check must reject, else NoPower; it does not count as power for the verdict."""
+                control=None, what: str = "", name: str | None = None) -> float:
+    """Assert error(observed, predicted) <= tol.value.  `name`: the check's identity in the
+    report (default: its call site).  `control` (legacy): a wrong prediction the same check
+    must reject, else NoPower; it does not count as power for the verdict."""
+    cname = check_name("check_close", name)
     tol = _as_threshold(tol, None, tolerance=True)
     err = _norm_error(observed, predicted, metric)
     cerr = None if control is None else _norm_error(observed, control, metric)
-    _record(claim_id, err, tol, cerr)
-    if cerr is not None and not cerr > tol.value:
+    _record(claim_id, err, tol, cerr, name=cname, what=what)
+    if cerr is not None and not cerr > tol.value and not _SINK.soft:
         raise NoPower(f"{claim_id}{_w(what)}: negative control error {cerr:.3g}"
                       f" is within the tolerance {tol.value:.3g} ({tol.model})")
     if not err <= tol.value:  # also catches NaN
-        raise ClaimMismatch(f"{claim_id}{_w(what)}: {metric} error {err:.3g} > "
-                            f"tolerance {tol.value:.3g} ({tol.model})")
+        _fail(ClaimMismatch(f"{claim_id}{_w(what)}: {metric} error {err:.3g} > "
+                            f"tolerance {tol.value:.3g} ({tol.model})"), cname)
     return err
 
 
 def check_at_least(claim_id: str, score: float, threshold, model: str | None = None, *,
-                   control: float | None = None, what: str = "") -> float:
+                   control: float | None = None, what: str = "", name: str | None = None) -> float:
     """Assert score >= threshold (a correlation, a margin).  `threshold` is a `Threshold` (or a
-    number with its `model` text, origin unstated).  `control` as in `check_close`."""
+    number with its `model` text, origin unstated).  `control`, `name` as in `check_close`."""
+    cname = check_name("check_at_least", name)
     th = _as_threshold(threshold, model)
     score = float(score)
-    _record(claim_id, score, th, control, kind="score>=tol")
-    if control is not None and not control < th.value:
+    _record(claim_id, score, th, control, kind="score>=tol", name=cname, what=what)
+    if control is not None and not control < th.value and not _SINK.soft:
         raise NoPower(f"{claim_id}{_w(what)}: negative control score "
                       f"{control:.3g} is not below the threshold {th.value:.3g} ({th.model})")
     if not score >= th.value:
-        raise ClaimMismatch(f"{claim_id}{_w(what)}: score {score:.3g} < "
-                            f"threshold {th.value:.3g} ({th.model})")
+        _fail(ClaimMismatch(f"{claim_id}{_w(what)}: score {score:.3g} < "
+                            f"threshold {th.value:.3g} ({th.model})"), cname)
     return score
 
 
@@ -347,34 +489,66 @@ def loglog_slope(hs: Sequence[float], errors: Sequence[float]) -> float:
 
 EXACT = Tolerance.roundoff(1.0)
 
+# check_order's slope tolerance when the call gives none.  Not an error model: a threshold
+# with origin "unstated", so a verdict resting on it is never `holds` until the claim derives
+# its slope tolerance (the fit's residual error, the next-order term over the step ladder) or
+# calibrates it.  Use `order_slope_tolerance(hs, errors)` for the fit-residual bound.
+ORDER_SLOPE_TOL = 0.25
+
+
+def order_slope_tolerance(hs: Sequence[float], errors: Sequence[float], *,
+                          false_fail: float = 1e-3) -> Tolerance:
+    """A derived slope tolerance for `check_order`: the Student-t band (n - 2 degrees of
+    freedom, two-sided `false_fail`) of the least-squares log-log slope, from the fit's own
+    residuals (the next-order term shows up as curvature, i.e. residual).  Needs >= 4 step
+    sizes (2 residual degrees of freedom)."""
+    h = np.log(np.asarray(list(hs), dtype=np.float64))
+    e = np.log(np.maximum(np.abs(np.asarray(list(errors), dtype=np.float64)), 1e-300))
+    if h.size < 4:
+        raise ValueError(f"hs: order_slope_tolerance needs at least 4 step sizes, got {h.size}")
+    fit = stats.linregress(h, e)
+    crit = float(stats.t.isf(false_fail / 2, h.size - 2))
+    return Tolerance.derived(max(crit * float(fit.stderr), 1e-12),
+                             f"discretization order: {crit:.3g} x the log-log slope's SE "
+                             f"{float(fit.stderr):.3g} (t, {h.size - 2} dof, false-fail "
+                             f"{false_fail:g})", false_fail)
+
 
 def check_order(claim_id: str, hs: Iterable[float], errors: Iterable[float], order: float, *,
-                slope_tol: float | Tolerance = 0.25, control_errors: Iterable[float] | None = None,
-                exact: Tolerance | None = EXACT, what: str = "") -> float:
+                slope_tol: float | Tolerance | None = None,
+                control_errors: Iterable[float] | None = None,
+                exact: Tolerance | None = EXACT, what: str = "", name: str | None = None) -> float:
     """Discretization order: the fitted log-log slope of error vs step size must be within
     `slope_tol` of `order` (diffrax-style test_ode_order).  Errors all at or below `exact`
     (round-off) mean the identity holds exactly at every step size: that passes (slope
-    undefined, recorded as 0 deviation) rather than being refuted for a zero slope."""
+    undefined, recorded as 0 deviation) rather than being refuted for a zero slope.
+    `slope_tol`: a Tolerance with its error model (e.g. `order_slope_tolerance`); a bare
+    number, or none (ORDER_SLOPE_TOL), is a threshold without provenance."""
+    cname = check_name("check_order", name)
     hs, errors = list(hs), list(errors)
     if len(hs) < 3:
         raise ValueError("check_order needs at least three step sizes")
-    tol = slope_tol if isinstance(slope_tol, Threshold) else Tolerance.derived(
-        float(slope_tol), f"discretization order {order}: fitted log-log slope within "
-                          f"+-{float(slope_tol):g}")
+    if isinstance(slope_tol, Threshold):
+        tol = slope_tol
+    else:
+        v = ORDER_SLOPE_TOL if slope_tol is None else float(slope_tol)
+        tol = Tolerance(v, f"discretization order {order}: fitted log-log slope within +-{v:g} "
+                           "(a hand-set allowance, no error model)")
     errs = np.abs(np.asarray(errors, dtype=np.float64))
     if exact is not None and np.all(np.isfinite(errs)) and float(errs.max()) <= exact.value:
-        _record(claim_id, 0.0, tol)
+        _record(claim_id, 0.0, exact, name=cname, what=what)
         return float("nan")
     slope = loglog_slope(hs, errors)
     cslope = None if control_errors is None else loglog_slope(hs, list(control_errors))
     dev = abs(slope - order) if math.isfinite(slope) else float("inf")
-    _record(claim_id, dev, tol, None if cslope is None else abs(cslope - order))
-    if cslope is not None and not abs(cslope - order) > tol.value:
+    _record(claim_id, dev, tol, None if cslope is None else abs(cslope - order), name=cname,
+            what=what)
+    if cslope is not None and not abs(cslope - order) > tol.value and not _SINK.soft:
         raise NoPower(f"{claim_id}{_w(what)}: the control's slope {cslope:.3f} "
                       f"also matches order {order}")
     if not dev <= tol.value:
-        raise ClaimMismatch(f"{claim_id}{_w(what)}: log-log slope {slope:.3f} of "
-                            f"error vs step, expected {order} +- {tol.value:g}")
+        _fail(ClaimMismatch(f"{claim_id}{_w(what)}: log-log slope {slope:.3f} of "
+                            f"error vs step, expected {order} +- {tol.value:g}"), cname)
     return slope
 
 
@@ -387,91 +561,159 @@ class Trend:
     values: tuple
 
 
-def check_trend(claim_id: str, sizes: Iterable[float], values: Iterable[float], *,
+ASSUMED_DOF = 2  # `se` given without `dof`: as if from 3 seeds (the fewest a claim may use)
+
+
+def _slope_fit(x, v, log_values, se, dof, value_error, false_fail):
+    """(slope, stderr, crit, dof, model, per-size values) for the four error models."""
+    lx = np.log(x)
+    if v.ndim == 2:  # seeds x sizes: a slope per seed, clustered by seed, Student t
+        n = v.shape[0]
+        if n < 2:
+            raise ValueError("values: a seeds x sizes array needs at least 2 seeds")
+        ys = np.log(v) if log_values else v
+        slopes = np.array([stats.linregress(lx, y).slope for y in ys])
+        slope = float(slopes.mean())
+        stderr = float(slopes.std(ddof=1) / math.sqrt(n))
+        crit = float(stats.t.isf(false_fail / 2, n - 1))
+        return slope, stderr, crit, n - 1, f"seed-clustered: t with {n - 1} dof over {n} seeds", \
+            v.mean(axis=0)
+    y = np.log(v) if log_values else v
+    if value_error is not None:  # a deterministic sequence: propagate a per-value error bound
+        r = float(value_error.value)
+        bound = (-math.log1p(-r) if r < 1 else float("inf")) if log_values else r
+        cx = (lx - lx.mean()) / float(np.sum((lx - lx.mean()) ** 2))
+        band = bound * float(np.sum(np.abs(cx)))
+        slope = float(np.sum(cx * (y - y.mean())))
+        return slope, band, 1.0, None, (f"deterministic: each value within {r:.3g} "
+                                        f"({value_error.model}), worst-case slope error"), v
+    if se is None:
+        fit = stats.linregress(lx, y)
+        return float(fit.slope), float(fit.stderr), float(stats.t.isf(false_fail / 2, x.size - 2)), \
+            x.size - 2, f"residual: t with {x.size - 2} dof", v
+    s = np.asarray(list(se), dtype=np.float64)
+    if s.shape != x.shape or np.any(s <= 0):
+        raise ValueError("se must be positive, one per size")
+    d = ASSUMED_DOF if dof is None else dof
+    w = 1.0 / s ** 2
+    xm = np.sum(w * lx) / np.sum(w)
+    sxx = float(np.sum(w * (lx - xm) ** 2))
+    slope = float(np.sum(w * (lx - xm) * y) / sxx)
+    return slope, math.sqrt(1.0 / sxx), float(stats.t.isf(false_fail / 2, d)), d, \
+        (f"weighted by se: t with {d} dof" + (" (dof not given: assumed, as from 3 seeds)"
+                                             if dof is None else "")), v
+
+
+def check_trend(claim_id: str, sizes: Iterable[float], values, *,
                 exponent: float | None = None, direction: str | None = None,
                 allowance: Tolerance | None = None, false_fail: float = 1e-3,
-                se: Iterable[float] | None = None, log_values: bool = True,
-                what: str = "") -> Trend:
+                se: Iterable[float] | None = None, dof: int | None = None,
+                value_error: Tolerance | None = None, rivals: Iterable[float] = (),
+                log_values: bool = True, what: str = "", name: str | None = None) -> Trend:
     """Decide an asymptotic statement by its trend over at least three sizes.
 
-    Fits y = a + slope * log(size), y = log(value) (or the value itself, log_values=False), by
-    least squares.  Without `se` the slope's standard error is the residual one and the critical
-    value is Student t with n - 2 degrees of freedom; with `se` (the standard error of each y,
-    e.g. from seeds) the fit is weighted and the critical value normal.  The two-sided
-    false-fail rate of the decision is `false_fail`.
+    Fits y = a + slope * log(size), y = log(value) (or the value itself, log_values=False).
+    The slope's error, by what is known of the values (never a normal critical value):
 
-    exponent  -- the exponent the theory implies: passes if |slope - exponent| <= crit * stderr
-                 + allowance (a shrinking finite-size term, derived); else ClaimMismatch (a
-                 trend against the statement).
-    direction -- "increasing" or "decreasing" (for "grows", "tends to 0", "<<" ratios): passes
-                 if the slope is significantly of that sign, ClaimMismatch if significantly of
-                 the other, `Inconclusive` otherwise.
+    values 2-D  -- seeds x sizes: one least-squares slope per seed, their mean, and the
+                   seed-clustered standard error with Student t on seeds - 1 dof;
+    se, dof     -- the standard error of each y (e.g. over `dof + 1` seeds): a weighted fit and
+                   Student t on `dof` dof (without `dof`: 2, as from 3 seeds);
+    value_error -- a deterministic sequence: a derived bound on each value's relative error
+                   (absolute with log_values=False), propagated to the worst-case slope error
+                   (round-off or solver error, never an optimizer "precision" as an SE);
+    none        -- the fit's residual error, Student t with sizes - 2 dof.
+    The two-sided false-fail rate of the decision is `false_fail`.
+
+    exponent  -- the exponent the theory implies: passes if |slope - exponent| <= band +
+                 allowance (a finite-size term derived beforehand, or calibrated on disjoint
+                 seeds, never computed from the run being decided); else ClaimMismatch.
+    direction -- "increasing" or "decreasing": passes if the slope is significantly of that
+                 sign, ClaimMismatch if significantly of the other, `Inconclusive` otherwise.
+    rivals    -- the trend's own rival exponents (the next simple exponent, 0 for "no trend"):
+                 each is rejected on a draw if it lies outside the band around the slope; the
+                 report credits them to this check (per-check power).
     Fewer than three distinct sizes: `Inconclusive` with the numbers (one size decides nothing).
     """
+    cname = check_name("check_trend", name)
     if (exponent is None) == (direction is None):
         raise ValueError("check_trend needs exactly one of exponent= or direction=")
     if direction not in (None, "increasing", "decreasing"):
         raise ValueError(f"direction must be 'increasing' or 'decreasing', got {direction!r}")
     if not (0 < false_fail < 1):
         raise ValueError(f"false_fail must be in (0, 1), got {false_fail}")
+    if dof is not None and not (isinstance(dof, int) and dof >= 1):
+        raise ValueError(f"dof must be an integer >= 1, got {dof!r}")
     x = np.asarray(list(sizes), dtype=np.float64)
-    v = np.asarray(list(values), dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if sum(a is not None for a in (se, value_error)) + (v.ndim == 2) > 1:
+        raise ValueError("check_trend: give at most one of se=, value_error= or 2-D values")
+    rivals = tuple(float(r) for r in rivals)
     _SINK.trends += 1
-    if x.shape != v.shape or x.ndim != 1:
-        raise ValueError(f"sizes and values must be 1-D of one length, got {x.shape}, {v.shape}")
+    if x.ndim != 1 or v.shape[-1:] != x.shape or v.ndim not in (1, 2):
+        raise ValueError(f"sizes must be 1-D and values (seeds x) sizes, got {x.shape}, {v.shape}")
     if np.any(x <= 0) or not np.all(np.isfinite(x)):
         raise ValueError("sizes must be finite and > 0")
-    nums = ", ".join(f"{a:g}: {b:.4g}" for a, b in zip(x, v))
+    vm = v if v.ndim == 1 else v.mean(axis=0)
+    nums = ", ".join(f"{a:g}: {b:.4g}" for a, b in zip(x, vm))
     if np.unique(x).size < 3:
         raise Inconclusive(f"{claim_id}{_w(what)}: {np.unique(x).size} size(s) only ({nums}); "
                            "an asymptotic statement needs a trend over at least three")
     if log_values and (np.any(v <= 0) or not np.all(np.isfinite(v))):
-        raise ClaimMismatch(f"{claim_id}{_w(what)}: values must be finite and > 0 for a log-log "
-                            f"trend ({nums})")
-    y = np.log(v) if log_values else v
-    lx = np.log(x)
-    if se is None:
-        fit = stats.linregress(lx, y)
-        slope, stderr = float(fit.slope), float(fit.stderr)
-        crit = float(stats.t.isf(false_fail / 2, x.size - 2))
-    else:
-        s = np.asarray(list(se), dtype=np.float64)
-        if s.shape != x.shape or np.any(s <= 0):
-            raise ValueError("se must be positive, one per size")
-        w = 1.0 / s ** 2
-        xm = np.sum(w * lx) / np.sum(w)
-        sxx = float(np.sum(w * (lx - xm) ** 2))
-        slope = float(np.sum(w * (lx - xm) * y) / sxx)
-        stderr = math.sqrt(1.0 / sxx)
-        crit = float(stats.norm.isf(false_fail / 2))
+        _record(claim_id, float("inf"), Tolerance.derived(1e-300, "trend: values must be > 0"),
+                name=cname, what=what)
+        _fail(ClaimMismatch(f"{claim_id}{_w(what)}: values must be finite and > 0 for a "
+                            f"log-log trend ({nums})"), cname)
+        return Trend(float("nan"), float("nan"), float("nan"), tuple(x.tolist()), tuple(vm.tolist()))
+    slope, stderr, crit, d, emodel, vm = _slope_fit(x, v, log_values, se, dof, value_error,
+                                                    false_fail)
+    ff = false_fail if value_error is None else float(value_error.false_fail)
     band = crit * stderr
-    trend = Trend(slope, stderr, crit, tuple(x.tolist()), tuple(v.tolist()))
-    desc = f"slope {slope:.4g} +- {band:.3g} ({crit:.3g} x SE {stderr:.3g}) over sizes ({nums})"
+    trend = Trend(slope, stderr, crit, tuple(x.tolist()), tuple(np.asarray(vm).tolist()))
+    desc = (f"slope {slope:.4g} +- {band:.3g} ({crit:.3g} x SE {stderr:.3g}; {emodel}) over "
+            f"sizes ({nums})")
+    if rivals:
+        rv = _SINK.trend_rivals.setdefault(cname, {})
+        for r in rivals:
+            label = f"exponent {r:g}"
+            rv[label] = rv.get(label, True) and abs(slope - r) > band
     if len(_SINK.trend_log) < TREND_LOG_MAX:
         _SINK.trend_log.append({
-            "what": what, "sizes": [float(a) for a in x], "values": [float(b) for b in v],
-            "slope": slope, "band": band,
-            "expected": (f"exponent {exponent:g}" if exponent is not None else direction)})
+            "what": what, "sizes": [float(a) for a in x], "values": [float(b) for b in vm],
+            "slope": slope, "band": band, "error_model": emodel, "dof": d,
+            "expected": (f"exponent {exponent:g}" if exponent is not None else direction),
+            "rivals": {f"exponent {r:g}": bool(abs(slope - r) > band) for r in rivals}})
     if exponent is not None:
         allow = 0.0 if allowance is None else float(allowance.value)
-        tol = Tolerance.derived(band + allow if band + allow > 0 else 1e-300,
-                                f"trend: {crit:.3g} x slope SE (false-fail {false_fail:g})"
-                                + (f" + allowance {allow:g} ({allowance.model})" if allowance else ""),
-                                false_fail)
+        total = band + allow
+        tol = Tolerance.derived(total, f"trend: {crit:.3g} x slope SE ({emodel}; false-fail "
+                                       f"{ff:g})" + (f" + allowance {allow:g} ({allowance.model})"
+                                                     if allowance else ""), ff) \
+            if total > 0 else Threshold(0.0, f"trend: an exact slope ({emodel})", "derived", ff)
+        if allowance is not None and allowance.origin not in ("derived", "calibrated"):
+            tol = Tolerance(max(total, 1e-300), tol.model + " [allowance without provenance]")
         dev = abs(slope - exponent)
-        _record(claim_id, dev, tol)
-        if not dev <= tol.value:
-            raise ClaimMismatch(f"{claim_id}{_w(what)}: {desc}; expected exponent {exponent:g}"
-                                f" (+- allowance {allow:g})")
+        _record(claim_id, dev, tol, name=cname, what=what)
+        # the smallest shift of the exponent this draw would have rejected (either sign)
+        res = _SINK.trend_resolution
+        res[cname] = max(res.get(cname, 0.0), total + dev)
+        if not dev <= total:
+            _fail(ClaimMismatch(f"{claim_id}{_w(what)}: {desc}; expected exponent {exponent:g}"
+                                f" (+- allowance {allow:g})"), cname)
         return trend
     sign = 1.0 if direction == "increasing" else -1.0
-    th = Threshold(0.0, f"trend direction {direction}: slope beyond {crit:.3g} x SE "
-                        f"(false-fail {false_fail:g})", "derived", false_fail)
-    _record(claim_id, sign * slope - band, th, kind="score>=tol")
+    th = Threshold(0.0, f"trend direction {direction}: slope beyond {crit:.3g} x SE ({emodel}; "
+                        f"false-fail {ff:g})", "derived", ff)
+    _record(claim_id, sign * slope - band, th, kind="score>=tol", name=cname, what=what)
     if sign * slope - band > 0:
         return trend
     if sign * slope + band < 0:
-        raise ClaimMismatch(f"{claim_id}{_w(what)}: {desc}: significantly "
-                            f"{'decreasing' if sign > 0 else 'increasing'}, expected {direction}")
-    raise Inconclusive(f"{claim_id}{_w(what)}: {desc}: not significantly {direction} "
-                       "(nor the other way)")
+        _fail(ClaimMismatch(f"{claim_id}{_w(what)}: {desc}: significantly "
+                            f"{'decreasing' if sign > 0 else 'increasing'}, expected {direction}"),
+              cname)
+        return trend
+    msg = f"{claim_id}{_w(what)}: {desc}: not significantly {direction} (nor the other way)"
+    if _SINK.soft:
+        _SINK.undecided.append((cname, msg))
+        return trend
+    raise Inconclusive(msg)

@@ -54,6 +54,9 @@ class Claim:
     history     -- thresholds, horizons, grids or readings changed after the audit saw a
                    failure, each with what was changed, when, and why (shown in the report).
     paper       -- display name of the paper (derived from the id prefix if omitted).
+    paper_setting -- where the paper gives no setting of its own, or the machine cannot run
+                   it: why (shown in the report beside "paper's setting: not run").  Where it
+                   does, the properties carry `@paper_example(where=..., ...)` instead.
     kind        -- "paper" (a statement of the paper, decided against the simulation) or
                    "consistency" (a check of the simulator against its own derivation, or algebra
                    of the printed text: it could fail only through a bug, not through the
@@ -79,6 +82,7 @@ class Claim:
     asymptotic: str | None = None
     history: tuple = ()
     kind: str = "paper"
+    paper_setting: str | None = None
 
     def __post_init__(self):
         if not self.id or " " in self.id or "." not in self.id:
@@ -120,7 +124,15 @@ class Alternative:
     by          -- the replacement: a callable with the same signature as the slot's default.
     source      -- where the alternative comes from (the printed erratum, "dropped factor 1/2",
                    "training switched off", ...).
-    must_reject -- fraction of its draws on which it must be rejected (1.0: every draw)."""
+    must_reject -- fraction of its draws on which it must be rejected (1.0: every draw).
+    same_as_claim_where -- declared before any run: a predicate of a draw's parameters (the
+                   keyword arguments of the property) that is true where the alternative
+                   coincides with the claim (a rival equal to the prediction at x = 0).  Such a
+                   draw is *excused*: the alternative is not run on it, and the report says on
+                   how many draws and why (`same_as_claim_why`).  Any other draw on which the
+                   alternative is not rejected (it passed, or the body called it inconclusive or
+                   rejected the draw) counts as not rejected: close alternatives are never
+                   excused after the fact."""
 
     name: str
     kind: str
@@ -128,6 +140,8 @@ class Alternative:
     by: Callable = field(compare=False, repr=False)
     source: str = ""
     must_reject: float = 1.0
+    same_as_claim_where: Callable | None = field(default=None, compare=False, repr=False)
+    same_as_claim_why: str = ""
 
     def __post_init__(self):
         if not _NAME.match(self.name or ""):
@@ -142,6 +156,11 @@ class Alternative:
             raise ValueError(f"alternative {self.name!r}: say where it comes from (`source`)")
         if not (0.0 < self.must_reject <= 1.0):
             raise ValueError(f"must_reject must be in (0, 1], got {self.must_reject}")
+        if self.same_as_claim_where is not None and (
+                not callable(self.same_as_claim_where) or not self.same_as_claim_why.strip()):
+            raise ValueError(f"alternative {self.name!r}: same_as_claim_where must be a callable "
+                             "of the draw's parameters, with same_as_claim_why saying why it "
+                             "coincides with the claim there")
 
     @property
     def label(self) -> str:
@@ -149,15 +168,19 @@ class Alternative:
 
 
 def rival(name: str, by: Callable, source: str, *, replaces: str = "prediction",
-          must_reject: float = 1.0) -> Alternative:
+          must_reject: float = 1.0, same_as_claim_where: Callable | None = None,
+          same_as_claim_why: str = "") -> Alternative:
     """A wrong closed form (replaces the prediction slot `replaces`)."""
-    return Alternative(name, "rival", replaces, by, source, must_reject)
+    return Alternative(name, "rival", replaces, by, source, must_reject, same_as_claim_where,
+                       same_as_claim_why)
 
 
 def null(name: str, by: Callable, source: str, *, replaces: str = "simulation",
-         must_reject: float = 1.0) -> Alternative:
+         must_reject: float = 1.0, same_as_claim_where: Callable | None = None,
+         same_as_claim_why: str = "") -> Alternative:
     """A simulation with the claimed mechanism switched off (replaces simulation `replaces`)."""
-    return Alternative(name, "null", replaces, by, source, must_reject)
+    return Alternative(name, "null", replaces, by, source, must_reject, same_as_claim_where,
+                       same_as_claim_why)
 
 
 REGISTRY: dict[str, Claim] = {}

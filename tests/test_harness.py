@@ -427,15 +427,18 @@ def test_thresholds_say_where_they_come_from():
     assert mc.origin == "derived" and math.isclose(mc.false_fail, 2.5e-4)
     assert Tolerance(0.1, "a number").origin == "unstated"
     cal = Tolerance.calibrated([0.1, 0.3, 0.2, 0.25], calibration_seeds=range(10**6, 10**6 + 4),
-                               audit_seeds=range(0, 10**6))
+                               audit_seeds=range(0, 10**6), noise="seed-to-seed error")
     assert cal.value == 0.3 and cal.origin == "calibrated" and math.isclose(cal.false_fail, 1 / 5)
     low = Tolerance.calibrated([0.9, 0.95, 0.97], calibration_seeds=range(100, 103),
-                               audit_seeds=range(0, 100), side="lower", rank=1)
+                               audit_seeds=range(0, 100), side="lower", rank=1,
+                               noise="a null's spread")
     assert low.value == 0.9
     with pytest.raises(ValueError, match="disjoint"):
-        Tolerance.calibrated([0.1], calibration_seeds=range(0, 10), audit_seeds=range(5, 20))
+        Tolerance.calibrated([0.1], calibration_seeds=range(0, 10), audit_seeds=range(5, 20),
+                             noise="x")
     with pytest.raises(ValueError, match="rank"):
-        Tolerance.calibrated([0.1], calibration_seeds=range(0, 1), audit_seeds=range(5, 20), rank=2)
+        Tolerance.calibrated([0.1], calibration_seeds=range(0, 1), audit_seeds=range(5, 20), rank=2,
+                             noise="x")
     with pytest.raises(ValueError, match="origin"):
         Threshold(0.1, "m", origin="guessed")
     with pytest.raises(ValueError, match="false_fail"):
@@ -572,7 +575,8 @@ def test_check_trend_is_counted_for_the_policy():
     def prop(world, seed):
         n = np.array([16.0, 32.0, 64.0, 128.0])
         y = n ** -0.5 * np.exp(np.random.default_rng(seed).normal(0, 0.01, n.size))
-        check_trend(cid, n, y, exponent=world.prediction(lambda: -0.5, "exponent")())
+        check_trend(cid, n, y, exponent=world.prediction(lambda: -0.5, "exponent")(),
+                    false_fail=1e-5)
 
     exc, row = run_row(prop)
     assert exc is None and row["trends"] >= 3

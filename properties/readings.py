@@ -1,0 +1,83 @@
+"""The glossary: one level for each word of a statement that a threshold interprets.
+
+A paper's "near 1/2", "small", "high", "Theta(1)" or "slight" is not a number; a property
+that turns one into a threshold makes a *reading*, and every claim reads the same word at the
+same level, from this table (`Threshold.reading(word, sentence)` / `Tolerance.reading(...)`,
+with the sentence of the paper it reads quoted at the use).  Each entry also has a stricter and
+a looser level: the harness decides every reading check at all three, and a verdict that changes
+inside the bracket is reported `reading-dependent`, with the levels where it flips, instead of
+holds or refuted.
+
+A level is a choice, not a measurement: it is fixed here before any run, one per word, and a
+change of it after an audit saw a failure goes into the history of every claim that reads it.
+Leaf module (imports nothing of the harness).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["GLOSSARY", "Reading", "lookup"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """word     -- the word as the statements use it;
+    meaning  -- what the level bounds (the statistic the check compares with it);
+    level    -- the glossary's reading; stricter / looser: the bracket the verdict must survive
+                (for a tolerance stricter < level < looser, for a score stricter > level > looser);
+    why      -- where the level comes from (a convention of the field, a scale of the problem)."""
+
+    word: str
+    meaning: str
+    level: float
+    stricter: float
+    looser: float
+    why: str
+
+    def __post_init__(self):
+        lo, hi = sorted((self.stricter, self.looser))
+        if not lo < self.level < hi:
+            raise ValueError(f"reading {self.word!r}: the level {self.level} must lie strictly "
+                             f"inside its bracket [{self.stricter}, {self.looser}]")
+
+
+def _r(word, meaning, level, stricter, looser, why):
+    return Reading(word, meaning, level, stricter, looser, why)
+
+
+GLOSSARY: dict[str, Reading] = {r.word: r for r in (
+    _r("near 1/2", "|p - 1/2| for a probability p said to be near 1/2", 0.05, 0.025, 0.1,
+       "a deviation of a twentieth of the range [0, 1]; the bracket halves and doubles it"),
+    _r("near 0", "|x| / scale for a quantity said to be near 0 (relative to its scale)", 0.05,
+       0.025, 0.1, "the same twentieth as 'near 1/2', relative to the quantity's own scale"),
+    _r("close to 1", "|r - 1| for a ratio or correlation said to be close to 1", 0.05, 0.025,
+       0.1, "the same twentieth as 'near 1/2'"),
+    _r("high", "a correlation or fraction said to be high (score >= level)", 0.9, 0.95, 0.8,
+       "the usual 'strong' band of a correlation; the bracket 0.8-0.95"),
+    _r("most", "a fraction said to hold for most elements (score >= level)", 0.9, 0.95, 0.75,
+       "nine in ten; the bracket three in four to nineteen in twenty"),
+    _r("small", "|x| / scale for a quantity said to be small against a scale", 0.1, 0.05, 0.2,
+       "an order of magnitude below the scale it is compared with; the bracket halves and "
+       "doubles it"),
+    _r("slight", "a relative difference said to be slight", 0.05, 0.02, 0.1,
+       "a few percent; the bracket 2%-10%"),
+    _r("Theta(1)", "max(r, 1/r) for a ratio said to be Theta(1) at the sizes run (score <= "
+       "level)", 3.0, 2.0, 5.0,
+       "a ratio within a small constant factor of 1 at the sizes run; the bracket 2-5"),
+    _r("stays at init", "the relative change of a quantity said not to move from its "
+       "initialisation", 1e-3, 1e-4, 1e-2,
+       "a thousandth of its scale; the bracket a decade either way"),
+    _r("+inf", "a quantity said to diverge, read as 'larger than level x its initial scale' "
+       "(score >= level)", 100.0, 1000.0, 10.0,
+       "two decades above the initial scale; the bracket one to three decades"),
+)}
+
+
+def lookup(word: str) -> Reading:
+    """The glossary entry for `word`; ValueError naming the known words otherwise."""
+    try:
+        return GLOSSARY[word]
+    except (KeyError, TypeError):
+        raise ValueError(f"word: {word!r} is not in the glossary (properties/readings.py); "
+                         f"known: {', '.join(sorted(GLOSSARY))}") from None
