@@ -133,12 +133,15 @@ def check_power(deciding: list[dict]) -> list[dict]:
             continue
         alts = [a for a in r.get("alternatives", []) if a["draws"] > 0]
         for name, info in sorted(r["named_checks"].items()):
+            # over the draws where the alternative could be told apart (a close draw is
+            # reported against the alternative, not against each check)
+            def need(a):
+                return max(1, _need(a.get("must_reject", 1.0),
+                                    a["draws"] - a.get("not_told_apart", 0)))
             rejected = [f"{a['kind']}:{a['name']}" for a in alts
-                        if a.get("by_check", {}).get(name, 0) >= max(1, _need(
-                            a.get("must_reject", 1.0), a["draws"]))]
+                        if a.get("by_check", {}).get(name, 0) >= need(a)]
             partly = [f"{a['kind']}:{a['name']} ({a['by_check'][name]} of {a['draws']})"
-                      for a in alts if 0 < a.get("by_check", {}).get(name, 0) < max(1, _need(
-                          a.get("must_reject", 1.0), a["draws"]))]
+                      for a in alts if 0 < a.get("by_check", {}).get(name, 0) < need(a)]
             trend = [f"trend rival {label}" for label, ok in
                      sorted((r.get("trend_rivals") or {}).get(name, {}).items()) if ok]
             out.append({"test": _name(r), "check": name, "calls": info.get("calls", 0),
@@ -223,12 +226,15 @@ def check_power(deciding: list[dict]) -> list[dict]:
             continue
         alts = [a for a in r.get("alternatives", []) if a["draws"] > 0]
         for name, info in sorted(r["named_checks"].items()):
+            # over the draws where the alternative could be told apart (a close draw is
+            # reported against the alternative, not against each check)
+            def need(a):
+                return max(1, _need(a.get("must_reject", 1.0),
+                                    a["draws"] - a.get("not_told_apart", 0)))
             rejected = [f"{a['kind']}:{a['name']}" for a in alts
-                        if a.get("by_check", {}).get(name, 0) >= max(1, _need(
-                            a.get("must_reject", 1.0), a["draws"]))]
+                        if a.get("by_check", {}).get(name, 0) >= need(a)]
             partly = [f"{a['kind']}:{a['name']} ({a['by_check'][name]} of {a['draws']})"
-                      for a in alts if 0 < a.get("by_check", {}).get(name, 0) < max(1, _need(
-                          a.get("must_reject", 1.0), a["draws"]))]
+                      for a in alts if 0 < a.get("by_check", {}).get(name, 0) < need(a)]
             trend = [f"trend rival {label}" for label, ok in
                      sorted((r.get("trend_rivals") or {}).get(name, {}).items()) if ok]
             out.append({"test": _name(r), "check": name, "calls": info.get("calls", 0),

@@ -47,7 +47,7 @@ def test_audit_reports_true_and_false_conjecture(single_run):
                 "draws", "alternatives", "thresholds", "history", "seconds", "detail"):
         assert key in true
     doc = json.loads((tmp_path / "audit.json").read_text())
-    assert doc["schema_version"] == 2 and doc["false_fail_budget"] == 0.0
+    assert doc["schema_version"] == 3 and doc["false_fail_budget"] == 0.0
     assert false["failing_draws"], "the report shows the draw that failed"
     assert "conjecture.exp_logits_nonnegative" in proc.stdout and "refuted" in proc.stdout
     # one progress line per claim as its last property finishes

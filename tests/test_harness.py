@@ -573,8 +573,8 @@ def test_check_trend_is_counted_for_the_policy():
     @example(seed=0)
     @given(seed=st.integers(0, 2**31 - 1))
     def prop(world, seed):
-        n = np.array([16.0, 32.0, 64.0, 128.0])
-        y = n ** -0.5 * np.exp(np.random.default_rng(seed).normal(0, 0.01, n.size))
+        n = np.array([16.0, 32.0, 64.0, 128.0])  # 8 seeds x 4 sizes: seed-clustered t
+        y = n ** -0.5 * np.exp(np.random.default_rng(seed).normal(0, 0.01, (8, n.size)))
         check_trend(cid, n, y, exponent=world.prediction(lambda: -0.5, "exponent")(),
                     false_fail=1e-5)
 
