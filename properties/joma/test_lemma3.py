@@ -42,7 +42,7 @@ def f_is_theta2(r, t1, t2, breaks=()):
 
 register(Claim(
     id="joma.lemma3",
-    kind="consistency",  # the Eqn 53 identity holds for any theta (issue 19): algebra of the printed text
+    kind="consistency",  # Eqn 53 holds for any theta: algebra of the text (issue 19)
     where="Lemma 3, Eqns 50-54 (proof), App. A.3.2",
     statement=("For homogeneous phi, any stationary point of Eqn 5 (with xi_dot of Eqn 50) "
                "satisfies sum_j a_j F(r_j) = 0, via ||v|| v^T v_dot = sum_j a_j F(r_j) - ||v|| xi "

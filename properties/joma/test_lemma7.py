@@ -27,7 +27,7 @@ def product_law(r1, r2):
 
 register(Claim(
     id="joma.lemma7",
-    kind="consistency",  # a 2x2 identity of the printed text (issue 19): algebra, not a claim the simulation could refute
+    kind="consistency",  # a 2x2 identity of the printed text: algebra (issue 19)
     where="Appendix A.5, Definition 1 and Lemma 7 (Eqn 89)",
     statement="M(rho) = 1/2 [[1+rho, 1-rho], [1-rho, 1+rho]], p(rho) = 1/2 [1+rho, 1-rho]^T, "
               "rho in [-1,1]: M(rho) is symmetric; M(rho) 1 = 1; M(rho1) M(rho2) = M(rho1 rho2); "
