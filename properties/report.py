@@ -119,6 +119,48 @@ def _alternatives(claim: Claim | None, deciding: list[dict], all_rows: list[dict
     return list(out.values())
 
 
+def declared_functions(prediction: str) -> tuple[list[str], list[str]]:
+    """The functions of theory/ a claim's `prediction` names ("theory.joma.f, g, theory.topic.h":
+    a bare name after a dotted one is in the same module), as dotted names; and the names that
+    resolve to no function (constants, expressions, prose), which cannot be traced."""
+    import importlib
+    import re
+
+    funcs, other = [], []
+    module = None
+    for piece in re.split(r"[,;/]| and ", prediction or ""):
+        piece = piece.strip().strip("()")
+        m = re.match(r"^(theory(?:\.[a-z_][a-z0-9_]*)+)\.([A-Za-z_][A-Za-z0-9_]*)\b", piece)
+        if m:
+            module, name = m.group(1), m.group(2)
+        elif module and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", piece.split(" ")[0] or "-"):
+            name = piece.split(" ")[0]
+        else:
+            continue
+        try:
+            obj = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            if m:
+                other.append(f"{module}.{name}")
+            continue
+        (funcs if callable(obj) and getattr(obj, "__code__", None) is not None
+         else other).append(f"{module}.{name}")
+    return sorted(set(funcs)), sorted(set(other))
+
+
+def _sources(claim: Claim | None, rows: list[dict]) -> dict | None:
+    """One source of closed forms: the declared functions of theory/ that the claim's properties
+    called (outside pure simulations and shared runs, on their first draw) and those never
+    called (the checks then use some other copy of the formula)."""
+    if claim is None or not any("theory_called" in r for r in rows):
+        return None
+    funcs, other = declared_functions(claim.prediction)
+    called = {n for r in rows for n in r.get("theory_called", []) or []}
+    return {"declared": funcs, "called": [f for f in funcs if f in called],
+            "never_called": [f for f in funcs if f not in called], "not_traceable": other,
+            "theory_called": sorted(called)[:40]}
+
+
 def _need(must_reject: float, draws: int) -> int:
     return math.ceil(must_reject * draws - 1e-9)
 
@@ -210,6 +252,48 @@ def _resolution(verdict: str, deciding: list[dict]) -> dict | None:
     if notes:
         out["why"] += " (" + "; ".join(notes) + ")"
     return out
+
+
+def declared_functions(prediction: str) -> tuple[list[str], list[str]]:
+    """The functions of theory/ a claim's `prediction` names ("theory.joma.f, g, theory.topic.h":
+    a bare name after a dotted one is in the same module), as dotted names; and the names that
+    resolve to no function (constants, expressions, prose), which cannot be traced."""
+    import importlib
+    import re
+
+    funcs, other = [], []
+    module = None
+    for piece in re.split(r"[,;/]| and ", prediction or ""):
+        piece = piece.strip().strip("()")
+        m = re.match(r"^(theory(?:\.[a-z_][a-z0-9_]*)+)\.([A-Za-z_][A-Za-z0-9_]*)\b", piece)
+        if m:
+            module, name = m.group(1), m.group(2)
+        elif module and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", piece.split(" ")[0] or "-"):
+            name = piece.split(" ")[0]
+        else:
+            continue
+        try:
+            obj = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            if m:
+                other.append(f"{module}.{name}")
+            continue
+        (funcs if callable(obj) and getattr(obj, "__code__", None) is not None
+         else other).append(f"{module}.{name}")
+    return sorted(set(funcs)), sorted(set(other))
+
+
+def _sources(claim: Claim | None, rows: list[dict]) -> dict | None:
+    """One source of closed forms: the declared functions of theory/ that the claim's properties
+    called (outside pure simulations and shared runs, on their first draw) and those never
+    called (the checks then use some other copy of the formula)."""
+    if claim is None or not any("theory_called" in r for r in rows):
+        return None
+    funcs, other = declared_functions(claim.prediction)
+    called = {n for r in rows for n in r.get("theory_called", []) or []}
+    return {"declared": funcs, "called": [f for f in funcs if f in called],
+            "never_called": [f for f in funcs if f not in called], "not_traceable": other,
+            "theory_called": sorted(called)[:40]}
 
 
 def _need(must_reject: float, draws: int) -> int:
@@ -420,8 +504,13 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
                       + unstated] + detail
             verdict = "not-audited"
     alts = _alternatives(claim, deciding or [r for r in rows if r.get("takes_world")], rows)
+    sources = _sources(claim, rows)
     if verdict in ("holds", "erratum"):
         why = _gates(claim, deciding, alts)
+        if sources and sources["never_called"]:
+            why.append("declared prediction " + ", ".join(sources["never_called"]) + " of theory/ "
+                       "is never called while the claim's properties run (one source of closed "
+                       "forms: the checks must call what the claim declares)")
         if why:
             detail = [f"would be {verdict}, not earned: " + " | ".join(why)] + detail
             verdict = "not-audited"
@@ -476,6 +565,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "resolution": _resolution(verdict, deciding),
         "checks": checks,
         "readings": readings,
+        "sources": sources,
         "not_told_apart": [f"{a['kind']}:{a['name']}" for a in close],
         "paper_setting": {"cited": paper_cited, "ran": paper_ran,
                           "why_not": claim.paper_setting if claim else None,

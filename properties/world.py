@@ -259,6 +259,13 @@ def resolution_enabled() -> bool:
     return os.environ.get(RESOLUTION_ENV, "1") != "0"
 
 
+TRACE_ENV = "THEOREM_AUDIT_TRACE"  # "0": do not record which closed forms the bodies call
+
+
+def tracing_enabled() -> bool:
+    return os.environ.get(TRACE_ENV, "1") != "0"
+
+
 @dataclass
 class Run:
     claim_id: str
@@ -276,6 +283,8 @@ class Run:
     paper_settings: dict = field(default_factory=dict)  # fingerprint -> where in the paper
     paper_ran: list = field(default_factory=list)       # the cited settings that ran
     resolution: list = field(default_factory=list)      # per draw: delta, inf, or a why (str)
+    traced: bool = False                                # the first draw ran under the tracer
+    theory_called: set = field(default_factory=set)     # dotted names of theory/ it called
 
     def alt_stats(self, alt: Alternative) -> dict:
         return self.alternatives.setdefault(alt.name, {
@@ -329,6 +338,7 @@ class Run:
                 "resolution": self.resolution_row(),
                 "paper_settings": sorted(set(self.paper_settings.values())),
                 "paper_ran": sorted(set(self.paper_ran)),
+                "theory_called": sorted(self.theory_called),
                 "mismatched_draws": len(self.mismatches),
                 "mismatches": [{"draw": d, "message": m} for d, m in self.mismatches[:50]],
                 "inconclusive": [m for _, m in self.inconclusive][:5],
@@ -445,6 +455,90 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs):
         return str(e)
 
 
+# --------------------------------------------------------------------------------------------
+# One source of closed forms: which functions of theory/ the claim's world called
+# --------------------------------------------------------------------------------------------
+_THEORY_NAMES: dict | None = None
+
+
+def theory_names() -> dict:
+    """code object -> every dotted name under which a function of `theory` is importable
+    (re-exports included).  Functions made by one factory share a code object (the checking
+    wrapper of lambdified expressions): such a shared code is not a name, and the code of the
+    function it closes over (the lambdified expression itself) identifies it instead."""
+    global _THEORY_NAMES
+    if _THEORY_NAMES is None:
+        import importlib
+        import pkgutil
+
+        import theory
+        mods = ["theory"] + [m.name for m in pkgutil.walk_packages(theory.__path__, "theory.")]
+        objs: dict = {}  # id -> (function, names)
+        for name in mods:
+            mod = importlib.import_module(name)
+            for attr, obj in list(vars(mod).items()):
+                if callable(obj) and not isinstance(obj, type) and hasattr(obj, "__code__"):
+                    objs.setdefault(id(obj), (obj, set()))[1].add(f"{name}.{attr}")
+        owners: dict = {}
+        for obj, names in objs.values():
+            owners.setdefault(obj.__code__, []).append((obj, names))
+        out: dict = {}
+        for code, fs in owners.items():
+            if len(fs) == 1:
+                out.setdefault(code, set()).update(fs[0][1])
+                continue
+            for obj, names in fs:  # a shared factory code: name it by what it closes over
+                for cell in obj.__closure__ or ():
+                    try:
+                        inner = cell.cell_contents
+                    except ValueError:
+                        continue
+                    c = getattr(inner, "__code__", None)
+                    if c is not None and c not in owners:
+                        out.setdefault(c, set()).update(names)
+        _THEORY_NAMES = out
+    return _THEORY_NAMES
+
+
+def _untraced_codes() -> set:
+    """The wrappers inside which calls are not counted: pure simulations and shared runs (a
+    warm cache skips them, so counting what they call would make warm and cold audits differ)."""
+    from properties import cache
+    codes = {c for c in World.simulation.__code__.co_consts + World._on_disk.__code__.co_consts
+             if hasattr(c, "co_name") and c.co_name in ("cached", "stored")}
+    probe = cache.run_cache()(lambda: None)
+    inner = getattr(probe, "__wrapped__", None)
+    if getattr(inner, "__code__", None) is not None:
+        codes.add(inner.__code__)
+    return codes
+
+
+def _traced(inner: Callable, args, kwargs, into: set):
+    """Run the body once with a profiler that notes every function of theory/ it calls (outside
+    pure simulations and shared runs) into `into` (their dotted names)."""
+    names = theory_names()
+    skip = _untraced_codes()
+    depth = [0]
+
+    def prof(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            if code in skip:
+                depth[0] += 1
+            elif depth[0] == 0 and code in names:
+                into.update(names[code])
+        elif event == "return" and frame.f_code in skip:
+            depth[0] -= 1
+
+    import sys
+    old = sys.getprofile()
+    sys.setprofile(prof)
+    try:
+        return inner(*args, **kwargs)
+    finally:
+        sys.setprofile(old)
+
+
 def _run_draw(inner: Callable, args, kwargs):
     """One draw: the claim's world, then each applicable alternative on the same draw, then the
     resolution's perturbations of the prediction."""
@@ -467,8 +561,13 @@ def _run_draw(inner: Callable, args, kwargs):
     sink = check.Sink()
     with check.recording(sink):
         try:
-            inner(*args, **kwargs)
+            if not run.traced and tracing_enabled():
+                run.traced = True  # the first draw: which closed forms of theory/ it calls
+                _traced(inner, args, kwargs, run.theory_called)
+            else:
+                inner(*args, **kwargs)
         except UnsatisfiedAssumption:
+            run.traced = False  # not a completed draw: trace the next one
             raise  # an invalid draw: Hypothesis draws another; nothing is counted
         except ClaimMismatch as e:
             run.sink.merge(sink)
@@ -555,6 +654,10 @@ def _finish(run: Run):
                 f"{run.claim_id} (printed form): {len(run.mismatches)} of "
                 f"{len(run.draws)} draws refute it\n" + "\n".join(lines)
                 + (f"\n  ... and {more} more" if more > 0 else ""))
+        if run.inconclusive:  # expected to fail, but no draw decides: neither refuted nor passed
+            raise Inconclusive("the printed form is marked as failing, but no draw refutes it "
+                               "and its trend is inconclusive: " + "; ".join(
+                                   m for _, m in run.inconclusive[:3]))
         return
     if run.takes_world:
         row = run.as_row()

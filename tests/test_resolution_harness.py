@@ -368,3 +368,33 @@ def test_rows_of_every_rule_build_one_report():
     built = build({c: W._claim(c) for c in ("res.percheck", "res.order", "res.grid")},
                   {"tests": rows})
     assert {r["verdict"] for r in built} == {"holds", "not-audited"}
+
+
+# --- 9. one source of closed forms --------------------------------------------------------------
+def _source_claim(cid, declared):
+    import theory.topic as tt
+    register(Claim(id=cid, where="synthetic", statement="c1 as printed", assumptions="p",
+                   prediction=declared, simulation="x", metric="abs", tolerance="t",
+                   alternatives=(rival("doubled", lambda *a: 2 * tt.c1(*a), "a factor 2"),)))
+
+    @audits(cid)
+    @CI
+    @example(pm=0.1)
+    @given(pm=st.floats(0.05, 0.2))
+    def prop(world, pm):
+        pred = world.prediction(tt.c1)(pm, 0.2, 0.3, 2, 3)
+        check_close(cid, tt.c1(pm, 0.2, 0.3, 2, 3), pred, EXACT, name="v")
+
+    return prop
+
+
+def test_a_declared_closed_form_that_is_never_called_blocks_holds():
+    exc, row = run_row(_source_claim("res.source_called", "theory.topic.c1"))
+    v = verdict_for(W._claim("res.source_called"), [row])
+    assert exc is None and v["verdict"] == "holds", v["detail"]
+    assert v["sources"]["called"] == ["theory.topic.c1"] and not v["sources"]["never_called"]
+    # the claim declares c2, but its checks use c1: a wrong c2 in theory/ would pass unseen
+    exc, row = run_row(_source_claim("res.source_other", "theory.topic.c1, c2"))
+    v = verdict_for(W._claim("res.source_other"), [row])
+    assert exc is None and v["verdict"] == "not-audited"
+    assert v["sources"]["never_called"] == ["theory.topic.c2"] and "never called" in v["detail"]

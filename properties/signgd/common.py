@@ -195,8 +195,8 @@ def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance
     """check_trend of log R (rungs x seeds) against log size with each seed's mean over the rungs
     removed (the rungs share their seeds: seed fixed effects).  The slope is the pooled OLS slope;
     its error is the within-seed residual scatter on S (rungs - 1) - 1 degrees of freedom, passed
-    as `se` and scaled by t / z so that check_trend's normal critical value gives the Student t
-    decision.  `exponent` or `direction` as in check_trend."""
+    as `se` with those `dof`, so check_trend decides with Student t on them.  `exponent` or
+    `direction` as in check_trend."""
     R = np.asarray(R, dtype=np.float64)
     nr, S = R.shape
     lx = np.log(np.asarray(sizes, dtype=np.float64))
@@ -207,9 +207,8 @@ def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance
     dof = S * (nr - 1) - 1
     sigma = float(np.sqrt(((Lc.ravel() - icpt - slope * X) ** 2).sum() / dof))
     sigma = max(sigma, 1e-3)  # stage times are integers: a log ratio is not known below ~1e-3
-    se = sigma * stats.t.isf(false_fail / 2, dof) / stats.norm.isf(false_fail / 2)
     return check_trend(claim_id, np.exp(X), np.exp(Lc.ravel()), exponent=exponent,
-                       direction=direction, se=[se] * X.size, false_fail=false_fail,
+                       direction=direction, se=[sigma] * X.size, dof=dof, false_fail=false_fail,
                        allowance=allowance, what=what)
 
 
