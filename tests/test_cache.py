@@ -18,6 +18,7 @@ CALLS: list = []
 @pytest.fixture
 def cache_at(tmp_path, monkeypatch):
     monkeypatch.setenv(cache.DIR_ENV, str(tmp_path / "runs"))
+    monkeypatch.setenv(cache.KEY_ENV, str(tmp_path / "cache.key"))
     monkeypatch.delenv(cache.OFF_ENV, raising=False)
     CALLS.clear()
     return tmp_path / "runs"
@@ -35,7 +36,7 @@ def test_a_run_is_computed_once_then_read_from_disk(cache_at):
     hits = cache.STATS["hits"]
     b = noisy_run(5)
     assert CALLS == [(5, 3)] and np.array_equal(a, b) and cache.STATS["hits"] == hits + 1
-    assert list(cache_at.rglob("output.pkl"))
+    assert [p for p in (cache_at / cache.STORE).rglob("*") if p.is_file()]  # a signed entry
     noisy_run(6)
     noisy_run(5, n=4)
     assert CALLS == [(5, 3), (6, 3), (5, 4)]  # other arguments: other entries
