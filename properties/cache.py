@@ -3,16 +3,17 @@ simulation of a draw (`world.simulation(fn, pure=True)`) is computed once and ke
 content-addressed, so that xdist workers, the alternatives of a draw, audit shards, a resumed
 audit and the figures all read the same result instead of training again.
 
-Storage: one file per entry under <cache dir>/signed/, written atomically (a temporary file in
-the same directory, fsync, os.replace: concurrent xdist workers and shards are safe), bounded by
-`reduce_size` (least recently used first).  Every entry is signed: it holds an HMAC-SHA256 over
-its pickled bytes and its key, under a secret key file (`key_file()`: $THEOREM_AUDIT_CACHE_KEY_FILE,
-else $XDG_CONFIG_HOME/theorem-audit/cache.key, ~/.config/theorem-audit/cache.key; 32 random bytes
-made on first use, mode 0600).  The digest is checked before anything is unpickled: an entry that
-was altered, truncated, swapped with another or written without the key (a foreign pickle in a
-shared directory) is a miss -- recomputed, overwritten, and named in one warning -- never a wrong
-verdict and never code run.  Who shares a cache directory and wants hits shares the key file, and
-so trusts everyone who holds it (a holder can sign any pickle).  The key is a SHA-1 over
+Storage: one file per entry, <cache dir>/signed/<ab>/<sha256 of its key>/output.pkl, written
+atomically (a temporary file in the same directory, fsync, os.replace: concurrent xdist workers
+and shards are safe), bounded by `reduce_size` (least recently used first). Every entry is
+signed: it holds an HMAC-SHA256 over its pickled bytes and its key, under a secret key file
+(`key_file()`: $THEOREM_AUDIT_CACHE_KEY_FILE, else $XDG_CONFIG_HOME/theorem-audit/cache.key,
+~/.config/theorem-audit/cache.key; 32 random bytes made on first use, mode 0600). The digest is
+checked before anything is unpickled: an entry that was altered, truncated, swapped with another
+or written without the key (a foreign pickle in a shared directory) is a miss -- recomputed,
+overwritten, and named in one warning -- never a wrong verdict and never code run. Who shares a
+cache directory and wants hits shares the key file, and so trusts everyone who holds it (a
+holder can sign any pickle).  An entry's key (what it is stored under) is a SHA-1 over
 
   * the code version: the source of sim/, theory/, the harness modules that runs depend on
     (check.py, world.py, registry.py, cache.py), the paper package's shared modules (runs.py,
@@ -44,6 +45,7 @@ import inspect
 import os
 import pickle
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Callable
@@ -191,7 +193,7 @@ def _create_key(path: Path) -> None:
 # --------------------------------------------------------------------------------------------
 # Storage: one signed file per entry
 # --------------------------------------------------------------------------------------------
-STORE = "signed"  # <cache_dir>/signed/<2 hex>/<sha256 of the entry's key>
+STORE = "signed"  # <cache_dir>/signed/<2 hex>/<sha256 of the entry's key>/output.pkl
 MAGIC = b"theorem-audit-cache 1\n"
 _DIGEST_HEX = 64
 LEGACY = "joblib"  # the unsigned joblib.Memory store of earlier versions: never read, cleared
@@ -199,7 +201,7 @@ LEGACY = "joblib"  # the unsigned joblib.Memory store of earlier versions: never
 
 def _entry_path(location: Path, key: str) -> Path:
     name = hashlib.sha256(key.encode()).hexdigest()
-    return location / STORE / name[:2] / name
+    return location / STORE / name[:2] / name / "output.pkl"
 
 
 def _sign(secret: bytes, key: str, payload: bytes) -> str:
@@ -226,8 +228,8 @@ def _read(path: Path, key: str, secret: bytes):
         value = pickle.loads(payload)
     except Exception as e:  # noqa: BLE001 -- signed by us but unreadable now: recompute
         return False, f"signed but not loadable ({type(e).__name__}: {e})"
-    try:
-        os.utime(path)  # the last use, for reduce_size (atime is unreliable)
+    try:  # the last use, for reduce_size: the access time, set here (mounts may not keep it);
+        os.utime(path, ns=(time.time_ns(), os.stat(path).st_mtime_ns))  # the mtime stays
     except OSError:
         pass
     return True, value
@@ -239,9 +241,15 @@ def _write(path: Path, key: str, secret: bytes, value) -> None:
     import secrets
 
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(6)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    for attempt in (0, 1):  # reduce_size may remove the entry's emptied directory meanwhile
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+            break
+        except FileNotFoundError:
+            if attempt:
+                raise
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(MAGIC + _sign(secret, key, payload).encode() + b"\n")
@@ -357,19 +365,14 @@ def _has_contents(cell) -> bool:
 
 
 def _entries(location: Path) -> list:
-    """(last use, size, path) of every file in the store, temporary files included."""
+    """(last use, last write, size, path) of every file in the store, temporary files included."""
     out = []
-    for sub in (location / STORE).glob("??"):
+    for p in (location / STORE).glob("??/*/*"):
         try:
-            files = list(sub.iterdir())
-        except OSError:  # removed meanwhile (clear)
+            st = p.stat()
+        except OSError:  # removed meanwhile
             continue
-        for p in files:
-            try:
-                st = p.stat()
-            except OSError:  # removed meanwhile
-                continue
-            out.append((st.st_mtime, st.st_size, p))
+        out.append((max(st.st_atime, st.st_mtime), st.st_mtime, st.st_size, p))
     return out
 
 
@@ -379,32 +382,31 @@ STALE_TMP_S = 3600  # a temporary file older than this is a dead writer's
 def reduce_size(bytes_limit: int | str) -> None:
     """Bound the cache on disk: least recently used entries go until the store holds at most
     bytes_limit bytes (an int, or joblib's '4G', '500M', '50K').  Temporary files of writers dead
-    for an hour go first."""
+    for an hour go first; a live writer's are counted but left."""
     if not enabled():
         return
     if isinstance(bytes_limit, str):
         from joblib.disk import memstr_to_bytes
         bytes_limit = memstr_to_bytes(bytes_limit)
-    import time
-
     location = cache_dir()
     try:
-        items = _entries(location)
-        now = time.time()
-        keep = []
-        for item in items:
-            if item[2].name.startswith(".tmp-"):
-                if now - item[0] > STALE_TMP_S:
-                    item[2].unlink(missing_ok=True)
-                    continue
-            keep.append(item)
-        size = sum(i[1] for i in keep)
-        for mtime, nbytes, p in sorted(keep, key=lambda i: i[0]):
+        now, items = time.time(), []
+        for item in _entries(location):
+            if item[3].name.startswith(".tmp-") and now - item[1] > STALE_TMP_S:
+                item[3].unlink(missing_ok=True)
+            else:
+                items.append(item)
+        size = sum(i[2] for i in items)
+        for _, _, nbytes, p in sorted(items, key=lambda i: i[0]):
             if size <= bytes_limit:
                 break
-            if not p.name.startswith(".tmp-"):  # a live writer's file is not ours to remove
+            if not p.name.startswith(".tmp-"):
                 p.unlink(missing_ok=True)
                 size -= nbytes
+                try:
+                    p.parent.rmdir()  # the entry's directory, unless a writer is in it
+                except OSError:
+                    pass
     except OSError as e:
         warnings.warn(f"run cache at {location}: could not reduce its size ({e})")
 
