@@ -604,6 +604,10 @@ _add(TS.stage1_end, dict(V_mu0=np.zeros(2), V0=np.full((2, 3), -0.1), eta_=0.01,
       "V0": [np.full((2, 3), INF), np.zeros(2), np.full((2, 3), -1e308)],  # -1e308: T_1 overflows
       "eta_": BAD_POS_FLOAT + [np.full(3, 0.01), 1e-320, True, "0.01"],
       "xi_l1": [np.full((2, 3), NAN), np.full((2, 3), -1.0), np.ones((2, 2)), None]})
+_add(TS.stage1_end, dict(V_mu0=np.zeros(2), V0=np.full((2, 3), -0.1), eta_=np.array([0.01, 0.02]),
+                         xi_l1=np.full((2, 3), 2.0)),
+     {"eta_": [np.array([0.01, NAN]), np.array([0.01, 0.0]), np.array([0.01, 1e-320])]},
+     name="theory.signgd.stage1_end[one eta per instance]")
 BAD_TYPE = ["x", None, True, 1j]                    # a string, None, a bool, a complex number
 _add(TS.value_mu, dict(V_mu0=np.zeros(3), eta=0.01, t=np.arange(4.0)[:, None]),
      {"V_mu0": [NAN, INF, [NAN, 0.0, 0.0], np.zeros((3, 3))] + BAD_TYPE,  # (3, 3) vs t (4, 1)

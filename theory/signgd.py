@@ -149,7 +149,9 @@ def stage1_end(V_mu0, V0, eta_, xi_l1):
     V_mu0, V0, xi_l1 = (np.asarray(x, dtype=np.float64) for x in (V_mu0, V0, xi_l1))
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         D0 = V0 - V_mu0[..., None]
-        tc = _crossing_time(V_mu0[..., None], V0, eta_, xi_l1)
+        # one eta per instance (shape (S,)) applies to all n samples of it: eta_[..., None]
+        e = np.asarray(eta_)[..., None] if 0 < a_eta.ndim == a_mu.ndim else eta_
+        tc = _crossing_time(V_mu0[..., None], V0, e, xi_l1)
     # inf is the answer only where D_i never grows; elsewhere it is float64 overflow
     if not np.all(np.isfinite(D0)) or np.any(~np.isfinite(tc) & (D0 <= 0) & (xi_l1 > 1)):
         raise ValueError("stage1_end: V_mu0, V0, eta_, xi_l1 overflow float64 (D_i(0) or the "
