@@ -3,8 +3,17 @@ simulation of a draw (`world.simulation(fn, pure=True)`) is computed once and ke
 content-addressed, so that xdist workers, the alternatives of a draw, audit shards, a resumed
 audit and the figures all read the same result instead of training again.
 
-Storage is joblib.Memory (atomic, concurrency-safe writes; `reduce_size` to bound it).  The key
-is a SHA-1 over
+Storage: one file per entry, <cache dir>/signed/<ab>/<sha256 of its key>/output.pkl, written
+atomically (a temporary file in the same directory, fsync, os.replace: concurrent xdist workers
+and shards are safe), bounded by `reduce_size` (least recently used first). Every entry is
+signed: it holds an HMAC-SHA256 over its pickled bytes and its key, under a secret key file
+(`key_file()`: $THEOREM_AUDIT_CACHE_KEY_FILE, else $XDG_CONFIG_HOME/theorem-audit/cache.key,
+~/.config/theorem-audit/cache.key; 32 random bytes made on first use, mode 0600). The digest is
+checked before anything is unpickled: an entry that was altered, truncated, swapped with another
+or written without the key (a foreign pickle in a shared directory) is a miss -- recomputed,
+overwritten, and named in one warning -- never a wrong verdict and never code run. Who shares a
+cache directory and wants hits shares the key file, and so trusts everyone who holds it (a
+holder can sign any pickle).  An entry's key (what it is stored under) is a SHA-1 over
 
   * the code version: the source of sim/, theory/, the harness modules that runs depend on
     (check.py, world.py, registry.py, cache.py), the paper package's shared modules (runs.py,
@@ -31,9 +40,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import inspect
 import os
+import pickle
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Callable
@@ -42,7 +54,7 @@ DIR_ENV = "THEOREM_AUDIT_CACHE_DIR"
 OFF_ENV = "THEOREM_AUDIT_NO_CACHE"
 ROOT = Path(__file__).resolve().parents[1]
 
-STATS = {"hits": 0, "misses": 0, "uncached": 0}  # this process's counts (tests, benchmark)
+STATS = {"hits": 0, "misses": 0, "uncached": 0, "rejected": 0}  # this process's counts (tests, benchmark)
 
 
 def enabled() -> bool:
@@ -125,44 +137,168 @@ def code_version(module: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Storage (joblib.Memory)
+# The key that signs the entries
 # --------------------------------------------------------------------------------------------
-_MEMORY: dict = {}
+KEY_ENV = "THEOREM_AUDIT_CACHE_KEY_FILE"
+KEY_BYTES = 32
+_KEYS: dict = {}  # key file path -> its bytes (read once per process)
 
 
-def _compute(key: str, fn, args, kwargs):  # joblib keys this function on `key` alone
+def key_file() -> Path:
+    """$THEOREM_AUDIT_CACHE_KEY_FILE, else $XDG_CONFIG_HOME/theorem-audit/cache.key
+    (~/.config/theorem-audit/cache.key)."""
+    f = os.environ.get(KEY_ENV, "")
+    if f:
+        return Path(f).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "theorem-audit" / "cache.key"
+
+
+def _signing_key() -> bytes:
+    """The bytes of the key file, created on first use (32 random bytes, mode 0600; concurrent
+    workers agree on one: it is linked into place, never overwritten).  OSError when it cannot
+    be read or created, or holds fewer than 32 bytes."""
+    path = key_file()
+    k = _KEYS.get(path)
+    if k is not None:
+        return k
+    if not path.exists():
+        _create_key(path)
+    k = path.read_bytes()
+    if len(k) < KEY_BYTES:
+        raise OSError(f"key file {path} holds {len(k)} bytes, fewer than {KEY_BYTES}")
+    _KEYS[path] = k
+    return k
+
+
+def _create_key(path: Path) -> None:
+    import secrets
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(KEY_BYTES))
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)  # complete when it appears; a key another worker made stays
+        except FileExistsError:
+            pass
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Storage: one signed file per entry
+# --------------------------------------------------------------------------------------------
+STORE = "signed"  # <cache_dir>/signed/<2 hex>/<sha256 of the entry's key>/output.pkl
+MAGIC = b"theorem-audit-cache 1\n"
+_DIGEST_HEX = 64
+LEGACY = "joblib"  # the unsigned joblib.Memory store of earlier versions: never read, cleared
+
+
+def _entry_path(location: Path, key: str) -> Path:
+    name = hashlib.sha256(key.encode()).hexdigest()
+    return location / STORE / name[:2] / name / "output.pkl"
+
+
+def _sign(secret: bytes, key: str, payload: bytes) -> str:
+    k = key.encode()
+    msg = MAGIC + len(k).to_bytes(8, "big") + k + payload  # the key, length-prefixed, then data
+    return hmac.new(secret, msg, hashlib.sha256).hexdigest()
+
+
+def _read(path: Path, key: str, secret: bytes):
+    """(True, value) for a verified entry; (False, None) for none; (False, reason) for an entry
+    that fails its check.  Nothing is unpickled before its digest matches."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return False, None
+    head = len(MAGIC)
+    if not data.startswith(MAGIC) or len(data) < head + _DIGEST_HEX + 1 \
+            or data[head + _DIGEST_HEX:head + _DIGEST_HEX + 1] != b"\n":
+        return False, "no digest"
+    digest, payload = data[head:head + _DIGEST_HEX], data[head + _DIGEST_HEX + 1:]
+    if not hmac.compare_digest(digest, _sign(secret, key, payload).encode()):
+        return False, "digest mismatch (altered, swapped, or signed with another key)"
+    try:
+        value = pickle.loads(payload)
+    except Exception as e:  # noqa: BLE001 -- signed by us but unreadable now: recompute
+        return False, f"signed but not loadable ({type(e).__name__}: {e})"
+    try:  # the last use, for reduce_size: the access time, set here (mounts may not keep it);
+        os.utime(path, ns=(time.time_ns(), os.stat(path).st_mtime_ns))  # the mtime stays
+    except OSError:
+        pass
+    return True, value
+
+
+def _write(path: Path, key: str, secret: bytes, value) -> None:
+    """Store value atomically: a temporary file in the entry's directory, fsync, os.replace (a
+    reader sees the old entry or the new one, never part of one)."""
+    import secrets
+
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(6)}")
+    for attempt in (0, 1):  # reduce_size may remove the entry's emptied directory meanwhile
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+            break
+        except FileNotFoundError:
+            if attempt:
+                raise
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(MAGIC + _sign(secret, key, payload).encode() + b"\n")
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _compute(key: str, fn, args, kwargs):
     STATS["misses"] += 1
     return fn(*args, **kwargs)
 
 
-def _cached_compute(location: Path):
-    c = _MEMORY.get(location)
-    if c is None:
-        import joblib
-
-        location.mkdir(parents=True, exist_ok=True)  # OSError here: the caller computes uncached
-        mem = joblib.Memory(str(location), verbose=0)
-        c = _MEMORY[location] = (mem, mem.cache(_compute, ignore=["fn", "args", "kwargs"]))
-    return c[1]
-
-
 def call(key: str, fn: Callable, args: tuple = (), kwargs: dict | None = None):
     """fn(*args, **kwargs), stored under `key` (the caller's full digest) when the cache is
-    enabled.  A cache that cannot be written (read-only, full disk) warns and computes."""
+    enabled.  A cache that cannot be written (read-only, full disk) warns and computes.  An entry
+    whose digest does not match (altered, swapped, truncated, foreign) is never unpickled: it is
+    recomputed and overwritten, with one warning naming it."""
     kwargs = kwargs or {}
     if not enabled():
         STATS["uncached"] += 1
         return fn(*args, **kwargs)
-    misses = STATS["misses"]
+    location = cache_dir()
     try:
-        cached = _cached_compute(cache_dir())
+        location.mkdir(parents=True, exist_ok=True)
+        secret = _signing_key()
+        path = _entry_path(location, key)
+        found, value = _read(path, key, secret)
     except OSError as e:
-        warnings.warn(f"run cache at {cache_dir()} unusable ({e}); computing without it")
+        warnings.warn(f"run cache at {location} unusable ({e}); computing without it")
         STATS["uncached"] += 1
         return fn(*args, **kwargs)
-    out = cached(key, fn, args, kwargs)
-    if STATS["misses"] == misses:
+    if found:
         STATS["hits"] += 1
+        return value
+    if value is not None:
+        STATS["rejected"] += 1
+        warnings.warn(f"run cache entry {path} (key {key}) rejected: {value}; recomputing and "
+                      "overwriting it")
+    out = _compute(key, fn, args, kwargs)
+    try:
+        _write(path, key, secret, out)
+    except Exception as e:  # noqa: BLE001 -- OSError (full disk, read-only), unpicklable value
+        warnings.warn(f"run cache at {location}: could not store {path.name} "
+                      f"({type(e).__name__}: {e}); the result is not cached")
     return out
 
 
@@ -228,20 +364,56 @@ def _has_contents(cell) -> bool:
         return False
 
 
+def _entries(location: Path) -> list:
+    """(last use, last write, size, path) of every file in the store, temporary files included."""
+    out = []
+    for p in (location / STORE).glob("??/*/*"):
+        try:
+            st = p.stat()
+        except OSError:  # removed meanwhile
+            continue
+        out.append((max(st.st_atime, st.st_mtime), st.st_mtime, st.st_size, p))
+    return out
+
+
+STALE_TMP_S = 3600  # a temporary file older than this is a dead writer's
+
+
 def reduce_size(bytes_limit: int | str) -> None:
-    """Bound the cache on disk (joblib.Memory.reduce_size: least recently used results go)."""
+    """Bound the cache on disk: least recently used entries go until the store holds at most
+    bytes_limit bytes (an int, or joblib's '4G', '500M', '50K').  Temporary files of writers dead
+    for an hour go first; a live writer's are counted but left."""
     if not enabled():
         return
+    if isinstance(bytes_limit, str):
+        from joblib.disk import memstr_to_bytes
+        bytes_limit = memstr_to_bytes(bytes_limit)
+    location = cache_dir()
     try:
-        _cached_compute(cache_dir())  # opens the store if this process has not yet
-        _MEMORY[cache_dir()][0].reduce_size(bytes_limit=bytes_limit)
+        now, items = time.time(), []
+        for item in _entries(location):
+            if item[3].name.startswith(".tmp-") and now - item[1] > STALE_TMP_S:
+                item[3].unlink(missing_ok=True)
+            else:
+                items.append(item)
+        size = sum(i[2] for i in items)
+        for _, _, nbytes, p in sorted(items, key=lambda i: i[0]):
+            if size <= bytes_limit:
+                break
+            if not p.name.startswith(".tmp-"):
+                p.unlink(missing_ok=True)
+                size -= nbytes
+                try:
+                    p.parent.rmdir()  # the entry's directory, unless a writer is in it
+                except OSError:
+                    pass
     except OSError as e:
-        warnings.warn(f"run cache at {cache_dir()}: could not reduce its size ({e})")
+        warnings.warn(f"run cache at {location}: could not reduce its size ({e})")
 
 
 def clear() -> None:
-    """Remove every stored result."""
+    """Remove every stored result (and the unsigned store of earlier versions)."""
     import shutil
 
-    shutil.rmtree(cache_dir() / "joblib", ignore_errors=True)
-    _MEMORY.clear()
+    for sub in (STORE, LEGACY):
+        shutil.rmtree(cache_dir() / sub, ignore_errors=True)

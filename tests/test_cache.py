@@ -18,6 +18,7 @@ CALLS: list = []
 @pytest.fixture
 def cache_at(tmp_path, monkeypatch):
     monkeypatch.setenv(cache.DIR_ENV, str(tmp_path / "runs"))
+    monkeypatch.setenv(cache.KEY_ENV, str(tmp_path / "cache.key"))
     monkeypatch.delenv(cache.OFF_ENV, raising=False)
     CALLS.clear()
     return tmp_path / "runs"

@@ -600,9 +600,43 @@ _add(_tr_accuracy, {}, {"model": [None], "tokens": [None, torch.zeros(2, 2, 3, d
 # ---- theory.signgd, theory.topic ------------------------------------------------------------
 _add(TS.stage1_end, dict(V_mu0=np.zeros(2), V0=np.full((2, 3), -0.1), eta_=0.01,
                          xi_l1=np.full((2, 3), 2.0)),
-     {"V_mu0": [[NAN, 0.0], np.zeros(3), "v"], "V0": [np.full((2, 3), INF), np.zeros(2)],
-      "eta_": BAD_POS_FLOAT + [np.full(3, 0.01)],
-      "xi_l1": [np.full((2, 3), NAN), np.full((2, 3), -1.0), np.ones((2, 2))]})
+     {"V_mu0": [[NAN, 0.0], np.zeros(3), "v", None, [True, False]],
+      "V0": [np.full((2, 3), INF), np.zeros(2), np.full((2, 3), -1e308)],  # -1e308: T_1 overflows
+      "eta_": BAD_POS_FLOAT + [np.full(3, 0.01), 1e-320, True, "0.01"],
+      "xi_l1": [np.full((2, 3), NAN), np.full((2, 3), -1.0), np.ones((2, 2)), None]})
+_add(TS.stage1_end, dict(V_mu0=np.zeros(2), V0=np.full((2, 3), -0.1), eta_=np.array([0.01, 0.02]),
+                         xi_l1=np.full((2, 3), 2.0)),
+     {"eta_": [np.array([0.01, NAN]), np.array([0.01, 0.0]), np.array([0.01, 1e-320])]},
+     name="theory.signgd.stage1_end[one eta per instance]")
+BAD_TYPE = ["x", None, True, 1j]                    # a string, None, a bool, a complex number
+_add(TS.value_mu, dict(V_mu0=np.zeros(3), eta=0.01, t=np.arange(4.0)[:, None]),
+     {"V_mu0": [NAN, INF, [NAN, 0.0, 0.0], np.zeros((3, 3))] + BAD_TYPE,  # (3, 3) vs t (4, 1)
+      "eta": BAD_POS_FLOAT + [1e308] + BAD_TYPE,    # 1e308: V_mu(t) overflows
+      "t": [NAN, INF, -1.0, np.array([[1.0], [-1.0]])] + BAD_TYPE})
+_add(TS.value_mu, dict(V_mu0=np.zeros(3), eta=0.01, t=np.arange(2.0 ** 14)[:, None]),
+     {"V_mu0": [np.zeros(2 ** 15)]}, name="theory.signgd.value_mu[broadcast cap]")
+_add(TS.value_noise, dict(V_i0=np.zeros((2, 3)), eta=0.01, t=np.arange(4.0)[:, None, None],
+                          xi_l1=np.full((2, 3), 2.0)),
+     {"V_i0": [NAN, np.full((2, 3), INF), np.zeros((2, 4))] + BAD_TYPE,
+      "eta": BAD_POS_FLOAT + [1e308] + BAD_TYPE,
+      "t": [NAN, INF, -1.0] + BAD_TYPE,
+      "xi_l1": [NAN, -1.0, np.full((2, 3), -0.5), INF] + BAD_TYPE})
+_add(TS.crossing_time, dict(V_mu0=np.zeros((2, 1)), V_i0=np.full((2, 3), -0.1), eta=0.01,
+                            xi_l1=np.full((2, 3), 2.0)),
+     {"V_mu0": [NAN, INF, np.zeros((3, 1))] + BAD_TYPE,
+      "V_i0": [np.full((2, 3), NAN), -1e308] + BAD_TYPE,  # -1e308: the crossing time overflows
+      "eta": BAD_POS_FLOAT + [1e-320] + BAD_TYPE,
+      "xi_l1": [NAN, INF, -1.0, 1.0, np.ones((2, 3))] + BAD_TYPE})  # 1: parallel laws
+BAD_WEIGHT = [NAN, INF, -0.1, 1.1, np.array([0.5, 2.0, 0.5])] + BAD_TYPE  # a softmax weight
+_add(TS.margin, dict(s11=np.full(3, 0.5), s21=np.full(3, 0.4), V_mu=np.zeros(3), V_i=np.ones(3)),
+     {"s11": BAD_WEIGHT, "s21": BAD_WEIGHT,
+      "V_mu": [NAN, INF, np.zeros(4)] + BAD_TYPE,
+      "V_i": [-INF, np.full(3, NAN), 1.7e308] + BAD_TYPE})  # 1.7e308: the margin overflows
+_add(TS.expected_xi_l1, dict(s=10, sigma_p=2.0),
+     {"s": BAD_POS_FLOAT + [1e308] + BAD_TYPE, "sigma_p": BAD_POS_FLOAT + [1e308] + BAD_TYPE})
+_add(TS.lemma41_slope, dict(eta=0.1, s=10, sigma_p=2.0),
+     {"eta": BAD_POS_FLOAT + [1e308] + BAD_TYPE, "s": BAD_POS_FLOAT + BAD_TYPE,
+      "sigma_p": BAD_POS_FLOAT + [1e308, [2.0, NAN]] + BAD_TYPE})
 _TP = dict(T_=3, v_=2, p_m_=0.2, p_c_=0.1, p_r_=0.1)
 BAD_TP = {"T_": BAD_SIZE, "v_": BAD_SIZE, "p_m_": BAD_PROB, "p_c_": BAD_PROB,
           "p_r_": BAD_PROB + [0.95]}
