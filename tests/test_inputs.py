@@ -31,6 +31,7 @@ import multiprocessing as mp
 import os
 import resource
 import signal
+import sys
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -72,7 +73,18 @@ class Case:
     name: str = ""
 
     def label(self):
-        return f"{self.name or self.fn.__module__ + '.' + self.fn.__name__}({self.param}=...)"
+        return f"{self.name or public_name(self.fn)}({self.param}=...)"
+
+
+def public_name(fn) -> str:
+    """fn's dotted name under the shortest package that exposes it (sim.joma.solve_eqn3 for the
+    function defined in sim.joma.eqn3: the packages re-export their modules' names)."""
+    parts = fn.__module__.split(".")
+    for i in range(1, len(parts) + 1):
+        mod = sys.modules.get(".".join(parts[:i]))
+        if mod is not None and getattr(mod, fn.__name__, None) is fn:
+            return f"{mod.__name__}.{fn.__name__}"
+    return f"{fn.__module__}.{fn.__name__}"
 
 
 def _gen():
@@ -650,8 +662,8 @@ _add(TJ.theorem2_ratio_check, dict(vs=np.array([[0.1, 0.2]]), deltas=np.array([1
      {"vs": [[[NAN, 0.1]], np.zeros(0), "v"], "deltas": [[0.0, 0.0], [NAN, 1.0], np.ones(3)],
       "term": [None, 5]})
 BAD_RHO = [NAN, 2.0, "r", TJ.sp.oo]
-_add(TJ.M, dict(r=0.5), {"r": BAD_RHO})
-_add(TJ.p, dict(r=0.5), {"r": BAD_RHO})
+_add(TJ.transition_matrix, dict(r=0.5), {"r": BAD_RHO})
+_add(TJ.binary_marginal, dict(r=0.5), {"r": BAD_RHO})
 _add(TJ.lemma8_residuals, dict(k=2), {"k": [0, 2.5, 100, True]})
 _add(TJ.theorem5_expr, dict(r=0.5, r0=0.5, h=1, depth=3),
      {"r": [NAN, 2.0], "r0": [INF, -2.0], "h": [0, 2.5], "depth": [1, 10 ** 6, 2.5]})
@@ -739,15 +751,15 @@ _add(TJ.two_cluster_stationary_point, dict(x_plus=[1.0, 0.0], x_minus=[0.0, 1.0]
 for _fn in (TJ.lemma4_printed, TJ.lemma4_corrected):
     _add(_fn, dict(r=0.1, dist=_GAUSS, c_minus=0.0, c_plus=1.0),
          {"r": [NAN, [0.1, INF]], "dist": BAD_DIST, "c_minus": [NAN], "c_plus": [INF]})
-_add(TJ.g, dict(yv=0.5), {"yv": [0.0, -1.0, NAN, INF]})
+_add(TJ.g_lemma5, dict(yv=0.5), {"yv": [0.0, -1.0, NAN, INF]})
 _add(TJ.G_bound, dict(yv=0.5), {"yv": [0.0, -1.0, NAN, INF]})
-_add(TJ.G, dict(yv=0.5), {"yv": [NAN, INF, "y"]})
+_add(TJ.G_lemma6, dict(yv=0.5), {"yv": [NAN, INF, "y"]})
 _add(TJ.zeta, dict(rv=0.5, r0v=0.2, muv=1.0), {"muv": [0.0, -1.0, NAN], "rv": [NAN], "r0v": [INF]})
 _add(TJ.M_bound, dict(r0v=0.2), {"r0v": [NAN, INF]})
 _add(TJ.F0, dict(rv=0.5, r0v=0.2), {"rv": [1.0, 2.0, NAN], "r0v": [NAN, 1.0]})
 _add(TJ.F_delta, dict(delta=0.1, delta0=0.5, muv=1.0),
      {"delta": [0.0, -0.1, NAN], "delta0": [INF], "muv": [NAN], "integrand_power": [0.0, NAN]})
-_add(TJ.F, dict(rv=0.5, r0v=0.2, muv=1.0), {"rv": [1.0, NAN], "r0v": [2.0], "muv": [NAN]})
+_add(TJ.F_theorem4, dict(rv=0.5, r0v=0.2, muv=1.0), {"rv": [1.0, NAN], "r0v": [2.0], "muv": [NAN]})
 _add(TJ.rho_delta, dict(delta=0.1, delta0=0.5, muv=1.0),
      {"delta": [0.0, NAN], "delta0": [-0.5], "muv": [INF]})
 _add(TJ.rho_limit_delta, dict(delta0=0.5, muv=1.0), {"delta0": [0.0, NAN], "muv": [NAN]})
@@ -985,7 +997,7 @@ EXAMPLES_PER_CASE = 4 * max(len(c.bad) for c in CASES)  # room for repeated draw
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the box forks")
 @pytest.mark.parametrize("case", _one_per_valid_call(CASES),
-                         ids=lambda c: c.name or c.fn.__module__ + "." + c.fn.__name__)
+                         ids=lambda c: c.name or public_name(c.fn))
 def test_the_valid_call_works(case):
     """The reference call of each case is accepted (else the bad values prove nothing)."""
     outcome, msg = valid_outcome(case)
