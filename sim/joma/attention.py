@@ -8,6 +8,8 @@ batched over a leading dimension S (z: (S, M_C), X: (S, N, M_C)); torch, float64
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from theory import validate as chk
@@ -33,7 +35,21 @@ def attention_scores(z: torch.Tensor, X: torch.Tensor, attention: str, A: float 
         raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
     chk.number("A", A, lo=0, lo_open=True)
     _check_zX("attention_scores", z, X)
-    return _attention_scores(z, X, attention, A)
+    if attention == "exp":
+        _check_exp_logits("attention_scores", z)
+    b = _attention_scores(z, X, attention, A)
+    if attention == "exp" and not bool(torch.isfinite(b).all()):
+        raise ValueError(f"attention_scores: exp(z) o x / A overflows {b.dtype} (max z = "
+                         f"{float(z.detach().max()):.6g}, A = {A:g}): z too large for this A")
+    return b
+
+
+def _check_exp_logits(where, z, name_z="z"):
+    """Under exp attention b = exp(z) o x / A: exp(z) must not overflow z's dtype."""
+    top = math.log(torch.finfo(z.dtype).max)
+    if float(z.detach().max()) > top:
+        raise ValueError(f"{where}: {name_z} must be <= {top:.6g} under exp attention (exp("
+                         f"{name_z}) overflows {z.dtype}), got max {float(z.detach().max()):.6g}")
 
 
 def _attention_scores(z, X, attention, A):

@@ -1,6 +1,6 @@
 """Sections 2-3 (Theorems 1-2, Eqns. 1-4, Appendix A.2): the full training dynamics of Eqn. 2.
 
-JoMA (Tian et al., ICLR 2024): the training dynamics of Eqn. 2 and the reduced Eqn. 3.
+JoMA (Tian et al., ICLR 2024): the training dynamics of Eqn. 2 (the reduced Eqn. 3: sim.joma.eqn3).
 
 Model (Section 2, Eqn. 1), for one query token m and a batch of N samples i:
 
@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from sim import default_device, gamma_sample, make_generator
-from sim.joma.attention import ATTENTIONS, _attention_scores, _check_zX
+from sim.joma.attention import ATTENTIONS, _attention_scores, _check_exp_logits, _check_zX
 from theory import validate as chk
 
 ACTIVATIONS = ("linear", "relu")
@@ -135,6 +135,22 @@ def _check_state(where, p, W, z):
     if not bool(torch.isfinite(W).all()):
         raise ValueError(f"{where}: W must be finite")
     _check_zX(where, z, p.X)
+    if p.attention == "exp":
+        _check_exp_logits(where, z)
+
+
+def _initial(name, x, shape, dev, dt):
+    """The initial state: zeros where x is None, else a copy of the finite tensor x of `shape`."""
+    if x is None:
+        return torch.zeros(shape, device=dev, dtype=dt)
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a tensor of shape {shape} or None, got {chk.describe(x)}")
+    x = x.clone().to(dev, dt)
+    if tuple(x.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(x.shape)}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must be finite (a NaN or inf initial state is not a blow-up)")
+    return x
 
 
 def objective(p: Eqn2Problem, W: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
@@ -201,10 +217,8 @@ def simulate_eqn2(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=Non
     steps = chk.steps("simulate_eqn2", horizon, eta)
     log_every = steps if log_every is None else chk.integer("log_every", log_every, lo=1)
     dev, dt = p.U_C.device, p.U_C.dtype
-    W = torch.zeros(S, d, K, device=dev, dtype=dt) if W0 is None else W0.clone().to(dev, dt)
-    z = torch.zeros(S, M_C, device=dev, dtype=dt) if z0 is None else z0.clone().to(dev, dt)
-    if W.shape != (S, d, K) or z.shape != (S, M_C):
-        raise ValueError(f"W0 must have shape {(S, d, K)} and z0 {(S, M_C)}")
+    W = _initial("W0", W0, (S, d, K), dev, dt)
+    z = _initial("z0", z0, (S, M_C), dev, dt)
     Qv = torch.zeros(S, M_C, device=dev, dtype=dt)
     Qz = torch.zeros_like(Qv)
     Ut = p.U_C.transpose(1, 2)
@@ -256,8 +270,8 @@ def simulate_eqn2_softmax_budget(p: Eqn2Problem, *, eta: float, horizon: float, 
     horizon = chk.number("horizon", horizon, lo=0, lo_open=True)
     steps = chk.steps("simulate_eqn2_softmax_budget", horizon, eta)
     dev, dt = p.U_C.device, p.U_C.dtype
-    W = torch.zeros(S, d, K, device=dev, dtype=dt) if W0 is None else W0.clone().to(dev, dt)
-    z = torch.zeros(S, M_C, device=dev, dtype=dt) if z0 is None else z0.clone().to(dev, dt)
+    W = _initial("W0", W0, (S, d, K), dev, dt)
+    z = _initial("z0", z0, (S, M_C), dev, dt)
     Ut = p.U_C.transpose(1, 2)
     vE = torch.zeros(S, M_C, device=dev, dtype=dt)
     vb = torch.zeros_like(vE)

@@ -21,6 +21,7 @@ so `1 - v/mu` computed from v loses digits once delta < ~1e-7).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -30,6 +31,12 @@ from scipy.integrate import solve_ivp
 
 from sim import measure
 from theory import validate as chk
+
+# The solvers' work grows with t_end x rate, rate = c e^z the linear rate of Eqn. 7 near its fixed
+# point (c = factor(0, v0), z = 1/2 sum_k max(v0^2, mu^2)): an explicit method (DOP853) is held to
+# steps of ~ 1/rate once v is near mu, ~2 right-hand-side evaluations per unit of t_end x rate.
+# The audit's runs stay below ~1.5e4; 1e5 (a few seconds of DOP853) bounds a call.
+MAX_RATE_TIME = 1e5
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,21 @@ def simulate_eqn7(mu, v0, t_end: float, *, n_points: int = 200, t_eval=None,
         raise ValueError(f"state must be 'v' or 'deviation', got {state!r}")
     if not (0 < rtol < 1) or not (atol >= 0):
         raise ValueError(f"need 0 < rtol < 1 and atol >= 0, got rtol={rtol}, atol={atol}")
+    # log of the rate c e^z near the fixed point (z over the path, c = factor at t = 0)
+    log_rate = 0.0
+    if attention:
+        big = np.maximum(v0 * v0, mu * mu)
+        log_rate = 0.5 * float(np.max(big if mu.ndim == 1 else big.sum(axis=0)))
+    if factor is not None:
+        c0 = float(factor(0.0, v0))
+        if not (np.isfinite(c0) and c0 > 0):
+            raise ValueError(f"factor(t, V) must be a positive finite scalar, got {c0} at t=0")
+        log_rate += math.log(c0)
+    if math.log(t_end) + log_rate > math.log(MAX_RATE_TIME):
+        limit = math.exp(math.log(MAX_RATE_TIME) - log_rate)
+        raise ValueError(f"t_end must be in (0, {limit:.4g}] for these mu, v0 (t_end x rate <= "
+                         f"{MAX_RATE_TIME:g}, rate = c e^z = e^{log_rate:.4g} the rate near the "
+                         f"fixed point: the solver's work grows with it), got t_end = {t_end:g}")
     if t_eval is None:
         chk.integer("n_points", n_points, lo=2, hi=10 ** 6)
         t_eval = np.linspace(0.0, t_end, int(n_points))

@@ -9,7 +9,8 @@ of edges from the root to a leaf, and a common latent ancestor (CLA) "of depth H
 s = H, i.e. H edges above both tokens.  The CLA must be a binary latent (1 <= H <= L-1): the proof
 of Theorem 5 needs a binary y_c with rho_{c|1} = rho^{L-1-H}.
 
-Contents
+Contents (this module: Definition 1, Lemmas 7-8; Theorem 5: theory.joma.theorem5; Eqn 9:
+theory.joma.eq9)
   M(rho), p(rho)                  Definition 1 (Eqn 88 ff.)
   lemma7_residuals()              Lemma 7 (Eqn 89), every residual simplifies to 0
   lemma8_residuals(k)             Lemma 8 (Eqns 90-91) for a chain of k edges

@@ -4,6 +4,7 @@ sympy (lambdified for numbers).  Time t is gradient flow time.
 
 from __future__ import annotations
 
+import numpy as np
 import sympy as sp
 
 from theory.joma._checks import _callable, _fin
@@ -32,9 +33,53 @@ def _lam(expr, *syms):
 
 theorem2_printed_term = _lam(sp.erf(v / 2), v)  # erf(v/2): the printed invariant's numerator
 theorem2_corrected_term = _lam(sp.erf(v / sp.sqrt(2)), v)
-theorem2_trajectory = _lam(THEOREM2_TRAJECTORY, Delta, t, A)
-theorem2_blowup_time = _lam(THEOREM2_BLOWUP, Delta, A)
-theorem2_limit = _lam(THEOREM2_LIMIT, Delta, Deltap)
+_trajectory = _lam(THEOREM2_TRAJECTORY, Delta, t, A)
+_blowup_time = _lam(THEOREM2_BLOWUP, Delta, A)
+_limit = _lam(THEOREM2_LIMIT, Delta, Deltap)
+
+
+def _broadcast(**arrays):
+    try:
+        return np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(a)}" for k, a in arrays.items())
+        raise ValueError(f"{' and '.join(arrays)} must broadcast, got shapes {shapes}") from None
+
+
+def theorem2_trajectory(Delta, t, A):
+    """THEOREM2_TRAJECTORY in numpy: v_l(t) = sqrt2 erfinv(sqrt(2/pi) Delta_l t / A) (broadcasts),
+    for A > 0 and t up to the blow-up time sqrt(pi/2) A / |Delta_l| (where v_l = +-inf)."""
+    _fin("Delta", Delta)
+    _fin("t", t)
+    _fin("A", A, lo=0, lo_open=True)
+    d, tt, a = _broadcast(Delta=Delta, t=t, A=A)
+    if np.any(np.abs(np.sqrt(2 / np.pi) * d * tt / a) > 1):
+        raise ValueError("t must lie within the blow-up time sqrt(pi/2) A / |Delta| of Theorem 2 "
+                         "(|t| <= t*: no solution past the blow-up)")
+    return _trajectory(Delta, t, A)
+
+
+def theorem2_blowup_time(Delta, A):
+    """THEOREM2_BLOWUP in numpy: t* = sqrt(pi/2) A / |Delta| (broadcasts), A > 0; inf where
+    Delta = 0 (that component never blows up)."""
+    _fin("Delta", Delta)
+    _fin("A", A, lo=0, lo_open=True)
+    _broadcast(Delta=Delta, A=A)
+    return _blowup_time(Delta, A)
+
+
+def theorem2_limit(Delta, Deltap):
+    """THEOREM2_LIMIT in numpy: v_l(t*) = sqrt2 erfinv(Delta_l / |Delta_l*|) (broadcasts), with
+    Delta' = Delta_l* != 0 the largest |Delta| (so |Delta_l| <= |Delta_l*|)."""
+    _fin("Delta", Delta)
+    dp = _fin("Deltap", Deltap)
+    if np.any(dp == 0):
+        raise ValueError("Deltap (Delta_l*, the largest |Delta|) must be nonzero")
+    d, dpb = _broadcast(Delta=Delta, Deltap=Deltap)
+    if np.any(np.abs(d) > np.abs(dpb)):
+        raise ValueError("Delta must satisfy |Delta| <= |Deltap| (Deltap = Delta_l*, the largest "
+                         "|Delta_l|)")
+    return _limit(Delta, Deltap)
 
 
 def theorem2_ratio_check(vs, deltas, term):

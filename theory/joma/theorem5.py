@@ -40,8 +40,21 @@ def theorem5_via_proof(h: int, depth: int, r=rho, r0=rho0):
     return sp.simplify(P[1, 1] / (P[0, 1] + P[1, 1]))
 
 
-theorem5_numeric = sp.lambdify((rho, rho0, H, L), theorem5_expr(), "numpy")
-theorem5_numeric.__doc__ = "Eqn 108 in numpy: theorem5_numeric(rho, rho0, H, L) (broadcasts)."
+_theorem5_numeric = sp.lambdify((rho, rho0, H, L), theorem5_expr(), "numpy")
+
+
+def theorem5_numeric(rho, rho_0, H, L):
+    """Eqn 108 in numpy: theorem5_numeric(rho, rho0, H, L) (broadcasts); rho, rho_0 in [-1, 1],
+    integers 1 <= H <= L-1, L <= MAX_DEPTH, and a nonzero denominator 1 - rho^(L-1) rho_0."""
+    r0 = _fin("rho_0", rho_0)
+    if np.any(np.abs(r0) > 1):
+        raise ValueError(f"rho_0 must lie in [-1, 1], got {r0}")
+    ra = _fin("rho", rho)
+    if np.any(np.abs(ra) > 1):
+        raise ValueError(f"rho must lie in [-1, 1], got {ra}")
+    h, depth = _check_HL(H, L)
+    _check_theorem5(rho, r0, h, depth, depth)
+    return _theorem5_numeric(rho, rho_0, H, L)
 
 
 def _check_q_p0(q, p0):
@@ -103,14 +116,14 @@ def theorem5_printed(r, q, p0, h, depth):
     """Theorem 5 exactly as printed (Eqn 108 with rho_0 = p_{.|0}^T p_0, probabilities)."""
     h, depth = _check_HL(h, depth)
     _check_theorem5(r, rho0_printed(q, p0), h, depth, depth)
-    return theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_printed(q, p0), h, depth)
+    return _theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_printed(q, p0), h, depth)
 
 
 def theorem5_corrected(r, q, p0, h, depth):
     """Theorem 5 with rho_0 = 2 p_{.|0}^T p_0 - 1 (the proof's own parametrisation)."""
     h, depth = _check_HL(h, depth)
     _check_theorem5(r, rho0_corrected(q, p0), h, depth, depth)
-    return theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), h, depth)
+    return _theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), h, depth)
 
 
 def theorem5_alt_levels(r, q, p0, h, depth):
@@ -118,7 +131,7 @@ def theorem5_alt_levels(r, q, p0, h, depth):
     with rho_0 corrected. Evaluates Eqn 108 with L -> L+1."""
     h, depth = _check_HL(h, depth)
     _check_theorem5(r, rho0_corrected(q, p0), h, depth, depth + 1)
-    return theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), h, depth + 1)
+    return _theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), h, depth + 1)
 
 
 def theorem5_alt_top_depth(r, q, p0, h, depth):
@@ -126,5 +139,5 @@ def theorem5_alt_top_depth(r, q, p0, h, depth):
     (= our L-H), with rho_0 corrected. Evaluates Eqn 108 with H -> L-H."""
     h, depth = _check_HL(h, depth)
     _check_theorem5(r, rho0_corrected(q, p0), h, depth, depth)
-    return theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), depth - h,
+    return _theorem5_numeric(np.asarray(r, dtype=np.float64), rho0_corrected(q, p0), depth - h,
                             depth)
