@@ -31,6 +31,7 @@ import multiprocessing as mp
 import os
 import resource
 import signal
+import sys
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -72,7 +73,18 @@ class Case:
     name: str = ""
 
     def label(self):
-        return f"{self.name or self.fn.__module__ + '.' + self.fn.__name__}({self.param}=...)"
+        return f"{self.name or public_name(self.fn)}({self.param}=...)"
+
+
+def public_name(fn) -> str:
+    """fn's dotted name under the shortest package that exposes it (sim.joma.solve_eqn3 for the
+    function defined in sim.joma.eqn3: the packages re-export their modules' names)."""
+    parts = fn.__module__.split(".")
+    for i in range(1, len(parts) + 1):
+        mod = sys.modules.get(".".join(parts[:i]))
+        if mod is not None and getattr(mod, fn.__name__, None) is fn:
+            return f"{mod.__name__}.{fn.__name__}"
+    return f"{fn.__module__}.{fn.__name__}"
 
 
 def _gen():
@@ -111,18 +123,23 @@ _add(J.make_problem, dict(seeds=[0], M_C=3, K=2, d=5, N=8),
      {"M_C": BAD_SIZE, "K": BAD_SIZE, "N": BAD_SIZE, "d": [2, -1, 2.5, 10 ** 12],
       "tokens": BAD_SIZE, "concentration": BAD_POS_FLOAT, "A": BAD_POS_FLOAT,
       "seeds": [[-1], [], [2.5]], "attention": ["relu", None], "activation": ["tanh"]})
+# initial states of the (S, d, M_C, K) = (1, 5, 3, 2) problem: NaN (not "past the blow-up"),
+# wrong shape, not a tensor
+BAD_W0 = [torch.full((1, 5, 2), NAN, dtype=torch.float64), torch.zeros(1, 5, 3), "W"]
+BAD_Z0 = [torch.full((1, 3), NAN, dtype=torch.float64), torch.zeros(1, 4), [0.0, 0.0, 0.0]]
 _add(_call_simulate_eqn2, dict(eta=0.1, horizon=1.0),
      {"eta": BAD_POS_FLOAT + [1e-12], "horizon": BAD_POS_FLOAT, "log_every": [0, -1, 2.5],
-      "blowup": BAD_POS_FLOAT}, name="sim.joma.simulate_eqn2")
+      "blowup": BAD_POS_FLOAT, "W0": BAD_W0, "z0": BAD_Z0}, name="sim.joma.simulate_eqn2")
 _add(_call_softmax_budget, dict(eta=0.1, horizon=1.0),
-     {"eta": BAD_POS_FLOAT + [1e-12], "horizon": BAD_POS_FLOAT},
+     {"eta": BAD_POS_FLOAT + [1e-12], "horizon": BAD_POS_FLOAT, "W0": BAD_W0, "z0": BAD_Z0},
      name="sim.joma.simulate_eqn2_softmax_budget")
 _add(J.solve_eqn3, dict(delta=[0.5, -0.2], horizon=0.5),
      {"rtol": [NAN, INF, 0.0, -1.0, 2.0], "atol": BAD_POS_FLOAT, "horizon": BAD_POS_FLOAT,
       "A": BAD_POS_FLOAT, "n_eval": [0, 1, 2.5, 10 ** 12], "delta": [[NAN], [], [[1.0]]],
       "c": [[NAN, 0.0], [0.0]], "v0": [[INF, 0.0], [0.0]]})
 _add(J.simulate_eqn7, dict(mu=[1.0, 2.0], v0=[0.1, 0.1], t_end=1.0),
-     {"t_end": BAD_POS_FLOAT, "n_points": BAD_SIZE, "mu": [[NAN, 1.0], [-1.0, 1.0], [1.0]],
+     {"t_end": BAD_POS_FLOAT + [1e300, 1e5],  # t_end x rate capped (rate e^2 here)
+      "n_points": BAD_SIZE, "mu": [[NAN, 1.0], [-1.0, 1.0], [1.0]],
       "v0": [[INF, 0.1], [0.1]], "rtol": [NAN, 0.0, -1.0], "atol": [NAN, -1.0]})
 _add(M.row_entropy, dict(probs=torch.tensor([[0.5, 0.5]])),
      {"probs": [torch.tensor([[NAN, 1.0]]), torch.tensor([[-0.5, 1.5]])]})
@@ -151,7 +168,8 @@ def _j_scores(z="ok", X="ok", attention="exp", A=1.0):
 
 
 BAD_STATE = {"W": [torch.full((1, 5, 2), NAN, dtype=torch.float64), torch.zeros(1, 5, 3), None],
-             "z": [torch.full((1, 3), INF, dtype=torch.float64), torch.zeros(1, 4), None]}
+             "z": [torch.full((1, 3), INF, dtype=torch.float64), torch.zeros(1, 4), None,
+                   torch.full((1, 3), 1e3, dtype=torch.float64)]}  # exp(z) overflows
 _add(_j_objective, {}, dict(BAD_STATE, p=[None, "p"]), name="sim.joma.objective")
 _add(_j_velocity, {}, dict(BAD_STATE, p=[None]), name="sim.joma.eqn2_velocity")
 _add(_j_scores, {}, {"z": BAD_STATE["z"], "X": [None, torch.zeros(1, 8)],
@@ -683,14 +701,22 @@ _add(TJ.theorem2_ratio_check, dict(vs=np.array([[0.1, 0.2]]), deltas=np.array([1
                                    term=np.tanh),
      {"vs": [[[NAN, 0.1]], np.zeros(0), "v"], "deltas": [[0.0, 0.0], [NAN, 1.0], np.ones(3)],
       "term": [None, 5]})
+_add(TJ.theorem2_trajectory, dict(Delta=0.7, t=0.5, A=1.0),
+     {"A": BAD_POS_FLOAT, "Delta": [NAN, INF], "t": [NAN, INF, 10.0, -10.0]})  # t* = 1.79
+_add(TJ.theorem2_blowup_time, dict(Delta=0.7, A=1.0),
+     {"A": BAD_POS_FLOAT, "Delta": [NAN, -INF]})
+_add(TJ.theorem2_limit, dict(Delta=0.5, Deltap=1.0),
+     {"Deltap": [0.0, NAN, 0.1], "Delta": [NAN, 2.0, -1.5]})
 BAD_RHO = [NAN, 2.0, "r", TJ.sp.oo]
-_add(TJ.M, dict(r=0.5), {"r": BAD_RHO})
-_add(TJ.p, dict(r=0.5), {"r": BAD_RHO})
+_add(TJ.transition_matrix, dict(r=0.5), {"r": BAD_RHO})
+_add(TJ.binary_marginal, dict(r=0.5), {"r": BAD_RHO})
 _add(TJ.lemma8_residuals, dict(k=2), {"k": [0, 2.5, 100, True]})
 _add(TJ.theorem5_expr, dict(r=0.5, r0=0.5, h=1, depth=3),
      {"r": [NAN, 2.0], "r0": [INF, -2.0], "h": [0, 2.5], "depth": [1, 10 ** 6, 2.5]})
 _add(TJ.theorem5_via_proof, dict(h=1, depth=3),
      {"h": [0, 3, 2.5], "depth": [1, 10 ** 6], "r": [NAN, 2.0], "r0": [INF]})
+_add(TJ.theorem5_numeric, dict(rho=0.7, rho_0=0.5, H=1, L=3),
+     {"rho": [NAN, 1.5, -2.0], "rho_0": [NAN, 1.5, -INF], "H": [0, 3, 2.5], "L": [1, 2.5, 10 ** 6]})
 _add(TJ.rho0_printed, dict(q=[0.5, 0.5], p0=[0.5, 0.5]),
      {"q": [[NAN, 0.5], [1.5, 0.5], [0.5]], "p0": [[NAN, 1.0], [0.5, 0.6], []]})
 _add(TJ.rho0_corrected, dict(q=[0.5, 0.5], p0=[0.5, 0.5]), {"q": [[INF, 0.5]], "p0": [[0.5, NAN]]})
@@ -773,15 +799,15 @@ _add(TJ.two_cluster_stationary_point, dict(x_plus=[1.0, 0.0], x_minus=[0.0, 1.0]
 for _fn in (TJ.lemma4_printed, TJ.lemma4_corrected):
     _add(_fn, dict(r=0.1, dist=_GAUSS, c_minus=0.0, c_plus=1.0),
          {"r": [NAN, [0.1, INF]], "dist": BAD_DIST, "c_minus": [NAN], "c_plus": [INF]})
-_add(TJ.g, dict(yv=0.5), {"yv": [0.0, -1.0, NAN, INF]})
+_add(TJ.g_lemma5, dict(yv=0.5), {"yv": [0.0, -1.0, NAN, INF]})
 _add(TJ.G_bound, dict(yv=0.5), {"yv": [0.0, -1.0, NAN, INF]})
-_add(TJ.G, dict(yv=0.5), {"yv": [NAN, INF, "y"]})
+_add(TJ.G_lemma6, dict(yv=0.5), {"yv": [NAN, INF, "y"]})
 _add(TJ.zeta, dict(rv=0.5, r0v=0.2, muv=1.0), {"muv": [0.0, -1.0, NAN], "rv": [NAN], "r0v": [INF]})
 _add(TJ.M_bound, dict(r0v=0.2), {"r0v": [NAN, INF]})
 _add(TJ.F0, dict(rv=0.5, r0v=0.2), {"rv": [1.0, 2.0, NAN], "r0v": [NAN, 1.0]})
 _add(TJ.F_delta, dict(delta=0.1, delta0=0.5, muv=1.0),
      {"delta": [0.0, -0.1, NAN], "delta0": [INF], "muv": [NAN], "integrand_power": [0.0, NAN]})
-_add(TJ.F, dict(rv=0.5, r0v=0.2, muv=1.0), {"rv": [1.0, NAN], "r0v": [2.0], "muv": [NAN]})
+_add(TJ.F_theorem4, dict(rv=0.5, r0v=0.2, muv=1.0), {"rv": [1.0, NAN], "r0v": [2.0], "muv": [NAN]})
 _add(TJ.rho_delta, dict(delta=0.1, delta0=0.5, muv=1.0),
      {"delta": [0.0, NAN], "delta0": [-0.5], "muv": [INF]})
 _add(TJ.rho_limit_delta, dict(delta0=0.5, muv=1.0), {"delta0": [0.0, NAN], "muv": [NAN]})
@@ -1019,7 +1045,7 @@ EXAMPLES_PER_CASE = 4 * max(len(c.bad) for c in CASES)  # room for repeated draw
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the box forks")
 @pytest.mark.parametrize("case", _one_per_valid_call(CASES),
-                         ids=lambda c: c.name or c.fn.__module__ + "." + c.fn.__name__)
+                         ids=lambda c: c.name or public_name(c.fn))
 def test_the_valid_call_works(case):
     """The reference call of each case is accepted (else the bad values prove nothing)."""
     outcome, msg = valid_outcome(case)
