@@ -22,49 +22,17 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         examples, register, rival)
 from properties import attach_plot
-from properties.topic.common import PAPER, small_model
+from properties.topic.common import PAPER, measure_constants, small_model
 from properties.topic.figures import plot_theorem2_ranges
-from sim import topic as sm
 from theory import topic as th
 
 CID = "topic.theorem2.ranges"
-
-
-def measure_constants(T, v, tau, p_m, p_c, p_r, seed=0):
-    """(c1, c2, c3, spread, scale) measured from two minimisers of the exact loss; `spread` is
-    the largest disagreement between rows (0 up to round-off when Lemma 1 holds), `scale` the
-    round-off scale (max |W| x (1 + |c2|) x cond M on its range)."""
-    mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
-    n = mom["n"]
-    Mp = np.linalg.pinv(mom["M"], rcond=1e-12, hermitian=True)
-    W1 = mom["C"] @ Mp
-    Z = np.random.default_rng(seed).normal(0, 1, (n, n))
-    W2 = W1 + Z @ (np.eye(n) - mom["M"] @ Mp)
-    topic = np.r_[0, (np.arange(1, n) - 1) // v + 1]
-
-    def u_and_own(W):
-        B = W[:, 1:].reshape(n, T, v).sum(-1)
-        own = topic[:, None] == np.arange(1, T + 1)[None, :]
-        other = (B * ~own).sum(1) / np.maximum((~own).sum(1), 1)
-        return other / v, (B * own).sum(1)
-
-    u1, own1 = u_and_own(W1)
-    u2, _ = u_and_own(W2)
-    rows = np.arange(1, n)
-    c2 = -(W2[rows, 0] - W1[rows, 0]) / (u2[rows] - u1[rows])
-    c1 = -W1[rows, 0] - c2 * u1[rows]
-    c3 = own1[rows] - v * u1[rows]
-    cond = float(np.linalg.cond(mom["M"] + np.eye(n) - mom["M"] @ Mp))
-    spread = max(np.ptp(c1), np.ptp(c2), np.ptp(c3))
-    scale = float((np.abs(W2).max() + 1) * (1 + abs(c2.mean())) * cond)
-    return float(c1.mean()), float(c2.mean()), float(c3.mean()), float(spread), scale
 
 
 def crossing(T, v, tau, p_m, p_c, iters=60):
