@@ -106,8 +106,10 @@ def measure_constants(T, v, tau, p_m, p_c, p_r, seed=0):
     N(0, 1) from `seed`.  For each word row i, with u_i = (mean other-topic block sum) / v:
     c3 = own-topic block sum - v u_i, c2 = -(change of W_i0) / (change of u_i) and
     c1 = -W_i0 - c2 u_i.  `spread` is the largest disagreement between rows (0 up to round-off
-    when Lemma 1 holds), `scale` the round-off scale (max |W| x (1 + |c2|) x cond M on its
-    range).  Used by topic.theorem2.ranges and its figure."""
+    when Lemma 1 holds), `scale` the round-off scale of the constants: max |W| x (1 + |c2|) x
+    cond M on its range / min(1, min_i |change of u_i|) (c2 is a difference quotient over the
+    change of u_i, and c1 carries c2's error times |u_i| <= max |W|).  Used by
+    topic.theorem2.ranges and its figure."""
     mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
     n = mom["n"]
     Mp = np.linalg.pinv(mom["M"], rcond=1e-12, hermitian=True)
@@ -130,7 +132,8 @@ def measure_constants(T, v, tau, p_m, p_c, p_r, seed=0):
     c3 = own1[rows] - v * u1[rows]
     cond = float(np.linalg.cond(mom["M"] + np.eye(n) - mom["M"] @ Mp))
     spread = max(np.ptp(c1), np.ptp(c2), np.ptp(c3))
-    scale = float((np.abs(W2).max() + 1) * (1 + abs(c2.mean())) * cond)
+    du = float(np.abs(u2[rows] - u1[rows]).min())
+    scale = float((np.abs(W2).max() + 1) * (1 + abs(c2.mean())) * cond / min(1.0, du))
     return float(c1.mean()), float(c2.mean()), float(c3.mean()), float(spread), scale
 
 
