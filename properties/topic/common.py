@@ -100,6 +100,43 @@ def constants_c1_sign(m):
     return -c1, c2, c3
 
 
+def measure_constants(T, v, tau, p_m, p_c, p_r, seed=0):
+    """(c1, c2, c3, spread, scale) of Lemma 1 MEASURED from two minimisers of the exact
+    Assumption-1 loss (sim.topic.subset_moments): W1 = C M^+ and W2 = W1 + Z (I - M M^+), Z
+    N(0, 1) from `seed`.  For each word row i, with u_i = (mean other-topic block sum) / v:
+    c3 = own-topic block sum - v u_i, c2 = -(change of W_i0) / (change of u_i) and
+    c1 = -W_i0 - c2 u_i.  `spread` is the largest disagreement between rows (0 up to round-off
+    when Lemma 1 holds), `scale` the round-off scale of the constants: max |W| x (1 + |c2|) x
+    cond M on its range / min(1, min_i |change of u_i|) (c2 is a difference quotient over the
+    change of u_i, and c1 carries c2's error times |u_i| <= max |W|).  Used by
+    topic.theorem2.ranges and its figure."""
+    mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
+    n = mom["n"]
+    Mp = np.linalg.pinv(mom["M"], rcond=1e-12, hermitian=True)
+    W1 = mom["C"] @ Mp
+    Z = np.random.default_rng(seed).normal(0, 1, (n, n))
+    W2 = W1 + Z @ (np.eye(n) - mom["M"] @ Mp)
+    topic = np.r_[0, (np.arange(1, n) - 1) // v + 1]
+    own = topic[:, None] == np.arange(1, T + 1)[None, :]
+
+    def u_and_own(W):
+        B = W[:, 1:].reshape(n, T, v).sum(-1)
+        other = (B * ~own).sum(1) / np.maximum((~own).sum(1), 1)
+        return other / v, (B * own).sum(1)
+
+    u1, own1 = u_and_own(W1)
+    u2, _ = u_and_own(W2)
+    rows = np.arange(1, n)
+    c2 = -(W2[rows, 0] - W1[rows, 0]) / (u2[rows] - u1[rows])
+    c1 = -W1[rows, 0] - c2 * u1[rows]
+    c3 = own1[rows] - v * u1[rows]
+    cond = float(np.linalg.cond(mom["M"] + np.eye(n) - mom["M"] @ Mp))
+    spread = max(np.ptp(c1), np.ptp(c2), np.ptp(c3))
+    du = float(np.abs(u2[rows] - u1[rows]).min())
+    scale = float((np.abs(W2).max() + 1) * (1 + abs(c2.mean())) * cond / min(1.0, du))
+    return float(c1.mean()), float(c2.mean()), float(c3.mean()), float(spread), scale
+
+
 def mu_range(mom):
     """(smallest non-zero, largest) eigenvalue of M."""
     mu = np.linalg.eigvalsh(mom["M"])

@@ -36,34 +36,14 @@ def plot_two_stage(path):
                      "positive init (generator seed 0)")
 
 
-def _measured_c1(T, v, tau, p_m, p_c, p_r):
-    """c1 measured from two minimisers of the exact Assumption-1 loss (sim.topic.subset_moments:
-    C M^+ and C M^+ + Z (I - M M^+)), as topic.theorem2.ranges' corrected property measures it
-    (the same few lines, kept here because figures import no claim file)."""
-    mom = sm.subset_moments(T, v, tau, p_m, p_c, p_r)
-    n = mom["n"]
-    Mp = np.linalg.pinv(mom["M"], rcond=1e-12, hermitian=True)
-    W1 = mom["C"] @ Mp
-    W2 = W1 + np.random.default_rng(0).normal(0, 1, (n, n)) @ (np.eye(n) - mom["M"] @ Mp)
-    topic = np.r_[0, (np.arange(1, n) - 1) // v + 1]
-    own = topic[:, None] == np.arange(1, T + 1)[None, :]
-
-    def u(W):
-        B = W[:, 1:].reshape(n, T, v).sum(-1)
-        return (B * ~own).sum(1) / np.maximum((~own).sum(1), 1) / v
-
-    rows = np.arange(1, n)
-    u1, u2 = u(W1)[rows], u(W2)[rows]
-    c2 = -(W2[rows, 0] - W1[rows, 0]) / (u2 - u1)
-    return float((-W1[rows, 0] - c2 * u1).mean())
-
-
 def plot_theorem2_ranges(path):
     """topic.theorem2.ranges: c1 against p_r (p_m = 0.5, p_c = 0.05, the reason's example) for
     three small (T, v): the closed form and c1 measured from the exact loss's minimisers; the
     printed range c1 < 1 fails past the corrected boundary p_r* = (1 - p_c) a Tv / (1 + a Tv).
     Right: inside Assumptions 3-4 (T = 100, v = 10, p_m = 0.15, p_c = p_r = 1/2 - eps) c1 < 1
-    fails only for eps below ~1/(4 a T v)."""
+    fails only for eps below ~1/(4 a T v).  The measured c1 is the property's
+    (common.measure_constants)."""
+    from properties.topic.common import measure_constants
     p_m, p_c, tau = 0.5, 0.05, 1
     a = 1 - (1 - p_c) * p_m
     with figstyle.figure(path, 1, 2, figsize=(10.5, 4)) as (fig, axs):
@@ -75,8 +55,8 @@ def plot_theorem2_ranges(path):
             ax.plot(pr, [th.c1(p_m, p_c, x, T, v) for x in pr], color=c_,
                     label=f"c1 closed form, T = {T}, v = {v}")
             pm_ = np.linspace(0.05, 1 - p_c - 0.02, 9)
-            ax.plot(pm_, [_measured_c1(T, v, tau, p_m, p_c, x) for x in pm_], "o", color=c_,
-                    ms=4, mfc="none")
+            ax.plot(pm_, [measure_constants(T, v, tau, p_m, p_c, x)[0] for x in pm_], "o",
+                    color=c_, ms=4, mfc="none")
             ps = (1 - p_c) * a * T * v / (1 + a * T * v)
             ax.axvline(ps, color=c_, ls=":", lw=1.2)
         ax.plot([], [], "ko", mfc="none", ms=4, label="c1 measured from the loss's minimisers")
