@@ -74,7 +74,8 @@ def cache_dir() -> Path:
 # --------------------------------------------------------------------------------------------
 # The code version
 # --------------------------------------------------------------------------------------------
-_SHARED_HARNESS = ("check.py", "world.py", "registry.py", "cache.py")
+_SHARED_HARNESS = ("check.py", "world.py", "registry.py", "cache.py", "settings.py", "digest.py",
+                   "readings.py")
 
 
 @functools.lru_cache(maxsize=None)
@@ -108,7 +109,8 @@ def _module_digest(module: str) -> str:
     if path:
         pkg = Path(path).resolve().parent
         if pkg.parent == ROOT / "properties":  # a paper package: its shared modules
-            for p in sorted(pkg.glob("*.py")):
+            # its shared modules and its data files (calibration tables read by its runs)
+            for p in sorted([*pkg.glob("*.py"), *pkg.glob("*.json")]):
                 if not p.name.startswith("test_") and p.name != "figures.py":
                     h.update(p.name.encode())
                     h.update(_file_digest(str(p)).encode())
