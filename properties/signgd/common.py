@@ -5,7 +5,19 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from properties.check import Tolerance, check_at_least, check_trend
+from properties.check import Threshold, Tolerance, check_at_least, check_trend
+
+EXACT_MODEL = "exact inequality at the reading's level (deterministic statistic of the run)"
+
+
+def exact(model: str = EXACT_MODEL) -> Threshold:
+    """The threshold 0 of an exact inequality between deterministic statistics of a run (event
+    times, counts, a statistic at a reading's level): derived, false-fail 0.  `model` says what
+    is exact (the report shows it)."""
+    return Threshold(0.0, model, "derived", 0.0)
+
+
+EXACT = exact()
 
 FRACTION_NAMES = ("aligned", "P(keep|++)", "P(++|+-)", "P(++|-+)", "P(keep|--)",
                   "positive share of aligned")

@@ -1,7 +1,7 @@
 """signgd.lemma4_8 (end of Stage IV): at T_4 every query and key noise has the sign of its neuron's
 query signal; the training loss has not yet converged (Theta(1)).
 
-(1) On the stage runs (runs._run, the shared Theorem 3.2 draws; per-seed events by
+(1) On the stage runs (runs.stage_run, the shared Theorem 3.2 draws; per-seed events by
 common.stage4_pairs).  What the stop rule makes automatic: the run stops 0.25 t* after the first
 step t* with every noise of every seed aligned, and T_4 is by definition the step from which
 every noise is aligned; so 'at T_4 every noise is aligned' is true whenever T_4 is finite, and
@@ -25,15 +25,13 @@ import functools
 import numpy as np
 from hypothesis import Phase, example, given
 
-from properties import (Claim, Threshold, audits, check_at_least, examples, null, register,
-                        rival)
+from properties import Claim, audits, check_at_least, examples, null, register, rival
 from properties.check import profile
-from properties.signgd.common import stage4_pairs
-from properties.signgd.runs import _RANGE, _SETTING, _STAGES, H, STAGE_RUN, T32_EXAMPLES, _run
+from properties.signgd.common import exact, stage4_pairs
+from properties.signgd.runs import RANGE, SETTING, STAGE_RUN, STAGES, T32_EXAMPLES, H, stage_run
 
 CID = "signgd.lemma4_8"
-EXACT = Threshold(0.0, "exact inequality between step numbers / fractions (deterministic events "
-                       "of the run)", "derived", 0.0)
+EXACT = exact("exact inequality between step numbers / fractions (deterministic events of the run)")
 
 
 def shared_draws(fn):
@@ -62,7 +60,7 @@ def _end_state(q, t, T4m):
 
 @functools.lru_cache(maxsize=8)
 def _state(cfg):
-    tr, q, st_ = _run(*cfg)
+    tr, q, st_ = stage_run(*cfg)
     return _end_state(q, tr.t, st_["T4m"])
 
 
@@ -74,7 +72,7 @@ def end_state(cfg):
 
 def attention_frozen(cfg):
     """Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-."""
-    tr, q, st_ = _run(*cfg)
+    tr, q, st_ = stage_run(*cfg)
     fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "a", "b")}
     return _end_state(fz, tr.t, st_["T4m"])
 
@@ -94,7 +92,7 @@ register(Claim(
     id=CID, where="Lemma 4.8 (end of Stage IV), Section 4.1",
     statement="At T_4 every query and key noise has the sign of its neuron's query signal; the "
               "training loss has not yet converged (Theta(1)).",
-    assumptions=_SETTING + "; " + _RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU "
+    assumptions=SETTING + "; " + RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU "
                 "setting, 8 seeds, and the slow and fast corners, 4 seeds; dev / thorough add "
                 "drawn ones)",
     prediction="(1) T_4 <= t* (reached, and kept through the tail of 0.25 t*) for every seed, and "
@@ -106,7 +104,7 @@ register(Claim(
     reading="(1) 'at T_4 every noise aligned' holds by the definition of T_4 and the stop rule "
             "whenever T_4 is finite (not evidence); the content checked is that alignment is "
             "reached within the cap and kept through the tail (T_4 <= t*). Alternatives: rival "
-            "'query noise stays' (Adam's Stage IV), null 'attention frozen'. " + _STAGES,
+            "'query noise stays' (Adam's Stage IV), null 'attention frozen'. " + STAGES,
     audit_gap="(2) is not audited: at CI size (m_k = 8) L_S(T_4) ~ 1e-6 (4e-8 to 6e-6 over 3 "
               "draws x 2 seeds: seeds 11-12 and two drawn pairs). It rises with m_k (1.2e-3 to 2.1e-3 at "
               "m_k = 32, 2.4e-2 to 3.4e-2 at m_k = 128, same seeds; T_4 shrinks ~ 1/m_k), "

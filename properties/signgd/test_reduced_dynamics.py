@@ -18,7 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import _SETTING, SEED
+from properties.signgd.runs import SEED, SETTING
 from sim import signgd as sim
 
 CID = "signgd.reduced_dynamics"
@@ -111,7 +111,7 @@ register(Claim(
               "V_mu += 2 eta, V_i += 2 c_i, a += c sgn(D (b - beta)), "
               "b += c sgn(D (s11 s12 alpha + s21 s22 a)), alpha += eta sgn(sum_i g D s11 s12 (b - beta)), "
               "beta -= eta sgn(sum_i g D (s11 s12 alpha + s21 s22 a)).",
-    assumptions=_SETTING + "; L = 2.",
+    assumptions=SETTING + "; L = 2.",
     prediction="sim.signgd.reduced_dynamics (independent numpy implementation of the sheet's rules)",
     simulation="sim.signgd.train (full model), every step",
     metric="max_abs over steps, seeds, neurons, samples of full - reduced (free-running from the "

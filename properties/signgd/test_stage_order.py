@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 
 from properties import Claim, audits, examples, loglog_slope, null, register, rival
 from properties.signgd.common import mv_allowance, paired_trend
-from properties.signgd.runs import _SETTING, _STAGES, MV_ROWS, N_SAMPLES, SEED, _problem
+from properties.signgd.runs import MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, problem_and_init
 from sim import signgd as sim
 
 CID = "signgd.stage_order"
@@ -62,7 +62,7 @@ BOOT = 1000
 def _init(seeds, s, sigma_p, sigma_0, eps, m_v=MV_ROWS):
     """The full model's init seen through the training set: the reduced dynamics' state."""
     eta = eps * sigma_0 / np.sqrt(s)
-    prob, p0 = _problem(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p, sigma_0=sigma_0,
+    prob, p0 = problem_and_init(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p, sigma_0=sigma_0,
                         n_test=1, m_v=MV_ROWS)
     if m_v != MV_ROWS:  # exact: W_V enters only through the mean value (see signgd.t2_vs_t1);
         # m_v = 0 stands for m_v = inf (v(0) = 0)
@@ -201,7 +201,7 @@ def ladders_sizes_off(seed0, sigma_p):
 register(Claim(
     id=CID, where="Section 4 (Stages I-IV), Lemmas 4.1-4.8",
     statement="T_1 << T_2 << T_3 << T_4^- < T_4^+ < T_4.",
-    assumptions=_SETTING.replace("n = 8, m_k = 8, m_v = 16", "n = 8, m_k = 8") +
+    assumptions=SETTING.replace("n = 8, m_k = 8, m_v = 16", "n = 8, m_k = 8") +
                 f"; ladders ({SO_SEEDS} seeds per rung, the same seeds on every rung, drawn "
                 f"seed0 and sigma_p in [1, 2]): m_v in {SO_MV} at s = 30, sigma_0 = 1e-3, "
                 f"eps = eta sqrt(s) / sigma_0 = {SO_MV_EPS}; s in {SO_S} with sigma_0 = 0.03 / s "
@@ -223,7 +223,7 @@ register(Claim(
               "pair model's Stage I delay of T_2 and T_1's rounding to a step); T_3 / T_2 and "
               "T_4^- / T_3: the slope beyond t x its SE in the stated direction, else "
               "inconclusive",
-    reading=_STAGES + ". '<<' is asymptotic: each ratio must grow along the parameter the "
+    reading=STAGES + ". '<<' is asymptotic: each ratio must grow along the parameter the "
             "analysis sends it to infinity with, at the exponent it implies (asymptotic "
             "policy; one size decides nothing: at the CPU size, eps = 0.33, T_3 < T_2 in a "
             "share of seeds, which the old per-seed reading counted as a refutation). eps is "

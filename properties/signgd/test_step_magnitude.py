@@ -20,7 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import _SETTING, SEED
+from properties.signgd.runs import SEED, SETTING
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -100,7 +100,7 @@ register(Claim(
               "beta_s, <w_{V,j,r}, mu>) or eta ||xi_i||_1 (noise: a_{s,i}, b_{s,i}, "
               "<w_{V,j,r}, y_i xi_i>) per step; the value dynamics are linear: "
               "V_mu(t) = V_mu(0) + 2 eta t, V_i(t) = V_i(0) + 2 eta t ||xi_i||_1.",
-    assumptions=_SETTING + "; every gradient coordinate on {1} and the training supports nonzero "
+    assumptions=SETTING + "; every gradient coordinate on {1} and the training supports nonzero "
                            "(it is, until softmax outputs underflow).",
     prediction="theory.signgd.STEP_SIGNAL, STEP_NOISE, V_MU_T, V_I_T",
     simulation="sim.signgd.train (full model, analytic gradients), logged every step",

@@ -22,7 +22,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import _SETTING, SEED, T1_MV_GRID, T1_SEEDS, t1_run
+from properties.signgd.runs import SEED, SETTING, T1_MV_GRID, T1_SEEDS, t1_run
 from theory import signgd as th
 
 CID = "signgd.t1_closed_form"
@@ -72,7 +72,7 @@ register(Claim(
     statement="[D] Stage I ends at T_1 = max_i (floor(t_i*) + 1)_+, "
               "t_i* = (V_mu(0) - V_i(0)) / (2 eta (||xi_i||_1 - 1)): the first step with "
               "D_i = V_i - V_mu > 0 for every sample, from the init alone.",
-    assumptions=_SETTING.replace("m_v = 16", f"m_v in {T1_MV_GRID[:-1]} and m_v = inf") + "; "
+    assumptions=SETTING.replace("m_v = 16", f"m_v in {T1_MV_GRID[:-1]} and m_v = inf") + "; "
                 f"{T1_SEEDS} seeds x m_v per draw (each seed's m_v = 16 init with its value rows "
                 "scaled by sqrt(16 / m_v); m_v = inf is v(0) = 0), d = 1 + n s + s + 3; sweep: "
                 "s in [10, 40], sigma_p in [0.5, 2], sigma_0 in [5e-4, 2e-3], eta = eps sigma_0 / "

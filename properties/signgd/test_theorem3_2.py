@@ -3,7 +3,7 @@ trained transformer memorises noise in its values, and the attention of both que
 on the noise patch.
 
 The end of training is 1.25 t*, t* the first step with every seed's noise aligned with its query
-signal (the stage run, runs._run).  What that makes automatic, and what is left:
+signal (the stage run, runs.stage_run).  What that makes automatic, and what is left:
 
 * item1 (linear rate) is a simulator consistency check too: the margin identity y_i f_i =
   (s_11 + s_21) V_mu + (2 - s_11 - s_21) V_i bounds every margin below by 2 min(V_mu, V_i), which
@@ -32,15 +32,25 @@ import functools
 import numpy as np
 from hypothesis import Phase, example, given
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
-                        check_trend, examples, null, register, rival)
+from properties import (
+    Claim,
+    Tolerance,
+    audits,
+    check_at_least,
+    check_close,
+    check_trend,
+    examples,
+    null,
+    register,
+    rival,
+)
+from properties.signgd.common import exact
 from properties.signgd.figures import plot_losses, plot_softmax
-from properties.signgd.runs import M_K, M_V, N_SAMPLES, STAGE_RUN, T32_EXAMPLES, _T32, _run
+from properties.signgd.runs import M_K, M_V, N_SAMPLES, STAGE_RUN, T32, T32_EXAMPLES, stage_run
 from sim import signgd as sim
 from theory import signgd as th
 
-EXACT = Threshold(0.0, "exact inequality at the reading's level (deterministic statistic of the "
-                       "run)", "derived", 0.0)
+EXACT = exact()
 
 
 def shared_draws(fn):
@@ -58,7 +68,7 @@ EPS1 = 1e-3
 
 @functools.lru_cache(maxsize=8)
 def _losses(cfg):
-    tr, q, _ = _run(*cfg)
+    tr, q, _ = stage_run(*cfg)
     return dict(t=tr.t.astype(float), L=q["train_loss"], V0=q["V"][0], V_mu0=q["V_mu"][0],
                 eta=float(cfg[5]), xi_l1=tr.xi_l1[..., 0])
 
@@ -114,7 +124,7 @@ register(Claim(
         null("values_frozen", losses_values_frozen, "W_V not trained: the margins and the loss "
              "keep their init values", replaces="losses"),
     ),
-    **_T32))
+    **T32))
 
 
 @audits(CID1)
@@ -143,7 +153,7 @@ EPS2 = 1e-3  # the training loss's epsilon (item 1's reading)
 
 @functools.lru_cache(maxsize=8)
 def _test_losses(cfg):
-    tr, q, _ = _run(*cfg)
+    tr, q, _ = stage_run(*cfg)
     return dict(test=tr.test_loss[-1].copy(), train=q["train_loss"][-1].copy(),
                 t_test=tr.t_test.copy(), test_curve=tr.test_loss.copy())
 
@@ -212,7 +222,7 @@ register(Claim(
         null("test_on_training_set", loss_on_training_set, "the 'test' loss measured on the "
              "training samples (no held-out data)", replaces="losses"),
     ),
-    **_T32))
+    **T32))
 
 
 @audits(CID2)
@@ -239,7 +249,7 @@ CID3 = "signgd.theorem3_2.item3"
 
 @functools.lru_cache(maxsize=8)
 def _values(cfg):
-    tr, q, _ = _run(*cfg)
+    tr, q, _ = stage_run(*cfg)
     seeds = [cfg[0] + k for k in range(cfg[1])]
     W = tr.final.WV.numpy()  # (S, 2, m_v, d)
     prob = sim.make_problem(seeds, n=N_SAMPLES, s=cfg[2], d=W.shape[-1], sigma_p=cfg[3],
@@ -262,7 +272,7 @@ def values_frozen(cfg):
     """Null: W_V not trained (the value inner products keep their init values)."""
     r = dict(_values(tuple(cfg)))
     r["V"], r["V_mu"] = r["V0"], r["V_mu0"]
-    tr, _, _ = _run(*cfg)
+    tr, _, _ = stage_run(*cfg)
     seeds = [cfg[0] + k for k in range(cfg[1])]
     p0 = sim.init_params(seeds, d=tr.final.WV.shape[-1], m_k=M_K, m_v=M_V, sigma_0=cfg[4],
                          device="cpu")
@@ -314,7 +324,7 @@ register(Claim(
         null("values_frozen", values_frozen, "W_V not trained: the value inner products keep "
              "their init values", replaces="values"),
     ),
-    **_T32))
+    **T32))
 
 
 @audits(CID3)
@@ -347,7 +357,7 @@ TREND_FF = 1e-4  # per trend check (two per draw)
 
 @functools.lru_cache(maxsize=8)
 def _softmax_late(cfg):
-    tr, q, _ = _run(*cfg)
+    tr, q, _ = stage_run(*cfg)
     T = int(tr.t[-1])
     ts = np.unique((np.linspace(0.5, 1.0, N_TIMES) * T).astype(int))
     return dict(t=ts.astype(float), **{k_: np.array([q[k_][t].max() for t in ts])
@@ -361,7 +371,7 @@ def trained_softmax(cfg):
 
 def attention_frozen(cfg):
     """Null: W_Q, W_K not trained: every softmax output keeps its init value."""
-    tr, q, _ = _run(*cfg)
+    tr, q, _ = stage_run(*cfg)
     r = dict(_softmax_late(tuple(cfg)))
     for k_ in ("s11", "s21"):
         r[k_] = np.full(r["t"].shape, float(q[k_][0].max()))
@@ -413,7 +423,7 @@ register(Claim(
         null("attention_frozen", attention_frozen, "W_Q, W_K untrained: the softmax keeps its "
              "init value", replaces="softmax"),
     ),
-    **_T32))
+    **T32))
 
 
 @audits(CID4)

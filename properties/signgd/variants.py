@@ -10,8 +10,14 @@ import functools
 
 from properties import Claim, Threshold, null, rival
 from properties.signgd.common import VARIANT_OUTCOME, check_intervals, variant_stats
-from properties.signgd.runs import (_SETTING, OPT_SEEDS, VARIANTS, variant_attention_frozen,
-                                    variant_run, variant_untrained)
+from properties.signgd.runs import (
+    OPT_SEEDS,
+    SETTING,
+    VARIANTS,
+    variant_attention_frozen,
+    variant_run,
+    variant_untrained,
+)
 from theory import signgd as th
 
 EXACT = Threshold(0.0, "exact inequality at the orthogonal-sparse properties' level "
@@ -45,7 +51,7 @@ def variant_claim(cid: str, name: str, where: str, desc: str, measured: str) -> 
         id=cid, where=where,
         statement=f"'Our theoretical results hold empirically' for {desc} data. Re-checked: "
                   + ITEMS + ".",
-        assumptions=_SETTING.replace("orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
+        assumptions=SETTING.replace("orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
                                      "pairwise-disjoint training supports (d = 1 + n s + 120), "
                                      "test supports apart", desc + ", supports drawn "
                                      "independently per sample (overlapping)") +
