@@ -8,21 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from properties import figstyle
-from properties.signgd.runs import (
-    CANON,
-    L43_CANON,
-    L43_DELTA,
-    L43_S,
-    L43_SEEDS,
-    N_SAMPLES,
-    TABLE2_FR,
-    TABLE2_N,
-    l43_runs,
-    sign_patterns,
-    stage_run,
-    table_at_end_of_stage3,
-    table_fractions,
-)
+from properties.signgd.runs import (CANON, L43_CANON, L43_DELTA, L43_S, L43_SEEDS, N_SAMPLES,
+                                    TABLE2_FR, TABLE2_N, l43_runs, sign_patterns, stage_run,
+                                    table_at_end_of_stage3, table_fractions)
 
 # the stage times of sim.signgd.STAGE_DEFINITIONS, as they are named on a figure
 STAGE_LABELS = {

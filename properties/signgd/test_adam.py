@@ -27,29 +27,11 @@ import functools
 import numpy as np
 from hypothesis import example, given
 
-from properties import (
-    Claim,
-    Inconclusive,
-    Tolerance,
-    audits,
-    check_at_least,
-    check_close,
-    examples,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
+                        examples, null, register, rival)
 from properties.signgd.common import exact, lemma45_stats
-from properties.signgd.runs import (
-    CAP,
-    LOG,
-    OPT_SEEDS,
-    OPT_SETTING,
-    SEED,
-    TAIL,
-    all_noise_aligned,
-    problem_and_init,
-)
+from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL, all_noise_aligned,
+                                    problem_and_init)
 from sim import signgd as sim
 
 CID, CIDQ = "signgd.adam", "signgd.adam.query_noise"

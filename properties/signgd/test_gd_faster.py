@@ -21,18 +21,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
-from properties import (
-    Claim,
-    Tolerance,
-    attach_plot,
-    audits,
-    check_at_least,
-    check_trend,
-    examples,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Tolerance, attach_plot, audits, check_at_least, check_trend,
+                        examples, null, register, rival)
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_gd_faster
 from properties.signgd.runs import GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, gd_runs, rate_runs

@@ -27,30 +27,11 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import (
-    Claim,
-    Tolerance,
-    audits,
-    check_at_least,
-    check_close,
-    examples,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, examples, null,
+                        register, rival)
 from properties.signgd.common import exact, lemma45_stats
-from properties.signgd.runs import (
-    CAP,
-    LOG,
-    M_V,
-    RANGE,
-    SEED,
-    SETTING,
-    TAIL,
-    H,
-    all_noise_aligned,
-    problem_and_init,
-)
+from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H, all_noise_aligned,
+                                    problem_and_init)
 from sim import signgd as sim
 
 CID = "signgd.learnable_head"

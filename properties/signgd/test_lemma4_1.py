@@ -33,28 +33,11 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import (
-    Claim,
-    Tolerance,
-    audits,
-    check_at_least,
-    check_close,
-    check_trend,
-    examples,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
+                        examples, null, register, rival)
 from properties.signgd.common import exact
-from properties.signgd.runs import (
-    MV_ROWS,
-    N_SAMPLES,
-    SEED,
-    SETTING,
-    STAGES,
-    d_positive,
-    problem_and_init,
-)
+from properties.signgd.runs import (MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, d_positive,
+                                    problem_and_init)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_1"

@@ -20,28 +20,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
-from properties import (
-    Claim,
-    Threshold,
-    Tolerance,
-    audits,
-    check_at_least,
-    check_close,
-    examples,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
+                        null, register, rival)
 from properties.signgd.common import clustered_fractions, t_crit
-from properties.signgd.runs import (
-    S2_CANON,
-    S2_RUN,
-    S2_SEEDS,
-    SETTING,
-    random_sign_run,
-    stage2_run,
-    untrained_run,
-)
+from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, random_sign_run,
+                                    stage2_run, untrained_run)
 
 CID = "signgd.lemma4_2"
 FALSE_FAIL = 2.5e-4  # per draw, over the three checks (4 draws: 1e-3 per run)

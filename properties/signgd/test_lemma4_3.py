@@ -22,40 +22,18 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import given
 
-from properties import Claim, audits, check_at_least, examples, null, register, rival
-from properties.check import profile
+from properties import Claim, audits, check_at_least, null, register, rival
 from properties.signgd.common import exact
-from properties.signgd.runs import (
-    RANGE,
-    SETTING,
-    STAGE_RUN,
-    STAGES,
-    T32_EXAMPLES,
-    H,
-    at_steps,
-    stage_run,
-)
+from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, H, at_steps,
+                                    ci_draws, shared_draws, stage_run)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_3"
 EXACT = exact()
 BRACKET = (0.3, 2.0)  # the Theta's constants (reading)
 NEAR = 0.05  # 'o(1)' at one size (reading)
-
-
-def shared_draws(fn):
-    """The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting first)."""
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
-
-
-def ci_draws(fn):
-    """Under `ci` only the shared explicit draws run (each stage run costs ~20-40 s of CPU and is
-    shared with signgd.theorem3_2, lemma4_6, lemma4_7, lemma4_8); dev / thorough add drawn ones."""
-    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
 
 
 def _at_T2(q, st_, cfg, sigma_0, xi_l1, xi_l2):

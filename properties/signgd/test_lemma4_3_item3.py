@@ -23,28 +23,12 @@ from math import comb
 import numpy as np
 from hypothesis import example, given
 
-from properties import (
-    Claim,
-    Tolerance,
-    audits,
-    check_at_least,
-    check_close,
-    examples,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, examples, null,
+                        register, rival)
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import (
-    L43_CANON,
-    L43_DELTA,
-    L43_PRINTED,
-    L43_RUN,
-    L43_SETTING,
-    N_SAMPLES,
-    l43_runs,
-)
+from properties.signgd.runs import (L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, L43_SETTING,
+                                    N_SAMPLES, l43_runs)
 
 CID = "signgd.lemma4_3.item3"
 FALSE_FAIL = 2.5e-4  # per draw (4 draws: 1e-3 per run)

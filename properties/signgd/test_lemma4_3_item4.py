@@ -16,19 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from properties import (
-    Claim,
-    Threshold,
-    Tolerance,
-    audits,
-    check_at_least,
-    check_trend,
-    examples,
-    loglog_slope,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_trend, examples,
+                        loglog_slope, null, register, rival)
 from properties.signgd.figures import plot_l43
 from properties.signgd.runs import L43_S, L43_SETTING, l43_run, l43_runs
 

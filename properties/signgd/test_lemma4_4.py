@@ -24,48 +24,17 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import given
 
-from properties import (
-    Claim,
-    Tolerance,
-    audits,
-    check_at_least,
-    check_close,
-    examples,
-    null,
-    register,
-    rival,
-)
-from properties.check import profile
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, null,
+                        register, rival)
 from properties.signgd.common import exact
-from properties.signgd.runs import (
-    RANGE,
-    SETTING,
-    STAGE_RUN,
-    STAGES,
-    T32_EXAMPLES,
-    H,
-    at_steps,
-    stage_run,
-)
+from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, H, at_steps,
+                                    stage_run, ci_draws, shared_draws)
 
 CID = "signgd.lemma4_4"
 EXACT = exact()
 NEAR = 0.05
-
-
-def shared_draws(fn):
-    """The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting first)."""
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
-
-
-def ci_draws(fn):
-    """Under `ci` only the shared explicit draws run (each stage run costs ~20-40 s of CPU and is
-    shared with signgd.theorem3_2 and lemmas 4.3, 4.6-4.8); dev / thorough add drawn ones."""
-    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
 
 
 def _signals(q, st_, eta):

@@ -30,25 +30,18 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import given
 
-from properties import Claim, attach_plot, audits, check_at_least, examples, null, register, rival
-from properties.check import profile
+from properties import Claim, attach_plot, audits, check_at_least, null, register, rival
 from properties.signgd.common import exact, stage4_pairs
 from properties.signgd.figures import plot_lemma4_6
-from properties.signgd.runs import RANGE, SETTING, STAGE_RUN, STAGES, T32_EXAMPLES, H, stage_run
+from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, H, ci_draws, shared_draws,
+                                    stage_run)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_6"
 EXACT = exact("exact inequality between integer counts / step numbers (deterministic events of "
               "the run)")
-
-
-def shared_draws(fn):
-    """The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting first)."""
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
 
 
 @functools.lru_cache(maxsize=8)
@@ -127,12 +120,6 @@ register(Claim(
     ),
 ))
 attach_plot(CID, plot_lemma4_6)
-
-
-def ci_draws(fn):
-    """Under `ci` only the shared explicit draws run (each stage run costs ~20-40 s of CPU and is
-    shared with signgd.theorem3_2, lemma4_7, lemma4_8); dev and thorough add drawn ones."""
-    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
 
 
 @audits(CID)

@@ -24,17 +24,8 @@ import os
 import numpy as np
 from hypothesis import example, given
 
-from properties import (
-    Claim,
-    Tolerance,
-    audits,
-    check_close,
-    examples,
-    loglog_slope,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Tolerance, audits, check_close, examples, loglog_slope, null,
+                        register, rival)
 from properties.signgd.runs import M_V, N_SAMPLES, SEED, SETTING
 from sim import signgd as sim
 

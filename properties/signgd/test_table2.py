@@ -24,17 +24,8 @@ from scipy import stats
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
 from properties.signgd.common import FRACTION_NAMES, clustered_fractions, t_crit, table_parts
 from properties.signgd.figures import plot_table2
-from properties.signgd.runs import (
-    COLS,
-    S2_CANON,
-    S2_RUN,
-    S2_SEEDS,
-    SETTING,
-    TABLE2,
-    random_sign_run,
-    stage2_run,
-    untrained_run,
-)
+from properties.signgd.runs import (COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
+                                    random_sign_run, stage2_run, untrained_run)
 
 CID = "signgd.table2"
 FALSE_FAIL = 2.5e-4  # per draw, over the six fractions (4 draws: 1e-3 per run)

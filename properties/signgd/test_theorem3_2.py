@@ -30,33 +30,17 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import Phase, given
 
-from properties import (
-    Claim,
-    Tolerance,
-    audits,
-    check_at_least,
-    check_close,
-    check_trend,
-    examples,
-    null,
-    register,
-    rival,
-)
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
+                        examples, null, register, rival)
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_losses, plot_softmax
-from properties.signgd.runs import M_K, M_V, N_SAMPLES, STAGE_RUN, T32, T32_EXAMPLES, stage_run
+from properties.signgd.runs import M_K, M_V, N_SAMPLES, STAGE_RUN, T32, shared_draws, stage_run
 from sim import signgd as sim
 from theory import signgd as th
 
 EXACT = exact()
-
-
-def shared_draws(fn):
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
 
 
 # --------------------------------------------------------------------------------------------

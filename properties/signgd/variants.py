@@ -10,14 +10,8 @@ import functools
 
 from properties import Claim, Threshold, null, rival
 from properties.signgd.common import VARIANT_OUTCOME, check_intervals, variant_stats
-from properties.signgd.runs import (
-    OPT_SEEDS,
-    SETTING,
-    VARIANTS,
-    variant_attention_frozen,
-    variant_run,
-    variant_untrained,
-)
+from properties.signgd.runs import (OPT_SEEDS, SETTING, VARIANTS, variant_attention_frozen,
+                                    variant_run, variant_untrained)
 from theory import signgd as th
 
 EXACT = Threshold(0.0, "exact inequality at the orthogonal-sparse properties' level "
@@ -30,7 +24,6 @@ ITEMS = ("Thm 3.2 (1) L_S(end) <= 1e-3; (2) L_D(end) >= 0.1; (3) V_i / |V_mu| >=
           "[0.3, 2], the bracket signgd.lemma4_3 uses for a Theta constant); the corrected "
           "stage order of signgd.stage_order; Lemma 4.5 (s_21 decays at least exponentially "
           "up to T_4^-, |s_11 - 1/2| <= 0.1 there); Lemmas 4.6/4.7 (T_4^- < T_4^+ < T_4)")
-
 
 
 def sqrt_s_slope(eta, s, sigma_p):
