@@ -105,7 +105,7 @@ def query_key_rules_swapped(*args):
 
 
 register(Claim(
-    id=CID, where="Statement sheet, 'Exact reduced dynamics' [D] (Section 4)",
+    id=CID, kind="consistency", where="Statement sheet, 'Exact reduced dynamics' [D] (Section 4)",
     statement="For orthogonal data with pairwise-disjoint training supports the full model's SignGD "
               "trajectory, seen through the tracked inner products, is the scalar system "
               "V_mu += 2 eta, V_i += 2 c_i, a += c sgn(D (b - beta)), "

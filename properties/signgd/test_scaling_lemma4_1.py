@@ -97,7 +97,7 @@ def quadratic_in_t():
 
 
 register(Claim(
-    id=CID, where="Lemma 4.1 (1): V_i(t) = Theta(t eta s sigma_p)",
+    id=CID, kind="consistency", where="Lemma 4.1 (1): V_i(t) = Theta(t eta s sigma_p)",
     statement="The mean value noise grows as Theta(t eta s sigma_p) in Stage I.",
     assumptions=SETTING.replace("m_k = 8", "m_k = 2") + f"; one-at-a-time sweep around s = 20, "
                 f"sigma_p = 1, eta = 6e-5, t = 20: {SC_SWEEP} (CI; the thorough profile sweeps 5 "

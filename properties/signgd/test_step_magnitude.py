@@ -95,7 +95,7 @@ def value_law_one_matrix(V_mu0, V0, eta, t, xi_l1):
 
 
 register(Claim(
-    id=CID, where="Section 4, eqs. (8)-(9) and the text around them",
+    id=CID, kind="consistency", where="Section 4, eqs. (8)-(9) and the text around them",
     statement="Under SignGD every tracked inner product moves by exactly eta (signal: alpha_s, "
               "beta_s, <w_{V,j,r}, mu>) or eta ||xi_i||_1 (noise: a_{s,i}, b_{s,i}, "
               "<w_{V,j,r}, y_i xi_i>) per step; the value dynamics are linear: "

@@ -67,7 +67,7 @@ def gd_steps(seed0, s, sigma_p, sigma_0, eta):
 
 
 register(Claim(
-    id=CID, where="Section 4.1 (Stage I, Lemma 4.1) with the linear value "
+    id=CID, kind="consistency", where="Section 4.1 (Stage I, Lemma 4.1) with the linear value "
                   "dynamics of eqs. (8)-(9); derived here",
     statement="[D] Stage I ends at T_1 = max_i (floor(t_i*) + 1)_+, "
               "t_i* = (V_mu(0) - V_i(0)) / (2 eta (||xi_i||_1 - 1)): the first step with "

@@ -83,7 +83,7 @@ def noise_margin_envelope(t, V0, V_mu0, eta, xi_l1):
 
 
 register(Claim(
-    id=CID1, where="Theorem 3.2 (1)",
+    id=CID1, kind="consistency", where="Theorem 3.2 (1)",
     statement="Training loss converges to epsilon at a linear rate.",
     prediction="L_S(end) <= 1e-3; [D] L_S(t) <= mean_i softplus(-2 min(V_mu(t), V_i(t))) at every "
                "step, V from the linear value laws: a geometric envelope of rate >= 4 eta per step",
@@ -285,7 +285,7 @@ def ratio_l2(V0, V_mu0, eta, T, xi_l1, xi_l2):
 
 
 register(Claim(
-    id=CID3, where="Theorem 3.2 (3)",
+    id=CID3, kind="consistency", where="Theorem 3.2 (3)",
     statement="The value matrix memorises noise: for every training sample, the value noise "
               "dominates the value signal.",
     prediction="min_i V_i(end) / |V_mu(end)| >= 2, and per row j <w_{V,j,r}, y_i xi_i> vs "
