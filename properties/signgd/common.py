@@ -121,7 +121,9 @@ def stage4_pairs(q, t, T4m):
     sign of alpha (T_4^+, and the query-noise counterpart of T_4^+), inf where never.
     A seed with T_4^- = inf has no wrong pair and Tk, Tq as measured."""
     t = np.asarray(t)
-    if len(t) > 1 and np.any(np.diff(t) != 1):
+    if len(t) < 2:  # the entries read steps k -> k + 1
+        raise ValueError(f"stage4_pairs needs t with at least 2 logged steps, got {len(t)}")
+    if np.any(np.diff(t) != 1):
         raise ValueError("stage4_pairs needs a run logged every step")
     T4m = np.asarray(T4m, dtype=np.float64)
     sa = np.sign(np.asarray(q["alpha"]))[..., None]  # (T, S, m_k, 1)
