@@ -10,6 +10,8 @@ sigma_0 ~ 1e-3, eta ~ 6e-5, unless a run says otherwise.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import NamedTuple
 
 import numpy as np
@@ -197,27 +199,48 @@ def held_at_init(r, keys=ATTENTION):
     return out
 
 
-def attention_frozen(run, keys=ATTENTION, then=None):
-    """Null factory: W_Q, W_K not trained.  Returns a function of `run`'s arguments that reads
-    `run(*args)` with the attention quantities `keys` held at their init values (held_at_init),
-    the rest as trained.  `run` returns a dict of logged arrays, or a stage_run triple
-    (tr, q, stage times), whose q is held; `then(r)` (or `then(tr, q, stage times)` for a triple)
-    reads the result as the property's slot does (default: return it)."""
+def attention_frozen_null(fn, keys=ATTENTION):
+    """Null factory: W_Q, W_K not trained.  Returns a function with `fn`'s arguments that is `fn`
+    with the attention quantities `keys` held at their init values (held_at_init): passed as
+    fn(*args, hold=keys) where fn takes `hold` (it holds them in the logged quantities it reads,
+    before its statistics), else held in the dict of logged arrays fn returns.  The rest of the
+    run is as trained (same data, init, horizon and stage times)."""
+    takes_hold = "hold" in inspect.signature(fn).parameters
+
     def null_run(*args):
-        r = run(*args)
-        if isinstance(r, tuple):
-            tr, q, st_ = r
-            r = (tr, held_at_init(q, keys), st_)
-            return r if then is None else then(*r)
-        r = held_at_init(r, keys)
-        return r if then is None else then(r)
-    # the on-disk key of a pure null names its function's module (its code version): that of
-    # `then` (a claim file's reader) or of `run`, not this module's
-    null_run.__module__ = (then or run).__module__
-    null_run.__qualname__ = null_run.__name__ = f"attention_frozen_{run.__name__}"
+        return fn(*args, hold=keys) if takes_hold else held_at_init(fn(*args), keys)
+
+    # a pure null's on-disk key names its function's module (its code version): fn's
+    null_run.__module__ = fn.__module__
+    null_run.__qualname__ = null_run.__name__ = f"attention_frozen_{fn.__name__}"
     null_run.__doc__ = (f"Null: W_Q, W_K not trained: {', '.join(keys)} keep their init values "
-                        f"(the rest of {run.__name__} as trained).")
+                        f"(the rest of {fn.__name__} as trained).")
     return null_run
+
+
+# --------------------------------------------------------------------------------------------
+# Stage IV per-pair events of the stage runs (signgd.lemma4_6, signgd.lemma4_7)
+# --------------------------------------------------------------------------------------------
+def stage4_run_events(cfg, hold=()):
+    """Per-pair and per-seed Stage IV events (common.stage4_pairs) of the stage run of `cfg`
+    (the logged quantities `hold` held at init: see attention_frozen_null), with the run's T_4^-
+    and its last step `end`.  RuntimeError where a seed's T_4^- falls within TURN_LOOKBACK steps
+    of T_1 (the detector's known misfire on a long Stage I)."""
+    from properties.signgd.common import stage4_pairs
+
+    tr, q, st_ = stage_run(*cfg)
+    if np.any(st_["T4m"] <= st_["T1"] + sim.TURN_LOOKBACK):  # the detector's known misfire
+        raise RuntimeError(f"{cfg}: T_4^- within TURN_LOOKBACK steps of T_1 (long Stage I)")
+    q = held_at_init(q, hold)
+    return dict(stage4_pairs(q, tr.t, st_["T4m"]), T4m=st_["T4m"], end=float(tr.t[-1]))
+
+
+_stage4_events = functools.lru_cache(maxsize=8)(stage4_run_events)
+
+
+def stage4_events(cfg):
+    """Per-pair and per-seed Stage IV events of the stage run of `cfg` (cached)."""
+    return _stage4_events(tuple(cfg))
 STAGE_RUN = st.tuples(SEED, st.just(4), st.integers(20, 30), st.floats(1.0, 2.0),
                       st.floats(7e-4, 1.3e-3), st.floats(5e-5, 7e-5), st.just(CAP))
 
@@ -582,7 +605,7 @@ def variant_untrained(name: str, seed0: int):
     return r
 
 
-variant_attention_frozen = attention_frozen(variant_run)
+variant_attention_frozen = attention_frozen_null(variant_run)
 variant_attention_frozen.__doc__ = ("Null of the variant claims: W_Q, W_K not trained: the softmax "
                                     "outputs keep their init values (the value trajectories as "
                                     "trained).")

@@ -31,7 +31,7 @@ from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, 
                         examples, null, register, rival)
 from properties.signgd.common import exact, lemma45_stats
 from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL, all_noise_aligned,
-                                    problem_and_init)
+                                    attention_frozen_null, problem_and_init)
 from sim import signgd as sim
 
 CID, CIDQ = "signgd.adam", "signgd.adam.query_noise"
@@ -102,13 +102,9 @@ def adam_untrained(seed):
     return out
 
 
-def adam_attention_frozen(seed):
-    """Null: W_Q, W_K not trained: the softmax outputs keep their init values (the value and
-    noise trajectories as trained)."""
-    ad = dict(_opt_runs(seed)["ad"])
-    for k_ in ("s11", "s21"):
-        ad[k_] = np.broadcast_to(ad[k_][:1], ad[k_].shape).copy()
-    return ad
+# Null: W_Q, W_K not trained: the softmax outputs keep their init values (the value and noise
+# trajectories as trained)
+adam_attention_frozen = attention_frozen_null(adam_run)
 
 
 def signgd_as_adam(seed):

@@ -26,8 +26,9 @@ from hypothesis import given
 
 from properties import Claim, audits, check_at_least, null, register, rival
 from properties.signgd.common import exact
-from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, H, at_steps,
-                                    ci_draws, shared_draws, stage_run)
+from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, Config, H, at_steps,
+                                    attention_frozen_null, ci_draws, held_at_init, shared_draws,
+                                    stage_run)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_3"
@@ -36,11 +37,20 @@ BRACKET = (0.3, 2.0)  # the Theta's constants (reading)
 NEAR = 0.05  # 'o(1)' at one size (reading)
 
 
-def _at_T2(q, st_, cfg, sigma_0, xi_l1, xi_l2):
+def _end_of_stage2(cfg, hold=()):
+    """|a|, |b|, s_11, s_21 at each seed's T_2 (the logged quantities `hold` held at init), with
+    the scales the predictions read."""
+    cfg = Config(*cfg)
+    tr, q, st_ = stage_run(*cfg)
+    q = held_at_init(q, hold)
+    prob = sim.make_problem(cfg.seeds, n=8, s=cfg.s, d=cfg.d, sigma_p=cfg.sigma_p, disjoint=True,
+                            n_test=8, device="cpu")
+    xi_l2 = (prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0]
     ok = np.isfinite(st_["T2"])
     T2 = st_["T2"][ok]
-    out = dict(T2=T2, eta=float(cfg[5]), sigma_0=float(sigma_0), xi_l1=xi_l1[ok],
-               xi_l2=xi_l2[ok], s=int(cfg[2]), sigma_p=float(cfg[3]), n_seeds=int(ok.size))
+    out = dict(T2=T2, eta=float(cfg.eta), sigma_0=float(cfg.sigma_0),
+               xi_l1=tr.xi_l1[..., 0][ok], xi_l2=xi_l2[ok], s=int(cfg.s),
+               sigma_p=float(cfg.sigma_p), n_seeds=int(ok.size))
     for k_ in ("a", "b"):
         out[k_] = np.abs(at_steps(q[k_][:, ok], T2))  # (S', m_k, n)
     for k_ in ("s11", "s21"):
@@ -48,15 +58,7 @@ def _at_T2(q, st_, cfg, sigma_0, xi_l1, xi_l2):
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _state(cfg):
-    tr, q, st_ = stage_run(*cfg)
-    seeds = [cfg[0] + k for k in range(cfg[1])]
-    d = 1 + 8 * cfg[2] + 120
-    prob = sim.make_problem(seeds, n=8, s=cfg[2], d=d, sigma_p=cfg[3], disjoint=True, n_test=8,
-                            device="cpu")
-    xi_l2 = (prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0]
-    return _at_T2(q, st_, cfg, cfg[4], tr.xi_l1[..., 0], xi_l2)
+_state = functools.lru_cache(maxsize=8)(_end_of_stage2)
 
 
 def end_of_stage2(cfg):
@@ -64,12 +66,8 @@ def end_of_stage2(cfg):
     return _state(tuple(cfg))
 
 
-def attention_frozen(cfg):
-    """Null: W_Q, W_K not trained: a, b, s_11, s_21 keep their init values (same T_2)."""
-    tr, q, st_ = stage_run(*cfg)
-    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("a", "b", "s11", "s21")}
-    r = _state(tuple(cfg))
-    return _at_T2(fz, st_, cfg, cfg[4], tr.xi_l1[..., 0], r["xi_l2"])
+# Null: W_Q, W_K not trained: a, b, s_11, s_21 keep their init values (same T_2)
+attention_frozen = attention_frozen_null(_end_of_stage2, ("a", "b", "s11", "s21"))
 
 
 def l1_scale(r):

@@ -26,30 +26,32 @@ import functools
 import numpy as np
 from hypothesis import given
 
-from properties import (Claim, Tolerance, audits, check_at_least, check_close, null,
-                        register, rival)
+from properties import Claim, Tolerance, audits, check_at_least, check_close, null, register, rival
 from properties.signgd.common import exact
-from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, H, at_steps,
-                                    stage_run, ci_draws, shared_draws)
+from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, at_steps,
+                                    attention_frozen_null, ci_draws, held_at_init, shared_draws,
+                                    stage_run)
 
 CID = "signgd.lemma4_4"
 EXACT = exact()
 NEAR = 0.05
 
 
-def _signals(q, st_, eta):
+def _signals(cfg, hold=()):
+    """|alpha|, |beta| at init and at T_4^- per seed and neuron (the logged quantities `hold`
+    held at init)."""
+    cfg = Config(*cfg)
+    _, q, st_ = stage_run(*cfg)
+    q = held_at_init(q, hold)
     T4m = st_["T4m"].astype(float)
-    out = dict(T=T4m, eta=float(eta))
+    out = dict(T=T4m, eta=float(cfg.eta))
     for k_ in ("alpha", "beta"):
         out[k_ + "0"] = np.abs(q[k_][0])
         out[k_] = np.abs(at_steps(q[k_], T4m))
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _sig(cfg):
-    _, q, st_ = stage_run(*cfg)
-    return _signals(q, st_, cfg[5])
+_sig = functools.lru_cache(maxsize=8)(_signals)
 
 
 def signals_at_T4m(cfg):
@@ -57,11 +59,8 @@ def signals_at_T4m(cfg):
     return _sig(tuple(cfg))
 
 
-def attention_frozen(cfg):
-    """Null: W_Q, W_K not trained (the signals keep their init values); same T_4^-."""
-    _, q, st_ = stage_run(*cfg)
-    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "beta")}
-    return _signals(fz, st_, cfg[5])
+# Null: W_Q, W_K not trained (the signals keep their init values); same T_4^-
+attention_frozen = attention_frozen_null(_signals, ("alpha", "beta"))
 
 
 def linear_growth(eta, T, x0):

@@ -18,7 +18,8 @@ from hypothesis import example, given
 from properties import Claim, audits, check_at_least, examples, null, register, rival
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_softmax
-from properties.signgd.runs import S2_CANON, S2_RUN, S2_SEEDS, SETTING, stage2_run
+from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, attention_frozen_null,
+                                    stage2_run)
 
 CID = "signgd.lemma4_5"
 EXACT = exact("exact inequality: the statistic is a deterministic function of the run (a "
@@ -41,14 +42,9 @@ def both_stay():
     return dict(lemma_roles(), decays=(), stays=("s11", "s21"))
 
 
-def attention_frozen(seed0, s, sigma_p, sigma_0, eta):
-    """Null: W_Q, W_K not trained (the attention is then a function of the fixed data only, so
-    every softmax output keeps its init value); same horizon and T_4^- as the SignGD run."""
-    r = stage2_run(seed0, s, sigma_p, sigma_0, eta)
-    out = dict(r)
-    for k_ in ("s11", "s21"):
-        out[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
-    return out
+# Null: W_Q, W_K not trained (the attention is then a function of the fixed data only, so every
+# softmax output keeps its init value); same horizon and T_4^- as the SignGD run
+attention_frozen = attention_frozen_null(stage2_run)
 
 
 def _exponent(y, t):

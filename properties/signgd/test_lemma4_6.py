@@ -27,41 +27,23 @@ same events as signgd.lemma4_7).
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 from hypothesis import given
 
 from properties import Claim, attach_plot, audits, check_at_least, null, register, rival
-from properties.signgd.common import exact, stage4_pairs
+from properties.signgd.common import exact
 from properties.signgd.figures import plot_lemma4_6
-from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, H, ci_draws, shared_draws,
-                                    stage_run)
-from sim import signgd as sim
+from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
+                                    ci_draws, shared_draws, stage4_events, stage4_run_events)
 
 CID = "signgd.lemma4_6"
 EXACT = exact("exact inequality between integer counts / step numbers (deterministic events of "
               "the run)")
 
 
-@functools.lru_cache(maxsize=8)
-def _events(cfg):
-    tr, q, st_ = stage_run(*cfg)
-    if np.any(st_["T4m"] <= st_["T1"] + sim.TURN_LOOKBACK):  # the detector's known misfire
-        raise RuntimeError(f"{cfg}: T_4^- within TURN_LOOKBACK steps of T_1 (long Stage I)")
-    return dict(stage4_pairs(q, tr.t, st_["T4m"]), T4m=st_["T4m"], end=float(tr.t[-1]))
-
-
-def stage4_events(cfg):
-    """Per-pair and per-seed Stage IV events of the stage run of `cfg`."""
-    return _events(tuple(cfg))
-
-
-def attention_frozen(cfg):
-    """Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-."""
-    tr, q, st_ = stage_run(*cfg)
-    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "a", "b")}
-    return dict(stage4_pairs(fz, tr.t, st_["T4m"]), T4m=st_["T4m"], end=float(tr.t[-1]))
+# Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-
+attention_frozen = attention_frozen_null(stage4_run_events, ("alpha", "a", "b"))
 
 
 def key_noise():

@@ -27,14 +27,19 @@ from hypothesis import given
 
 from properties import Claim, audits, check_at_least, null, register, rival
 from properties.signgd.common import exact, stage4_pairs
-from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, H, ci_draws, shared_draws,
-                                    stage_run)
+from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
+                                    ci_draws, held_at_init, shared_draws, stage_run)
 
 CID = "signgd.lemma4_8"
 EXACT = exact("exact inequality between step numbers / fractions (deterministic events of the run)")
 
 
-def _end_state(q, t, T4m):
+def _end_state(cfg, hold=()):
+    """Per seed: T_4 (from the per-pair events), the stop rule's t*, the last step, and the
+    aligned fraction of query noise at the end and at T_4^- (the logged quantities `hold` held
+    at init)."""
+    tr, q, st_ = stage_run(*cfg)
+    q, t, T4m = held_at_init(q, hold), tr.t, st_["T4m"]
     ev = stage4_pairs(q, t, T4m)
     sa = np.sign(q["alpha"])[..., None]
     al = ((np.sign(q["a"]) == sa) & (np.sign(q["b"]) == sa)).all((-1, -2, -3))
@@ -45,10 +50,7 @@ def _end_state(q, t, T4m):
                 query_end=(np.sign(q["a"][-1]) == sa[-1]).mean((-1, -2)), query_T4m=q4)
 
 
-@functools.lru_cache(maxsize=8)
-def _state(cfg):
-    tr, q, st_ = stage_run(*cfg)
-    return _end_state(q, tr.t, st_["T4m"])
+_state = functools.lru_cache(maxsize=8)(_end_state)
 
 
 def end_state(cfg):
@@ -57,11 +59,8 @@ def end_state(cfg):
     return _state(tuple(cfg))
 
 
-def attention_frozen(cfg):
-    """Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-."""
-    tr, q, st_ = stage_run(*cfg)
-    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "a", "b")}
-    return _end_state(fz, tr.t, st_["T4m"])
+# Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-
+attention_frozen = attention_frozen_null(_end_state, ("alpha", "a", "b"))
 
 
 def all_aligned(state):

@@ -23,7 +23,7 @@ from hypothesis import example, given
 
 from properties import Claim, audits, check_at_least, examples, null, register, rival
 from properties.signgd.common import exact
-from properties.signgd.runs import M_K, M_V, N_SAMPLES, SEED, SETTING
+from properties.signgd.runs import M_K, M_V, N_SAMPLES, SEED, SETTING, attention_frozen_null
 from sim import signgd as sim
 
 CID = "signgd.longer_context"
@@ -57,12 +57,8 @@ def lc_run(seed):
     return _lc_run(seed)
 
 
-def attention_frozen(seed):
-    """Null: W_Q, W_K not trained: every softmax row keeps its init value (~1/3 per patch)."""
-    r = dict(_lc_run(seed))
-    for k_ in ("s12", "s22"):
-        r[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
-    return r
+# Null: W_Q, W_K not trained: every softmax row keeps its init value (~1/3 per patch)
+attention_frozen = attention_frozen_null(lc_run, ("s12", "s22"))
 
 
 register(Claim(

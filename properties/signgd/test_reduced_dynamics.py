@@ -18,7 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import SEED, SETTING
+from properties.signgd.runs import Case, SEED, SETTING
 from sim import signgd as sim
 
 CID = "signgd.reduced_dynamics"
@@ -41,18 +41,14 @@ def _full(case, optimizer):
     return dict(q=sim.squeeze_L2(tr.q), c=eta * tr.xi_l1[..., 0], eta=eta)
 
 
-def _key(case):
-    return (tuple(case[0]),) + tuple(case[1:])
-
-
 def full_signgd(case):
     """The full model under SignGD, logged every step."""
-    return _full(_key(case), "signgd")
+    return _full(Case.of(case), "signgd")
 
 
 def full_gd(case):
     """Null: the full model under GD at the same eta, same data and init."""
-    return _full(_key(case), "gd")
+    return _full(Case.of(case), "gd")
 
 
 def _variant(alpha, beta, a, b, V_mu, V, c, eta, steps, *, value=2.0, beta_sign=-1.0, swap=False):

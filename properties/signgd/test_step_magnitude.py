@@ -20,7 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import SEED, SETTING
+from properties.signgd.runs import Case, SEED, SETTING
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -55,17 +55,17 @@ def _run(case, optimizer="signgd", sign_zero=0):
 
 def signgd_run(case):
     """The full model under SignGD (the paper's rule, sgn(0) = 0), logged every step."""
-    return _run(tuple((tuple(case[0]),) + tuple(case[1:])))
+    return _run(Case.of(case))
 
 
 def gd_run(case):
     """Null: the same data and init under plain GD at the same eta."""
-    return _run(tuple((tuple(case[0]),) + tuple(case[1:])), optimizer="gd")
+    return _run(Case.of(case), optimizer="gd")
 
 
 def sign_zero_plus_run(case):
     """Null: SignGD with sgn(0) = +1 (coordinates without gradient move by -eta)."""
-    return _run(tuple((tuple(case[0]),) + tuple(case[1:])), sign_zero=1)
+    return _run(Case.of(case), sign_zero=1)
 
 
 def steps(eta, xi_l1, xi_l2):
@@ -133,7 +133,7 @@ register(Claim(
 @example(case=PAPER_CASE)
 @given(case=STEP_CASE)
 def test_signgd_step_magnitude(world, case):
-    eta = case[-1]
+    eta = Case.of(case).eta
     r = world.simulation(signgd_run, "run", pure=True)(case)
     q = r["q"]
     sig, noise = world.prediction(steps, "steps")(eta, r["xi_l1"], r["xi_l2"])  # (S, n)

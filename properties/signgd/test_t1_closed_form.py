@@ -22,14 +22,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import SEED, SETTING, T1_MV_GRID, T1_SEEDS, t1_run
+from properties.signgd.runs import EpsConfig, SEED, SETTING, T1_MV_GRID, T1_SEEDS, t1_run
 from theory import signgd as th
 
 CID = "signgd.t1_closed_form"
 PAPER_CFG = (11, 30, 1.0, 1e-3, 6e-5)  # seed0, s, sigma_p, sigma_0, eta: the sheet's CPU setting
 T1_CASE = st.tuples(SEED, st.integers(10, 40), st.floats(0.5, 2.0), st.floats(5e-4, 2e-3),
-                    st.floats(0.01, 0.5)).map(
-    lambda c: (c[0], c[1], c[2], c[3], float(c[4] * c[3] / np.sqrt(c[1]))))
+                    st.floats(0.01, 0.5)).map(lambda c: (*c[:4], EpsConfig(*c).eta))  # eps -> eta
 
 
 # --- rivals: the closed form with one derivation step wrong ----------------------------------

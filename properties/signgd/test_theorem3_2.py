@@ -36,7 +36,8 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, c
                         examples, null, register, rival)
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_losses, plot_softmax
-from properties.signgd.runs import M_K, M_V, N_SAMPLES, STAGE_RUN, T32, shared_draws, stage_run
+from properties.signgd.runs import (Config, M_K, M_V, N_SAMPLES, STAGE_RUN, T32, shared_draws,
+                                    stage_run)
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -52,9 +53,10 @@ EPS1 = 1e-3
 
 @functools.lru_cache(maxsize=8)
 def _losses(cfg):
+    cfg = Config(*cfg)
     tr, q, _ = stage_run(*cfg)
     return dict(t=tr.t.astype(float), L=q["train_loss"], V0=q["V"][0], V_mu0=q["V_mu"][0],
-                eta=float(cfg[5]), xi_l1=tr.xi_l1[..., 0])
+                eta=float(cfg.eta), xi_l1=tr.xi_l1[..., 0])
 
 
 def trained_losses(cfg):
@@ -233,15 +235,15 @@ CID3 = "signgd.theorem3_2.item3"
 
 @functools.lru_cache(maxsize=8)
 def _values(cfg):
+    cfg = Config(*cfg)
     tr, q, _ = stage_run(*cfg)
-    seeds = [cfg[0] + k for k in range(cfg[1])]
     W = tr.final.WV.numpy()  # (S, 2, m_v, d)
-    prob = sim.make_problem(seeds, n=N_SAMPLES, s=cfg[2], d=W.shape[-1], sigma_p=cfg[3],
+    prob = sim.make_problem(cfg.seeds, n=N_SAMPLES, s=cfg.s, d=W.shape[-1], sigma_p=cfg.sigma_p,
                             disjoint=True, device="cpu")
     yx = (prob.train.y[:, :, None, None] * prob.train.xi).numpy()[:, :, 0]  # (S, n, d)
     jsign = np.array([1.0, -1.0])[None, :, None, None]
     return dict(V=q["V"][-1], V_mu=q["V_mu"][-1], V0=q["V"][0], V_mu0=q["V_mu"][0],
-                T=float(tr.t[-1]), eta=float(cfg[5]), xi_l1=tr.xi_l1[..., 0],
+                T=float(tr.t[-1]), eta=float(cfg.eta), xi_l1=tr.xi_l1[..., 0],
                 xi_l2=(prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0],
                 row_noise=np.einsum("sjrd,snd->sjrn", W, yx) * jsign,
                 row_signal=np.abs(W[..., 0])[..., None])
@@ -256,12 +258,12 @@ def values_frozen(cfg):
     """Null: W_V not trained (the value inner products keep their init values)."""
     r = dict(_values(tuple(cfg)))
     r["V"], r["V_mu"] = r["V0"], r["V_mu0"]
+    cfg = Config(*cfg)
     tr, _, _ = stage_run(*cfg)
-    seeds = [cfg[0] + k for k in range(cfg[1])]
-    p0 = sim.init_params(seeds, d=tr.final.WV.shape[-1], m_k=M_K, m_v=M_V, sigma_0=cfg[4],
-                         device="cpu")
+    p0 = sim.init_params(cfg.seeds, d=tr.final.WV.shape[-1], m_k=M_K, m_v=M_V,
+                         sigma_0=cfg.sigma_0, device="cpu")
     W = p0.WV.numpy()
-    prob = sim.make_problem(seeds, n=N_SAMPLES, s=cfg[2], d=W.shape[-1], sigma_p=cfg[3],
+    prob = sim.make_problem(cfg.seeds, n=N_SAMPLES, s=cfg.s, d=W.shape[-1], sigma_p=cfg.sigma_p,
                             disjoint=True, device="cpu")
     yx = (prob.train.y[:, :, None, None] * prob.train.xi).numpy()[:, :, 0]
     r["row_noise"] = np.einsum("sjrd,snd->sjrn", W, yx) * np.array([1.0, -1.0])[None, :, None, None]
