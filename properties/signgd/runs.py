@@ -598,9 +598,8 @@ def variant_run(name: str, seed0: int):
 def variant_untrained(name: str, seed0: int):
     """Null of the variant claims: training off (every quantity at its init value, no stage
     event)."""
-    r = dict(variant_run(name, seed0))
-    for k_ in ("s11", "s21", "V", "V_mu", "train_loss", "test_loss"):
-        r[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
+    r = held_at_init(variant_run(name, seed0),
+                     ("s11", "s21", "V", "V_mu", "train_loss", "test_loss"))
     r["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
     return r
 

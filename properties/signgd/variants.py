@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 
-from properties import Claim, Threshold, null, rival
-from properties.signgd.common import VARIANT_OUTCOME, check_intervals, variant_stats
+from properties import Claim, null, rival
+from properties.signgd.common import VARIANT_OUTCOME, check_intervals, exact, variant_stats
 from properties.signgd.runs import (OPT_SEEDS, SETTING, VARIANTS, variant_attention_frozen,
                                     variant_run, variant_untrained)
 from theory import signgd as th
 
-EXACT = Threshold(0.0, "exact inequality at the orthogonal-sparse properties' level "
-                       "(deterministic statistic of the run)", "derived", 0.0)
+EXACT = exact("exact inequality at the orthogonal-sparse properties' level (deterministic "
+              "statistic of the run)")
 _DESC = "non-orthogonal sparse (supports from all of [d], s = 30, d = 361)"
 ITEMS = ("Thm 3.2 (1) L_S(end) <= 1e-3; (2) L_D(end) >= 0.1; (3) V_i / |V_mu| >= 2; "
           "(4) s_11, s_21 <= 0.05; Lemma 4.6/4.8 every key and query noise with sgn alpha at "
