@@ -78,6 +78,8 @@ T32 = dict(assumptions=SETTING + "; " + RANGE + "; end of training = 1.25 t*, t*
 T32_EXAMPLES = ((11, 8, 30, 1.0, 1e-3, 6e-5, 12000), (12345, 4, 20, 1.0, 1.3e-3, 5e-5, 12000),
                 (777, 4, 30, 2.0, 7e-4, 7e-5, 12000))
 CANON = (11, 8, 30, 1.0, 1e-3, 6e-5, CAP)  # the sheet's CPU setting, 8 seeds
+STAGE_RUN = st.tuples(SEED, st.just(4), st.integers(20, 30), st.floats(1.0, 2.0),
+                      st.floats(7e-4, 1.3e-3), st.floats(5e-5, 7e-5), st.just(CAP))
 
 
 # --------------------------------------------------------------------------------------------
@@ -241,13 +243,12 @@ _stage4_events = functools.lru_cache(maxsize=8)(stage4_run_events)
 def stage4_events(cfg):
     """Per-pair and per-seed Stage IV events of the stage run of `cfg` (cached)."""
     return _stage4_events(tuple(cfg))
-STAGE_RUN = st.tuples(SEED, st.just(4), st.integers(20, 30), st.floats(1.0, 2.0),
-                      st.floats(7e-4, 1.3e-3), st.floats(5e-5, 7e-5), st.just(CAP))
 
 
 def at_steps(x, times):
     """x: (T, S, ...) -> (S, ...) taken at per-seed logged steps `times` (ints)."""
     return np.stack([x[int(t), j] for j, t in enumerate(times)])
+
 
 TABLE2 = {  # rows: sign of (a, b) at init; columns: at the end of Stage II  [C numbers]
     "++": [486, 1, 0, 25], "+-": [244, 4, 9, 250], "-+": [223, 10, 4, 221], "--": [37, 2, 3, 481]}
