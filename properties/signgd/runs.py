@@ -156,7 +156,7 @@ class Case(NamedTuple):
     eta: float
 
     @classmethod
-    def of(cls, case) -> "Case":
+    def of(cls, case) -> Case:
         """A hashable Case from a draw (seeds as a tuple): an lru_cache key."""
         return cls(tuple(case[0]), *case[1:])
 

@@ -22,7 +22,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import EpsConfig, SEED, SETTING, T1_MV_GRID, T1_SEEDS, t1_run
+from properties.signgd.runs import SEED, SETTING, T1_MV_GRID, T1_SEEDS, EpsConfig, t1_run
 from theory import signgd as th
 
 CID = "signgd.t1_closed_form"
