@@ -30,6 +30,10 @@ from properties.signgd.figures import plot_l43
 from properties.signgd.runs import (L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, L43_SETTING,
                                     N_SAMPLES, l43_runs)
 
+# The properties' bodies keep the run's old name: under `ci` Hypothesis seeds a property's
+# generated draws by its source text, so renaming it there would change the draws.
+_l43_runs = l43_runs
+
 CID = "signgd.lemma4_3.item3"
 FALSE_FAIL = 2.5e-4  # per draw (4 draws: 1e-3 per run)
 EXACT = exact("exact inequality at the printed reading's level (deterministic statistic of the "
@@ -122,7 +126,7 @@ register(Claim(
 @example(cfg=L43_CANON)
 @given(cfg=L43_RUN)
 def test_signgd_lemma4_3_item3_printed(cfg):
-    z, _ = _pooled(l43_runs(*cfg))
+    z, _ = _pooled(_l43_runs(*cfg))
     check_at_least(CID, float(z.min()) - L43_PRINTED, EXACT,
                    what=f"printed (3): min |sum_i b| / ||b||_2 = {z.min():.3g} >= {L43_PRINTED}")
 
@@ -132,7 +136,7 @@ def test_signgd_lemma4_3_item3_printed(cfg):
 @example(cfg=L43_CANON)
 @given(cfg=L43_RUN)
 def test_signgd_lemma4_3_item3_corrected(world, cfg):
-    runs = world.simulation(l43_runs, "runs", pure=True)(*cfg)
+    runs = world.simulation(_l43_runs, "runs", pure=True)(*cfg)
     z, p = _pooled(runs)
     count = float((z < L43_DELTA).sum())
     expected = world.prediction(random_sign_count, "reference")(runs)

@@ -19,7 +19,7 @@ import numpy as np
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_trend, examples,
                         loglog_slope, null, register, rival)
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import L43Config, L43_S, L43_SETTING, l43_run, l43_runs
+from properties.signgd.runs import L43_S, L43_SETTING, l43_run, l43_runs
 
 CID = "signgd.lemma4_3.item4"
 BOOT = 2000
@@ -100,7 +100,7 @@ def test_signgd_lemma4_3_item4(world, cfg):
     r = world.simulation(signal_motion, "motion", pure=True)(cfg)
     rate = world.prediction(rate_half, "rate")()
     xs = np.array(L43_S, float)
-    g = np.random.default_rng(L43Config(*cfg).seed0)
+    g = np.random.default_rng(cfg[0])
     for k_ in ("dalpha", "dbeta"):
         M = r[k_]  # (n_s, seeds, m_k)
         med = np.median(M.reshape(len(xs), -1), 1)

@@ -133,7 +133,7 @@ register(Claim(
 @example(case=PAPER_CASE)
 @given(case=STEP_CASE)
 def test_signgd_step_magnitude(world, case):
-    eta = Case.of(case).eta
+    eta = case[-1]
     r = world.simulation(signgd_run, "run", pure=True)(case)
     q = r["q"]
     sig, noise = world.prediction(steps, "steps")(eta, r["xi_l1"], r["xi_l2"])  # (S, n)
