@@ -826,6 +826,9 @@ def events(tr: Trace) -> dict:
     (wrong_x, turn_x, back_x, Tq, Tk) are properties/signgd/common.stage4_pairs at stage_times'
     T4^-."""
     _need(tr, STAGE_LOG, "events")
+    if len(tr.t) < 2:  # the Stage IV entries read steps k -> k + 1
+        raise ValueError(f"events needs tr with at least 2 logged steps (a run of steps >= 1), "
+                         f"got {len(tr.t)} logged step{'' if len(tr.t) == 1 else 's'}")
     T = stage_times(tr)
     q = squeeze_L2(tr.q)
     al, be, a, b = q["alpha"], q["beta"], q["a"], q["b"]

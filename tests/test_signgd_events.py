@@ -147,6 +147,24 @@ def test_events_without_t4m():
     assert not ev["wrong_a"].any() and ev["qk_align"].shape == (2, 3, 4)
 
 
+def test_events_of_a_zero_step_run_is_a_value_error():
+    """A run of steps = 0 logs one step: events (whose Stage IV entries read steps k -> k + 1)
+    says so instead of numpy's 'argmax of an empty sequence'; one step is enough."""
+    from properties.signgd.common import stage4_pairs
+
+    prob, p = _small()
+    tr = sim.train(prob, p, eta=0.01, steps=0, log=sim.STAGE_LOG)
+    assert len(tr.t) == 1
+    sim.stage_times(tr)  # defined on one logged step (every event inf)
+    with pytest.raises(ValueError, match=r"events needs tr with at least 2 logged steps.*got 1"):
+        sim.events(tr)
+    q = sim.squeeze_L2(tr.q)
+    with pytest.raises(ValueError, match=r"stage4_pairs needs t with at least 2 logged steps"):
+        stage4_pairs(q, tr.t, sim.stage_times(tr)["T4m"])
+    ev = sim.events(sim.train(prob, p, eta=0.01, steps=1, log=sim.STAGE_LOG))
+    assert ev["turn_a"].shape == (2, 3, 4)
+
+
 def test_stop_seed_freezes_each_seed_and_the_others_go_on(stage_run):
     prob, p, full = stage_run
     tr = sim.train(prob, p, eta=1e-3, steps=400, log=sim.STAGE_LOG, stop_seed=_aligned)

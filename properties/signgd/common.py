@@ -5,7 +5,19 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from properties.check import Tolerance, check_at_least, check_trend
+from properties.check import Threshold, Tolerance, check_at_least, check_trend
+
+EXACT_MODEL = "exact inequality at the reading's level (deterministic statistic of the run)"
+
+
+def exact(model: str = EXACT_MODEL) -> Threshold:
+    """The threshold 0 of an exact inequality between deterministic statistics of a run (event
+    times, counts, a statistic at a reading's level): derived, false-fail 0.  `model` says what
+    is exact (the report shows it)."""
+    return Threshold(0.0, model, "derived", 0.0)
+
+
+EXACT = exact()
 
 FRACTION_NAMES = ("aligned", "P(keep|++)", "P(++|+-)", "P(++|-+)", "P(keep|--)",
                   "positive share of aligned")
@@ -109,7 +121,9 @@ def stage4_pairs(q, t, T4m):
     sign of alpha (T_4^+, and the query-noise counterpart of T_4^+), inf where never.
     A seed with T_4^- = inf has no wrong pair and Tk, Tq as measured."""
     t = np.asarray(t)
-    if len(t) > 1 and np.any(np.diff(t) != 1):
+    if len(t) < 2:  # the entries read steps k -> k + 1
+        raise ValueError(f"stage4_pairs needs t with at least 2 logged steps, got {len(t)}")
+    if np.any(np.diff(t) != 1):
         raise ValueError("stage4_pairs needs a run logged every step")
     T4m = np.asarray(T4m, dtype=np.float64)
     sa = np.sign(np.asarray(q["alpha"]))[..., None]  # (T, S, m_k, 1)

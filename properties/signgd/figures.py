@@ -9,8 +9,8 @@ import numpy as np
 
 from properties import figstyle
 from properties.signgd.runs import (CANON, L43_CANON, L43_DELTA, L43_S, L43_SEEDS, N_SAMPLES,
-                                    TABLE2_FR, TABLE2_N, _l43_runs, _run, _sign_patterns,
-                                    _table_at_end_of_stage3, _table_fractions)
+                                    TABLE2_FR, TABLE2_N, l43_runs, sign_patterns, stage_run,
+                                    table_at_end_of_stage3, table_fractions)
 
 # the stage times of sim.signgd.STAGE_DEFINITIONS, as they are named on a figure
 STAGE_LABELS = {
@@ -40,16 +40,16 @@ def _stage_lines(ax, times, keys):
                 bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.8))
 
 
-def _plot_table2(path):
+def plot_table2(path):
     """signgd.table2: alignment fractions over training with the stage times labelled, and the
     six fractions of Table 2 (paper, with its binomial 2 SE) against the canonical run."""
-    tr, q, st_ = _run(*CANON)
+    tr, q, st_ = stage_run(*CANON)
     al = (np.sign(q["a"]) == np.sign(q["b"])).mean((-1, -2))
     sa = np.sign(q["alpha"])[..., None]
     ka = (np.sign(q["b"]) == sa).mean((-1, -2))
     qa = (np.sign(q["a"]) == sa).mean((-1, -2))
-    M, _ = _table_at_end_of_stage3(CANON)
-    fr, n_sim = _table_fractions(M)
+    M, _ = table_at_end_of_stage3(CANON)
+    fr, n_sim = table_fractions(M)
     with figstyle.figure(path, 1, 2, figsize=(12, 4.8),
                          gridspec_kw=dict(width_ratios=(1, 1.15))) as (fig, ax):
         for x, lab_ in ((al, "sgn a = sgn b (query and key noise agree)"),
@@ -90,7 +90,7 @@ def plot_softmax(cid):
         raise ValueError(f"cid must be signgd.lemma4_5 or signgd.theorem3_2.item4, got {cid!r}")
 
     def plot(path):
-        tr, q, st_ = _run(*CANON)
+        tr, q, st_ = stage_run(*CANON)
         lemma = cid == "signgd.lemma4_5"
         with figstyle.figure(path, figsize=(7.5, 4.2)) as (fig, ax):
             for k_, lab_, c_ in (("s11", "s_11 (signal query -> signal key)", "C0"),
@@ -129,7 +129,7 @@ def plot_l43(cid):
         raise ValueError(f"cid must be signgd.lemma4_3.item3 or .item4, got {cid!r}")
 
     def plot(path):
-        runs = _l43_runs(*L43_CANON)
+        runs = l43_runs(*L43_CANON)
         xs = np.array(L43_S, float)
         with figstyle.figure(path, figsize=(7, 4.2)) as (fig, ax):
             if cid.endswith("item4"):
@@ -150,7 +150,7 @@ def plot_l43(cid):
                 p = np.concatenate([runs[s]["p_b"].ravel() for s in L43_S])
                 ax.hist(z, bins=30, range=(0, 3), alpha=0.7,
                         label="measured |sum_i b_{s,i}| / ||b_s||_2 at T_2")
-                pats = _sign_patterns(N_SAMPLES)
+                pats = sign_patterns(N_SAMPLES)
                 ref = np.concatenate([(np.abs(np.abs(runs[s_]["b"]) @ pats.T)
                                        / np.sqrt((runs[s_]["b"] ** 2).sum(-1))[..., None]).ravel()
                                       for s_ in L43_S])
@@ -179,7 +179,7 @@ def plot_losses(cid):
         raise ValueError(f"cid must be signgd.theorem3_2.item1 or .item2, got {cid!r}")
 
     def plot(path):
-        tr, q, st_ = _run(*CANON)
+        tr, q, st_ = stage_run(*CANON)
         train = cid.endswith("item1")
         with figstyle.figure(path, figsize=(7, 4)) as (fig, ax):
             ax.plot(tr.t, q["train_loss"].mean(1), lw=2.2 if train else 1.0,
@@ -200,12 +200,12 @@ def plot_losses(cid):
     return plot
 
 
-def _plot_gd_faster(path):
+def plot_gd_faster(path):
     """signgd.gd.faster, from the runs its properties read (seed 11): L_S of SignGD and GD at the
-    common rate 1e-4 (Fig. 2 (c), runs._gd_runs 'fair'), and each optimizer at its own rate with
+    common rate 1e-4 (Fig. 2 (c), runs.gd_runs 'fair'), and each optimizer at its own rate with
     the rate ladder's T marked (runs.rate_runs)."""
-    from properties.signgd.runs import OPT_SEEDS, RATE_LADDER, _gd_runs, rate_runs
-    sgn, gd = _gd_runs(11, 1.0)["fair"]
+    from properties.signgd.runs import OPT_SEEDS, RATE_LADDER, gd_runs, rate_runs
+    sgn, gd = gd_runs(11, 1.0)["fair"]
     ladder = rate_runs(11)
     with figstyle.figure(path, 1, 2, figsize=(10, 4)) as (fig, ax):
         for tr, name, c in ((sgn, "SignGD", "C0"), (gd, "GD", "C2")):
@@ -229,11 +229,11 @@ def _plot_gd_faster(path):
 # Errata and refuted claims: the printed form failing next to the corrected one
 # --------------------------------------------------------------------------------------------
 def plot_gd_qk_not_learned(path):
-    """signgd.gd.qk_not_learned: GD at the rates 0.1 and 1 (the shared _gd_runs of seed 11):
+    """signgd.gd.qk_not_learned: GD at the rates 0.1 and 1 (the shared gd_runs of seed 11):
     training loss to its stop at L_S <= 0.05, and max over samples of |s_21 - 1/2|; the printed
     'basically not learned' is the band [0, 0.1], the corrected form lies above it."""
-    from properties.signgd.runs import GD_RATES, _gd_runs
-    r = _gd_runs(11, 1.0)
+    from properties.signgd.runs import GD_RATES, gd_runs
+    r = gd_runs(11, 1.0)
     with figstyle.figure(path, 1, 2, figsize=(10, 3.9)) as (fig, ax):
         for lr, c_ in zip(GD_RATES, ("C0", "C1")):
             tr = r[lr]
@@ -261,7 +261,7 @@ def plot_gd_qk_not_learned(path):
 
 def _stage4(cfg=CANON):
     from properties.signgd.common import stage4_pairs
-    tr, q, st_ = _run(*cfg)
+    tr, q, st_ = stage_run(*cfg)
     return tr, q, st_, stage4_pairs(q, tr.t, st_["T4m"])
 
 

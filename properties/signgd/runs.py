@@ -10,13 +10,18 @@ sigma_0 ~ 1e-3, eta ~ 6e-5, unless a run says otherwise.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from typing import NamedTuple
 
 import numpy as np
 import torch
-from hypothesis import example, given
+from hypothesis import Phase, example, given
 from hypothesis import strategies as st
 
+from properties import examples
 from properties.cache import run_cache
+from properties.check import profile
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -24,18 +29,18 @@ SEED = st.integers(0, 2**31 - 1)
 N_SAMPLES = 8
 M_K, M_V = 8, 16
 LOG = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "train_loss")
-_SETTING = ("Definition 2.1, orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
+SETTING = ("Definition 2.1, orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
             "pairwise-disjoint training supports (d = 1 + n s + 120), test supports apart, "
             "n = 8, m_k = 8, m_v = 16, fixed head 1/m_v, logistic loss, full-batch SignGD, "
             "sgn(0) = 0, float64")
-_RANGE = "sweep: s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta in [5e-5, 7e-5]"
-_STAGES = "; ".join(f"{k}: {v}" for k, v in sim.STAGE_DEFINITIONS.items())
+RANGE = "sweep: s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta in [5e-5, 7e-5]"
+STAGES = "; ".join(f"{k}: {v}" for k, v in sim.STAGE_DEFINITIONS.items())
 
 
 # --------------------------------------------------------------------------------------------
 # Runs (cached: the canonical run is shared by every property through @example)
 # --------------------------------------------------------------------------------------------
-def _all_noise_aligned(q):
+def all_noise_aligned(q):
     """Stop rule of the stage runs: every query and key noise of every seed has the sign of its
     neuron's query signal (the event that defines T_4)."""
     sa = np.sign(q["alpha"])[..., None, None]
@@ -48,8 +53,8 @@ TAIL = 0.25  # the run continues to 1.25 t*, t* = first step with all noise of a
 
 
 @run_cache(maxsize=8)
-def _run(seed0: int, n_seeds: int, s: int, sigma_p: float, sigma_0: float, eta: float,
-         cap: int, log=LOG, learnable_head: bool = False):
+def stage_run(seed0: int, n_seeds: int, s: int, sigma_p: float, sigma_0: float, eta: float,
+              cap: int, log=LOG, learnable_head: bool = False):
     """Stage run with a horizon set by the draw: it stops at 1.25 t*, where t* is the first step
     at which every seed has all its noise aligned with sgn alpha (T_4 of the slowest seed), so a
     slow draw (small s sigma_p eta) is run as far into Stage IV as a fast one; `cap` bounds it
@@ -60,14 +65,14 @@ def _run(seed0: int, n_seeds: int, s: int, sigma_p: float, sigma_0: float, eta: 
                             device="cpu")
     p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=sigma_0, device="cpu")
     tr = sim.train(prob, p0, eta=eta, steps=cap, log_every=1, test_every=100, log=log,
-                   stop=_all_noise_aligned, tail=TAIL, learnable_head=learnable_head)
+                   stop=all_noise_aligned, tail=TAIL, learnable_head=learnable_head)
     return tr, sim.squeeze_L2(tr.q), sim.stage_times(tr) if "a" in log else None
 
 
 CAP = 12000
-_T32 = dict(assumptions=_SETTING + "; " + _RANGE + "; end of training = 1.25 t*, t* the first "
-                         "step with every seed's noise aligned (after T_4 of every seed)",
-            simulation=H + ", test loss on 500 fresh samples every 100 steps")
+T32 = dict(assumptions=SETTING + "; " + RANGE + "; end of training = 1.25 t*, t* the first "
+                        "step with every seed's noise aligned (after T_4 of every seed)",
+           simulation=H + ", test loss on 500 fresh samples every 100 steps")
 # Theorem 3.2's draws shared by its items (the long 1.25 t* runs are cached across properties):
 # the sheet's CPU setting and the slow and fast corners of the sweep
 T32_EXAMPLES = ((11, 8, 30, 1.0, 1e-3, 6e-5, 12000), (12345, 4, 20, 1.0, 1.3e-3, 5e-5, 12000),
@@ -77,18 +82,173 @@ STAGE_RUN = st.tuples(SEED, st.just(4), st.integers(20, 30), st.floats(1.0, 2.0)
                       st.floats(7e-4, 1.3e-3), st.floats(5e-5, 7e-5), st.just(CAP))
 
 
-def stage_run(fn):
-    """Property over the canonical run plus Hypothesis-drawn runs of the sweep."""
-    return example(cfg=CANON)(given(cfg=STAGE_RUN)(fn))
+# --------------------------------------------------------------------------------------------
+# Configurations.  A draw stays a plain tuple: the report writes it as `cfg=(11, 8, 30, ...)`,
+# THEOREM_AUDIT_DRAW replays it as that literal, and its fingerprint (the on-disk key of the
+# draw's simulations) names the type.  A property reads the fields through `Config(*cfg)` (and
+# likewise S2Config, EpsConfig, L43Config, Case), which accepts a plain tuple or a config.
+# --------------------------------------------------------------------------------------------
+class Config(NamedTuple):
+    """A stage run's configuration: stage_run's arguments in order (CANON, T32_EXAMPLES, a draw
+    of STAGE_RUN)."""
+
+    seed0: int
+    n_seeds: int
+    s: int
+    sigma_p: float
+    sigma_0: float
+    eta: float
+    cap: int = CAP
+
+    @property
+    def seeds(self) -> list[int]:
+        return [self.seed0 + k for k in range(self.n_seeds)]
+
+    @property
+    def d(self) -> int:
+        """The stage run's dimension 1 + n s + 120."""
+        return 1 + N_SAMPLES * self.s + 120
 
 
-def _at(x, times):
+class S2Config(NamedTuple):
+    """stage2_run's (and the learnable-head runs') draw: S2_CANON, a draw of S2_RUN."""
+
+    seed0: int
+    s: int
+    sigma_p: float
+    sigma_0: float
+    eta: float
+
+
+class EpsConfig(NamedTuple):
+    """A draw with the step in units of a noise inner product's init scale, eps = eta sqrt(s) /
+    sigma_0 (TT_CANON, TT_RUN, signgd.lemma4_1's draws); eta(self) is the step it sets."""
+
+    seed0: int
+    s: int
+    sigma_p: float
+    sigma_0: float
+    eps: float
+
+    @property
+    def eta(self) -> float:
+        return float(self.eps * self.sigma_0 / np.sqrt(self.s))
+
+
+class L43Config(NamedTuple):
+    """l43_runs' draw (L43_CANON, L43_RUN): s is the ladder L43_S, so it is not drawn."""
+
+    seed0: int
+    sigma_p: float
+    sigma_0: float
+    eps: float
+
+
+class Case(NamedTuple):
+    """A small-model draw of the simulator consistency checks (signgd.step_magnitude,
+    signgd.reduced_dynamics): seeds (Hypothesis draws a list), s, n, sigma_p, sigma_0, eta."""
+
+    seeds: tuple
+    s: int
+    n: int
+    sigma_p: float
+    sigma_0: float
+    eta: float
+
+    @classmethod
+    def of(cls, case) -> Case:
+        """A hashable Case from a draw (seeds as a tuple): an lru_cache key."""
+        return cls(tuple(case[0]), *case[1:])
+
+
+# --------------------------------------------------------------------------------------------
+# Draw decorators
+# --------------------------------------------------------------------------------------------
+def explicit_draws(draws, name="cfg"):
+    """Decorator: an @example(name=draw) for each of `draws`, the first outermost (the order
+    Hypothesis runs them in)."""
+    def deco(fn):
+        for cfg in draws:
+            fn = example(**{name: cfg})(fn)
+        return fn
+    return deco
+
+
+shared_draws = explicit_draws(T32_EXAMPLES)
+shared_draws.__doc__ = ("The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting "
+                        "first), shared with signgd.theorem3_2 and lemmas 4.3, 4.4, 4.6-4.8.")
+
+
+def ci_draws(fn):
+    """Under `ci` only the explicit (shared) draws run: each stage run costs ~20-40 s of CPU and
+    is shared with signgd.theorem3_2 and lemmas 4.3, 4.4, 4.6-4.8; dev and thorough add drawn
+    ones."""
+    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
+
+
+# --------------------------------------------------------------------------------------------
+# Nulls: attention frozen (W_Q, W_K not trained)
+# --------------------------------------------------------------------------------------------
+ATTENTION = ("s11", "s21")  # the softmax outputs of the two-patch model
+
+
+def held_at_init(r, keys=ATTENTION):
+    """A copy of the dict `r` with each of `keys` (logged (T, ...) arrays) held at its init value
+    (index 0) at every logged step; the other entries as they are."""
+    out = dict(r)
+    for k_ in keys:
+        out[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
+    return out
+
+
+def attention_frozen_null(fn, keys=ATTENTION):
+    """Null factory: W_Q, W_K not trained.  Returns a function with `fn`'s arguments that is `fn`
+    with the attention quantities `keys` held at their init values (held_at_init): passed as
+    fn(*args, hold=keys) where fn takes `hold` (it holds them in the logged quantities it reads,
+    before its statistics), else held in the dict of logged arrays fn returns.  The rest of the
+    run is as trained (same data, init, horizon and stage times)."""
+    takes_hold = "hold" in inspect.signature(fn).parameters
+
+    def null_run(*args):
+        return fn(*args, hold=keys) if takes_hold else held_at_init(fn(*args), keys)
+
+    # a pure null's on-disk key names its function's module (its code version): fn's
+    null_run.__module__ = fn.__module__
+    null_run.__qualname__ = null_run.__name__ = f"attention_frozen_{fn.__name__}"
+    null_run.__doc__ = (f"Null: W_Q, W_K not trained: {', '.join(keys)} keep their init values "
+                        f"(the rest of {fn.__name__} as trained).")
+    return null_run
+
+
+# --------------------------------------------------------------------------------------------
+# Stage IV per-pair events of the stage runs (signgd.lemma4_6, signgd.lemma4_7)
+# --------------------------------------------------------------------------------------------
+def stage4_run_events(cfg, hold=()):
+    """Per-pair and per-seed Stage IV events (common.stage4_pairs) of the stage run of `cfg`
+    (the logged quantities `hold` held at init: see attention_frozen_null), with the run's T_4^-
+    and its last step `end`.  RuntimeError where a seed's T_4^- falls within TURN_LOOKBACK steps
+    of T_1 (the detector's known misfire on a long Stage I)."""
+    from properties.signgd.common import stage4_pairs
+
+    tr, q, st_ = stage_run(*cfg)
+    if np.any(st_["T4m"] <= st_["T1"] + sim.TURN_LOOKBACK):  # the detector's known misfire
+        raise RuntimeError(f"{cfg}: T_4^- within TURN_LOOKBACK steps of T_1 (long Stage I)")
+    q = held_at_init(q, hold)
+    return dict(stage4_pairs(q, tr.t, st_["T4m"]), T4m=st_["T4m"], end=float(tr.t[-1]))
+
+
+_stage4_events = functools.lru_cache(maxsize=8)(stage4_run_events)
+
+
+def stage4_events(cfg):
+    """Per-pair and per-seed Stage IV events of the stage run of `cfg` (cached)."""
+    return _stage4_events(tuple(cfg))
+
+
+def at_steps(x, times):
     """x: (T, S, ...) -> (S, ...) taken at per-seed logged steps `times` (ints)."""
     return np.stack([x[int(t), j] for j, t in enumerate(times)])
 
-
-def _fin(st_, *keys):
-    return np.all([np.isfinite(st_[k]) for k in keys], axis=0)
 
 TABLE2 = {  # rows: sign of (a, b) at init; columns: at the end of Stage II  [C numbers]
     "++": [486, 1, 0, 25], "+-": [244, 4, 9, 250], "-+": [223, 10, 4, 221], "--": [37, 2, 3, 481]}
@@ -104,7 +264,7 @@ def _table(a0, b0, a1, b1):
     return M
 
 
-def _table_fractions(M):
+def table_fractions(M):
     """aligned; P(keep|++); P(++|+-); P(++|-+); P(keep|--); positive share among aligned."""
     M = np.asarray(M, float)
     tot = M.sum()
@@ -113,14 +273,14 @@ def _table_fractions(M):
                      M[2, 0] / (M[2, 0] + M[2, 3]), M[3, 3] / M[3].sum(), M[:, 0].sum() / al]), \
         np.array([tot, M[0].sum(), M[1, 0] + M[1, 3], M[2, 0] + M[2, 3], M[3].sum(), al])
 
-def _table_at_end_of_stage3(cfg):
-    tr, q, st_ = _run(*cfg)
+def table_at_end_of_stage3(cfg):
+    tr, q, st_ = stage_run(*cfg)
     ok = np.isfinite(st_["T2"])
     t_end = st_["T4m"] - 1
-    a1, b1 = _at(q["a"], t_end), _at(q["b"], t_end)
+    a1, b1 = at_steps(q["a"], t_end), at_steps(q["b"], t_end)
     return _table(q["a"][0], q["b"][0], a1, b1), ok
 
-TABLE2_FR, TABLE2_N = _table_fractions(np.array([TABLE2[k] for k in COLS]))
+TABLE2_FR, TABLE2_N = table_fractions(np.array([TABLE2[k] for k in COLS]))
 MV_GRID = (4, 16, 64, 256)  # the m_v of the trend; "inf" (v(0) = 0) is added as the limit
 MV_ROWS = 16  # one m_v = 16 init per seed, its value rows rescaled by sqrt(16 / m_v)
 TT_SEEDS = 24
@@ -128,17 +288,17 @@ TT_CAP = 6000
 TT_CANON = (11, 30, 1.0, 1e-3, 0.01)  # seed0, s, sigma_p, sigma_0, eps = eta sqrt(s) / sigma_0
 TT_RUN = st.tuples(SEED, st.integers(20, 30), st.floats(1.0, 2.0), st.floats(7e-4, 1.3e-3),
                    st.floats(0.01, 0.03))
-_TT_RANGE = ("sweep: s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], "
+TT_RANGE = ("sweep: s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], "
              "eta = eps sigma_0 / sqrt(s) with eps in [0.01, 0.03] (the step in units of the init "
              "scale of a noise inner product: T_1 >= ~5 steps at the largest m_v)")
-_TT_SETTING = (_SETTING.replace("m_v = 16", f"m_v in {MV_GRID} and the limit m_v -> inf") +
+TT_SETTING = (SETTING.replace("m_v = 16", f"m_v in {MV_GRID} and the limit m_v -> inf") +
                f"; {TT_SEEDS} seeds per draw; each seed's m_v = {MV_ROWS} init with its value rows "
                "scaled by sqrt(16 / m_v) (exact: the trajectory depends on W_V only through the "
                "mean value v, tests/test_signgd.py::test_value_rows_enter_only_through_mean_value, "
                "and v(0) then has the m_v model's law N(0, 2 sigma_0^2 / m_v)); m_v = inf is v(0) = 0")
 
 
-def _problem(seeds, s, *, d=None, sigma_p=1.0, sigma_0=1e-3, n_test=8, m_v=M_V):
+def problem_and_init(seeds, s, *, d=None, sigma_p=1.0, sigma_0=1e-3, n_test=8, m_v=M_V):
     """Orthogonal data with disjoint training supports and the Eq. 1 init, on the CPU: the setup
     shared by the runs below (d defaults to 1 + n s + 120)."""
     d = 1 + N_SAMPLES * s + 120 if d is None else d
@@ -152,14 +312,14 @@ def _aligned_qk(q):
 
 
 @run_cache(maxsize=4)
-def _tt_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eps: float):
+def tt_runs(seed0: int, s: int, sigma_p: float, sigma_0: float, eps: float):
     """All seeds x (MV_GRID + inf) in one batched run to 1.5 x the first step at which every
     query/key noise pair of every run agrees in sign.  Returns per grid point (T1, T2) arrays
     (n_grid + 1, seeds), the closed-form T1 and the run's eta."""
     eta = eps * sigma_0 / np.sqrt(s)
     seeds = [seed0 + k for k in range(TT_SEEDS)]
     G = len(MV_GRID) + 1
-    prob, p0 = _problem(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+    prob, p0 = problem_and_init(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
                         sigma_0=sigma_0, m_v=MV_ROWS)
     scale = torch.tensor([np.sqrt(MV_ROWS / m) for m in MV_GRID] + [0.0], dtype=torch.float64)
     scale = scale.repeat_interleave(TT_SEEDS)[:, None, None, None]
@@ -182,29 +342,29 @@ L43_CANON = (11, 1.0, 1e-3, 0.02)  # seed0, sigma_p, sigma_0, eps = eta sqrt(s) 
 L43_RUN = st.tuples(SEED, st.floats(1.0, 2.0), st.floats(7e-4, 1.3e-3), st.floats(0.01, 0.03))
 L43_DELTA = 0.25  # |sum_i b_{s,i}| < delta ||b_s||_2: "near 0" for the corrected item (3)
 L43_PRINTED = 0.1  # "bounded away from 0" read as |sum_i b_{s,i}| >= 0.1 ||b_s||_2, every neuron
-_L43_SETTING = (_SETTING + f"; s in {L43_S} (every profile) at a fixed eps = eta sqrt(s) / sigma_0 (the step in "
+L43_SETTING = (SETTING + f"; s in {L43_S} (every profile) at a fixed eps = eta sqrt(s) / sigma_0 (the step in "
                 "units of a noise inner product's init scale), d = 1 + n s + s + 3; "
                 f"{L43_SEEDS} seeds per s; sweep: sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], "
                 "eps in [0.01, 0.03]; T_2 by sim.signgd.qk_alignment_time (runs to 1.5 x the first "
                 "step with all pairs aligned)")
 
 
-def _sign_patterns(n):
+def sign_patterns(n):
     return np.array([[1 - 2 * ((k >> i) & 1) for i in range(n)] for k in range(2 ** n)], float)
 
 
 @run_cache(maxsize=4)
-def _l43_runs(seed0: int, sigma_p: float, sigma_0: float, eps: float):
+def l43_runs(seed0: int, sigma_p: float, sigma_0: float, eps: float):
     """Per s in L43_S: the query/key signals' motion by T_2 in units of sigma_0 (S, m_k) and the
     normalised sums z = |sum_i x_{s,i}(T_2)| / ||x_s(T_2)||_2 for x = a, b (S, m_k) with, for each
     neuron, the probability that random independent signs on the same magnitudes give z < delta
     (exact enumeration over the 2^n sign patterns)."""
     seeds = [seed0 + k for k in range(L43_SEEDS)]
     out = {}
-    pats = _sign_patterns(N_SAMPLES)
+    pats = sign_patterns(N_SAMPLES)
     for s in L43_S:
         eta = eps * sigma_0 / np.sqrt(s)
-        prob, p0 = _problem(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+        prob, p0 = problem_and_init(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
                             sigma_0=sigma_0)
         tr = sim.train(prob, p0, eta=eta, steps=TT_CAP, log=("alpha", "beta", "a", "b"),
                        stop=_aligned_qk, tail=0.5)
@@ -213,7 +373,7 @@ def _l43_runs(seed0: int, sigma_p: float, sigma_0: float, eps: float):
             raise RuntimeError(f"s = {s}: some seed did not align within {TT_CAP} steps")
         q = sim.squeeze_L2(tr.q)
         T2 = T2.astype(int)
-        r = {k_: _at(q[k_], T2) for k_ in ("alpha", "beta", "a", "b")}
+        r = {k_: at_steps(q[k_], T2) for k_ in ("alpha", "beta", "a", "b")}
         r["dalpha"] = np.abs(r["alpha"] - q["alpha"][0]) / sigma_0
         r["dbeta"] = np.abs(r["beta"] - q["beta"][0]) / sigma_0
         for k_ in ("a", "b"):
@@ -232,14 +392,14 @@ def l43_run(fn):
 
 OPT_SEEDS, OPT_LOG_EVERY = 2, 10
 OPT_LOG = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "train_loss")
-_OPT_SETTING = _SETTING.replace("n = 8,", "n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5,")
+OPT_SETTING = SETTING.replace("n = 8,", "n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5,")
 GD_TAIL = 8000  # GD steps of the rate fit (signgd.gd.faster)
 GD_RATES = (0.1, 1.0)  # 0.1: the paper's GD rate on MNIST (App. B.1); its synthetic rate was lost
 GD_SIGMA_P = (1.0, 2.0)
 
 
 @run_cache(maxsize=4)
-def _gd_runs(seed0: int, sigma_p: float):
+def gd_runs(seed0: int, sigma_p: float):
     """SignGD (6e-5) and GD (GD_RATES), each stopped at the first logged step with L_S <= 0.05
     for every seed; and SignGD vs GD at the common rate 1e-4 (Fig. 2 (c)) for 1000 steps."""
     seeds = [seed0 + k for k in range(OPT_SEEDS)]
@@ -260,7 +420,7 @@ def _gd_runs(seed0: int, sigma_p: float):
     return out
 
 
-_GD_SETTING = _SETTING.replace("n = 8,", "n = 8, s = 30, sigma_0 = 1e-3,")
+GD_SETTING = SETTING.replace("n = 8,", "n = 8, s = 30, sigma_0 = 1e-3,")
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,7 +431,7 @@ T1_SEEDS = 16
 T1_CAP = 3000  # eps = eta sqrt(s) / sigma_0 >= 0.01 puts T_1 below ~300 steps (m_v = 1)
 
 
-def _d_positive(q):
+def d_positive(q):
     """Stop rule of the Stage I runs: D_i = V_i - V_mu > 0 for every sample of every instance."""
     return bool((q["V"][..., 0] - q["V_mu"][:, None] > 0).all())
 
@@ -286,13 +446,13 @@ def t1_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
     V_mu0 (G x seeds), V0, xi_l1 (G x seeds x n), and eta."""
     seeds = [seed0 + k for k in range(T1_SEEDS)]
     G = len(T1_MV_GRID)
-    prob, p0 = _problem(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+    prob, p0 = problem_and_init(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
                         sigma_0=sigma_0, m_v=MV_ROWS)
     scale = torch.tensor([np.sqrt(MV_ROWS / m) if m else 0.0 for m in T1_MV_GRID],
                          dtype=torch.float64).repeat_interleave(T1_SEEDS)[:, None, None, None]
     p0 = sim.Params(p0.WQ, p0.WK, p0.WV * scale, p0.H)
     tr = sim.train(prob, p0, eta=eta, steps=cap, optimizer=optimizer,
-                   log=("alpha", "beta", "a", "b", "V", "V_mu"), stop=_d_positive, tail=0.0)
+                   log=("alpha", "beta", "a", "b", "V", "V_mu"), stop=d_positive, tail=0.0)
     q = sim.squeeze_L2(tr.q)
     shape = (G, T1_SEEDS)
     return dict(T1=sim.stage_times(tr)["T1"].reshape(shape),
@@ -346,7 +506,7 @@ def stage2_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
     (a, b) at init, columns at T_4^- - 1, both in the order ++, +-, -+, --; the stage times; the
     init and end signs; s11, s21 (steps x seeds x n) over the run."""
     seeds = [seed0 + k for k in range(n_seeds)]
-    prob, p0 = _problem(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
+    prob, p0 = problem_and_init(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
     tr = sim.train(prob, p0, eta=eta, steps=CAP, optimizer=optimizer,
                    log=("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21"), stop=_PastT4m(),
                    tail=0.0)
@@ -355,7 +515,7 @@ def stage2_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
         raise RuntimeError(f"stage2_run{(seed0, s, sigma_p, sigma_0, eta)}: some seed had no "
                            f"T_4^- within {CAP} steps")
     t_end = T["T4m"].astype(int) - 1
-    a1, b1 = _at(q["a"], t_end), _at(q["b"], t_end)
+    a1, b1 = at_steps(q["a"], t_end), at_steps(q["b"], t_end)
     M = np.stack([_table(q["a"][0][j], q["b"][0][j], a1[j], b1[j]) for j in range(len(seeds))])
     return dict(M=M, T=T, a0=q["a"][0], b0=q["b"][0], a1=a1, b1=b1, steps=int(tr.t[-1]),
                 s11=q["s11"], s21=q["s21"])
@@ -364,7 +524,7 @@ def stage2_run(seed0: int, s: int, sigma_p: float, sigma_0: float, eta: float,
 def untrained_run(seed0, s, sigma_p, sigma_0, eta):
     """Null of signgd.table2 / lemma4_2: no training; the 'end' signs are the init signs."""
     seeds = [seed0 + k for k in range(S2_SEEDS)]
-    prob, p0 = _problem(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
+    prob, p0 = problem_and_init(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
     q = sim.squeeze_L2(sim.tracked(prob, p0, keep=("a", "b")))
     return dict(M=np.stack([_table(q["a"][j], q["b"][j], q["a"][j], q["b"][j])
                             for j in range(len(seeds))]))
@@ -394,7 +554,7 @@ def rate_runs(seed0: int):
     """Per optimizer of RATE_LADDER: max over the OPT_SEEDS seeds of L_S(t), logged every 10 steps
     to the horizon, on the sheet's CPU setting (s = 30, sigma_p = 1, sigma_0 = 1e-3), same data
     and init for both.  Returns {opt: (t, L)}."""
-    prob, p0 = _problem([seed0 + k for k in range(OPT_SEEDS)], 30)
+    prob, p0 = problem_and_init([seed0 + k for k in range(OPT_SEEDS)], 30)
     out = {}
     for opt, (lr, T, _) in RATE_LADDER.items():
         tr = sim.train(prob, p0, eta=lr, steps=T, optimizer=opt, log_every=10, log=("train_loss",))
@@ -427,7 +587,7 @@ def variant_run(name: str, seed0: int):
                             disjoint=False, device="cpu")
     p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=VAR_SIGMA_0, device="cpu")
     tr = sim.train(prob, p0, eta=VAR_ETA, steps=CAP, log_every=1, log=LOG,
-                   stop=_all_noise_aligned, tail=TAIL)
+                   stop=all_noise_aligned, tail=TAIL)
     q = sim.squeeze_L2(tr.q)
     ends = lambda x: x[[0, -1]].copy()  # noqa: E731
     return dict(s11=q["s11"], s21=q["s21"], V=ends(q["V"]), V_mu=ends(q["V_mu"]),
@@ -439,17 +599,13 @@ def variant_run(name: str, seed0: int):
 def variant_untrained(name: str, seed0: int):
     """Null of the variant claims: training off (every quantity at its init value, no stage
     event)."""
-    r = dict(variant_run(name, seed0))
-    for k_ in ("s11", "s21", "V", "V_mu", "train_loss", "test_loss"):
-        r[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
+    r = held_at_init(variant_run(name, seed0),
+                     ("s11", "s21", "V", "V_mu", "train_loss", "test_loss"))
     r["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
     return r
 
 
-def variant_attention_frozen(name: str, seed0: int):
-    """Null of the variant claims: W_Q, W_K not trained: the softmax outputs keep their init
-    values (the value trajectories as trained)."""
-    r = dict(variant_run(name, seed0))
-    for k_ in ("s11", "s21"):
-        r[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
-    return r
+variant_attention_frozen = attention_frozen_null(variant_run)
+variant_attention_frozen.__doc__ = ("Null of the variant claims: W_Q, W_K not trained: the softmax "
+                                    "outputs keep their init values (the value trajectories as "
+                                    "trained).")

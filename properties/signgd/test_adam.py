@@ -27,16 +27,15 @@ import functools
 import numpy as np
 from hypothesis import example, given
 
-from properties import (Claim, Inconclusive, Threshold, Tolerance, audits, check_at_least,
-                        check_close, examples, null, register, rival)
-from properties.signgd.common import lemma45_stats
-from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, SEED, TAIL, _OPT_SETTING,
-                                    _all_noise_aligned, _problem)
+from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
+                        examples, null, register, rival)
+from properties.signgd.common import exact, lemma45_stats
+from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL, all_noise_aligned,
+                                    attention_frozen_null, problem_and_init)
 from sim import signgd as sim
 
 CID, CIDQ = "signgd.adam", "signgd.adam.query_noise"
-EXACT = Threshold(0.0, "exact inequality at the reading's level (deterministic statistic of the "
-                       "run)", "derived", 0.0)
+EXACT = exact()
 SG_LOG = ("alpha", "beta", "a", "b", "V")
 
 
@@ -56,9 +55,9 @@ def _opt_runs(seed0: int):
     """SignGD (6e-5, horizon 1.25 t*), Adam beta = 0 / eps = 1e-100 and Adam beta = (0.9, 0.999) /
     eps = 1e-15 at the same rate and horizon, same data and init (OPT_SEEDS seeds, s = 30,
     sigma_p = 1, sigma_0 = 1e-3, 500 test samples)."""
-    prob, p0 = _problem([seed0 + k for k in range(OPT_SEEDS)], 30, n_test=500)
+    prob, p0 = problem_and_init([seed0 + k for k in range(OPT_SEEDS)], 30, n_test=500)
     sg = sim.train(prob, p0, eta=6e-5, steps=CAP, log_every=10, log=SG_LOG,
-                   stop=_all_noise_aligned, tail=TAIL)
+                   stop=all_noise_aligned, tail=TAIL)
     T = int(sg.t[-1])
     a0 = sim.train(prob, p0, eta=6e-5, steps=T, log_every=10, log=SG_LOG, optimizer="adam",
                    betas=(0.0, 0.0), adam_eps=1e-100)
@@ -103,13 +102,9 @@ def adam_untrained(seed):
     return out
 
 
-def adam_attention_frozen(seed):
-    """Null: W_Q, W_K not trained: the softmax outputs keep their init values (the value and
-    noise trajectories as trained)."""
-    ad = dict(_opt_runs(seed)["ad"])
-    for k_ in ("s11", "s21"):
-        ad[k_] = np.broadcast_to(ad[k_][:1], ad[k_].shape).copy()
-    return ad
+# Null: W_Q, W_K not trained: the softmax outputs keep their init values (the value and noise
+# trajectories as trained)
+adam_attention_frozen = attention_frozen_null(adam_run)
 
 
 def signgd_as_adam(seed):
@@ -146,7 +141,7 @@ register(Claim(
     id=CID, where="Section 3.2 ('Adam exhibits similar behaviors to SignGD'), App. B.3",
     statement="Adam follows a similar four-stage dynamics as SignGD and shares its convergence and "
               "generalization (fast convergence, high test loss); SignGD is a proxy for Adam.",
-    assumptions=_OPT_SETTING + "; Adam lr 6e-5 (the SignGD rate; the paper's Adam hyperparameters "
+    assumptions=OPT_SETTING + "; Adam lr 6e-5 (the SignGD rate; the paper's Adam hyperparameters "
                 f"were lost), {OPT_SEEDS} seeds per draw, horizon = SignGD's 1.25 t*; seed 11 "
                 "(the sheet's CPU setting) and seed 12345 explicit examples",
     prediction="(i) [simulator consistency] Adam with beta_1 = beta_2 = 0 and eps -> 0 IS SignGD "
@@ -201,7 +196,7 @@ register(Claim(
     id=CIDQ, where="Section 3.2 (last sentences), App. B.3",
     statement="With beta_1, beta_2 close to 1, unlike SignGD, Adam does not exhibit the sign "
               "alignment of (negative) query noise with the query signal in Stage IV.",
-    assumptions=_OPT_SETTING + f"; Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5; {OPT_SEEDS} "
+    assumptions=OPT_SETTING + f"; Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5; {OPT_SEEDS} "
                 "seeds per draw; seeds 11 and 12345 explicit examples",
     prediction="of the query noise with sgn a != sgn alpha at t_ref (SignGD's T_4^+, all key noise "
                "aligned), the fraction that has the sign of alpha at the end (SignGD's 1.25 t*): "

@@ -22,8 +22,9 @@ import numpy as np
 import torch
 from hypothesis import example, given
 
-from properties import Claim, Threshold, audits, check_at_least, check_trend, examples, null, register, rival
-from properties.signgd.runs import CANON, M_K, M_V, N_SAMPLES, SEED, _SETTING
+from properties import Claim, audits, check_at_least, check_trend, examples, null, register, rival
+from properties.signgd.common import exact
+from properties.signgd.runs import CANON, M_K, M_V, N_SAMPLES, SEED, SETTING
 from sim import signgd as sim
 
 CID = "signgd.appendix_f1"
@@ -31,8 +32,7 @@ F1_SIGMA0 = (1e-3, 1e-2, 1e-1, 3e-1)
 F1_STEPS, F1_NTEST, F1_SEEDS = 2000, 200, 4
 SMALL, LARGE = 0.05, 0.1  # the readings of 'small' and 'Theta(1)'
 TREND_FF = 1e-4
-READING = Threshold(0.0, "the reading's level (an exact inequality of the measured error)",
-                    "derived", 0.0)
+READING = exact("the reading's level (an exact inequality of the measured error)")
 
 
 @functools.lru_cache(maxsize=4)
@@ -76,7 +76,7 @@ register(Claim(
     id=CID, where="Appendix F.1",
     statement="The 0-1 test error depends on the init scale sigma_0: small for small sigma_0, "
               "Theta(1) for large sigma_0 (within Condition 3.1).",
-    assumptions=_SETTING.replace("n = 8,", "n = 8, s = 30, sigma_p = 1, eta = 6e-5,") +
+    assumptions=SETTING.replace("n = 8,", "n = 8, s = 30, sigma_p = 1, eta = 6e-5,") +
                 f"; sigma_0 in {F1_SIGMA0}; {F1_STEPS} steps (L_S <= 1e-4 by then at every "
                 f"sigma_0); {F1_SEEDS} seeds x {F1_NTEST} fresh test samples per sigma_0",
     prediction="mean 0-1 test error increasing in sigma_0 (trend over the four sizes); <= 0.05 "

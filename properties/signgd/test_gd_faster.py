@@ -3,7 +3,7 @@ the optimizers at the common rate 1e-4 (Section 3.2).
 
 Two properties on the same draws (seed0 of OPT_SEEDS seeds, the sheet's CPU setting):
 
-* the comparison of Fig. 2 (c) (runs._gd_runs(seed, 1)['fair'], lr 1e-4, 1000 steps): L_S under
+* the comparison of Fig. 2 (c) (runs.gd_runs(seed, 1)['fair'], lr 1e-4, 1000 steps): L_S under
   SignGD at or below GD's at every logged step from 100 on; SignGD's L_S(1000) <= 0.05 and GD's
   >= 0.5 (the readings of 'converged' / 'not yet');
 * the rates, an asymptotic statement in the training time t, decided by a trend (check_trend)
@@ -21,14 +21,14 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
-from properties import (Claim, Threshold, Tolerance, attach_plot, audits, check_at_least,
-                        check_trend, examples, null, register, rival)
-from properties.signgd.figures import _plot_gd_faster
-from properties.signgd.runs import _GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, _gd_runs, rate_runs
+from properties import (Claim, Tolerance, attach_plot, audits, check_at_least, check_trend,
+                        examples, null, register, rival)
+from properties.signgd.common import exact
+from properties.signgd.figures import plot_gd_faster
+from properties.signgd.runs import GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, gd_runs, rate_runs
 
 CID = "signgd.gd.faster"
-EXACT = Threshold(0.0, "exact inequality at the reading's level (deterministic statistic of the "
-                       "run)", "derived", 0.0)
+EXACT = exact()
 TREND_FF = 1e-4  # per trend check (two per draw)
 T_MIN_GD = RATE_LADDER["gd"][2][0]
 GD_ALLOW = Tolerance.derived(1.0 / np.log(T_MIN_GD / 2) ** 2,
@@ -39,7 +39,7 @@ GD_ALLOW = Tolerance.derived(1.0 / np.log(T_MIN_GD / 2) ** 2,
 
 def fair_losses(seed):
     """SignGD and GD at the common rate 1e-4: logged steps and per-seed L_S (steps x seeds)."""
-    sgn, gd = _gd_runs(seed, 1.0)["fair"]
+    sgn, gd = gd_runs(seed, 1.0)["fair"]
     return dict(t=sgn.t.copy(), signgd=sgn["train_loss"], gd=gd["train_loss"])
 
 
@@ -71,7 +71,7 @@ register(Claim(
     id=CID, where="Section 3.2 ('SignGD trains faster than GD', Fig. 2 (c))",
     statement="SignGD trains faster than GD (linear vs sublinear rate); Fig. 2 (c) uses lr 1e-4 "
               "for all optimizers.",
-    assumptions=_GD_SETTING + f", sigma_p = 1; {OPT_SEEDS} seeds per draw (seed 11, the sheet's "
+    assumptions=GD_SETTING + f", sigma_p = 1; {OPT_SEEDS} seeds per draw (seed 11, the sheet's "
                 "CPU setting, and 12345 explicit examples); Fig. 2 (c): both optimizers at lr "
                 "1e-4, 1000 steps; rates: SignGD at 6e-5 and GD at lr 1, 4000 steps",
     prediction="Fig. 2 (c): L_S(SignGD) <= L_S(GD) at every logged step >= 100, L_S(1000) <= "
@@ -80,7 +80,7 @@ register(Claim(
                "signgd.theorem3_2.item1) and like T^0 under GD (L ~ 1/t: the margin grows like "
                "log t)",
     simulation="sim.signgd.train, optimizer 'signgd' vs 'gd', same data and init "
-               "(runs._gd_runs 'fair', runs.rate_runs)",
+               "(runs.gd_runs 'fair', runs.rate_runs)",
     metric="min over seeds and logged t >= 100 of L_S^GD - L_S^SignGD; L_S at 1000; fitted "
            "log-log slope of r(T) against T over 7 T per optimizer",
     tolerance="the comparisons are exact inequalities at the readings' levels (0.05 / 0.5; "
@@ -112,7 +112,7 @@ register(Claim(
              replaces="rates"),
     ),
 ))
-attach_plot(CID, _plot_gd_faster)
+attach_plot(CID, plot_gd_faster)
 
 
 def gd_draws(fn):

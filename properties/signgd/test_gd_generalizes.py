@@ -23,7 +23,7 @@ from hypothesis import example, given
 from scipy import stats
 
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
-from properties.signgd.runs import _GD_SETTING, CAP, GD_RATES, GD_SIGMA_P, SEED, _problem
+from properties.signgd.runs import CAP, GD_RATES, GD_SETTING, GD_SIGMA_P, SEED, problem_and_init
 from sim import signgd as sim
 
 CID = "signgd.gd.generalizes"
@@ -36,7 +36,7 @@ N_CMP = len(GD_SIGMA_P) * len(GD_RATES)
 def _gen_runs(seed0: int, sigma_p: float):
     """Per optimizer ('signgd', each GD rate): the per-seed mean test loss (J,) at its stop step
     (the first logged step with L_S <= 0.05 for every seed), and the stop steps."""
-    prob, p0 = _problem([seed0 + k for k in range(GEN_SEEDS)], 30, sigma_p=sigma_p, n_test=500)
+    prob, p0 = problem_and_init([seed0 + k for k in range(GEN_SEEDS)], 30, sigma_p=sigma_p, n_test=500)
     stop = lambda q: bool(q["train_loss"].max() <= 0.05)  # noqa: E731
     kw = dict(log_every=10, log=("train_loss",), stop=stop, steps=CAP)
     runs = {"signgd": sim.train(prob, p0, eta=6e-5, **kw)}
@@ -68,7 +68,7 @@ def gd_replaced_by_signgd(seed0, sigma_p):
 def gd_untrained(seed0, sigma_p):
     """Null: GD's training off: its test loss is that of the init (f ~ 0: log 2 per sample)."""
     r = dict(_gen_runs(seed0, float(sigma_p)))
-    prob, p0 = _problem([seed0 + k for k in range(GEN_SEEDS)], 30, sigma_p=sigma_p, n_test=500)
+    prob, p0 = problem_and_init([seed0 + k for k in range(GEN_SEEDS)], 30, sigma_p=sigma_p, n_test=500)
     f, _ = sim.forward(prob.test.P, p0)
     init = torch.nn.functional.softplus(-prob.test.y * f).numpy().mean(-1)
     for lr in GD_RATES:
@@ -80,7 +80,7 @@ register(Claim(
     id=CID, where="Section 3.2 ('GD generalizes better', Fig. 2 (d)), App. B.3",
     statement="GD generalizes better than SignGD consistently across different levels of data "
               "noise (lower test loss).",
-    assumptions=_GD_SETTING + " sigma_p in " + str(GD_SIGMA_P) + "; each optimizer stopped at "
+    assumptions=GD_SETTING + " sigma_p in " + str(GD_SIGMA_P) + "; each optimizer stopped at "
                 "the first logged step (every 10) with L_S <= 0.05 for every seed (the paper's "
                 "MNIST criterion); SignGD lr 6e-5, GD lr in " + str(GD_RATES) + " (0.1 = the "
                 f"paper's MNIST GD rate); {GEN_SEEDS} seeds per draw and noise level; seed 11 "

@@ -15,26 +15,26 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
-from properties import attach_plot
-from properties.signgd.runs import _GD_SETTING, GD_RATES, SEED, _gd_runs
+from properties import Claim, attach_plot, audits, check_at_least, examples, null, register, rival
+from properties.signgd.common import exact
 from properties.signgd.figures import plot_gd_qk_not_learned
+from properties.signgd.runs import GD_RATES, GD_SETTING, SEED, gd_runs
 
 CID = "signgd.gd.qk_not_learned"
 LEVEL = 0.1  # the printed reading: 'basically not learned' = |s_21 - 1/2| <= 0.1
-EXACT = Threshold(0.0, "exact inequality at the printed reading's level 0.1 (deterministic "
-                       "statistic of the run)", "derived", 0.0)
+EXACT = exact("exact inequality at the printed reading's level 0.1 (deterministic statistic of "
+              "the run)")
 
 
 def attention_dev(seed):
     """Per GD rate: max over the draw's seeds and samples of |s_21 - 1/2| at GD's stop."""
-    r = _gd_runs(seed, 1.0)
+    r = gd_runs(seed, 1.0)
     return {lr: float(np.abs(r[lr]["s21"][-1] - 0.5).max()) for lr in GD_RATES}
 
 
 def attention_frozen(seed):
     """Null: W_Q, W_K not trained (the softmax keeps its init value whatever the stop step)."""
-    r = _gd_runs(seed, 1.0)
+    r = gd_runs(seed, 1.0)
     return {lr: float(np.abs(r[lr]["s21"][0] - 0.5).max()) for lr in GD_RATES}
 
 
@@ -58,11 +58,11 @@ register(Claim(
     id=CID, where="Appendix B.4 (last sentence), App. B.3",
     statement="For gradient descent, while the loss converges fast, the query and key parameters "
               "are basically not learned, even with a large learning rate.",
-    assumptions=_GD_SETTING + ", sigma_p = 1, L = 2; GD lr in " + str(GD_RATES) + ", stopped at "
+    assumptions=GD_SETTING + ", sigma_p = 1, L = 2; GD lr in " + str(GD_RATES) + ", stopped at "
                 "L_S <= 0.05 (logged every 10 steps), 2 seeds per draw; seed 11 (the canonical "
                 "draw) is an explicit example",
     prediction="at the GD stop, max over samples |s_21 - 1/2| <= 0.1 (attention still ~uniform)",
-    simulation="sim.signgd.train(optimizer='gd') (properties.signgd.runs._gd_runs)",
+    simulation="sim.signgd.train(optimizer='gd') (properties.signgd.runs.gd_runs)",
     metric="max over seeds and samples of |s_21 - 1/2| at the stop step, per GD rate",
     tolerance="'basically not learned' read as within 0.1 of the uniform attention 1/2; both "
               "forms compared exactly at that level (deterministic statistic)",

@@ -27,16 +27,15 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
-                        examples, null, register, rival)
-from properties.signgd.common import lemma45_stats
-from properties.signgd.runs import (_RANGE, _SETTING, CAP, H, LOG, M_V, SEED, TAIL,
-                                    _all_noise_aligned, _problem)
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, examples, null,
+                        register, rival)
+from properties.signgd.common import exact, lemma45_stats
+from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H, all_noise_aligned,
+                                    problem_and_init)
 from sim import signgd as sim
 
 CID = "signgd.learnable_head"
-EXACT = Threshold(0.0, "exact inequality / equality of deterministic statistics of the runs",
-                  "derived", 0.0)
+EXACT = exact("exact inequality / equality of deterministic statistics of the runs")
 LH_SEEDS = 2
 LH_CANON = (11, 30, 1.0, 1e-3, 6e-5)  # seed0, s, sigma_p, sigma_0, eta: the sheet's CPU setting
 LH_FAST = (777, 30, 2.0, 7e-4, 7e-5)  # the fast corner of the sweep
@@ -57,9 +56,9 @@ def _summary(tr):
 def _lh_runs(cfg):
     """(fixed-head summary, learnable-head summary) of one draw."""
     seed0, s, sigma_p, sigma_0, eta = cfg
-    prob, p0 = _problem([seed0 + k for k in range(LH_SEEDS)], s, sigma_p=sigma_p, sigma_0=sigma_0)
+    prob, p0 = problem_and_init([seed0 + k for k in range(LH_SEEDS)], s, sigma_p=sigma_p, sigma_0=sigma_0)
     return tuple(_summary(sim.train(prob, p0, eta=eta, steps=CAP, log_every=1, log=LOG,
-                                    stop=_all_noise_aligned, tail=TAIL, learnable_head=lh))
+                                    stop=all_noise_aligned, tail=TAIL, learnable_head=lh))
                  for lh in (False, True))
 
 
@@ -82,7 +81,7 @@ def _value_scale_run(cfg):
     fixed = _lh_runs(cfg)[0]
     steps = int(np.max(fixed["T"]["T3"])) + 2
     seeds = [seed0 + k for k in range(LH_SEEDS)]
-    prob, _ = _problem(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
+    prob, _ = problem_and_init(seeds, s, sigma_p=sigma_p, sigma_0=sigma_0)
     p0 = sim.init_params(seeds, d=prob.train.P.shape[-1], m_k=8, m_v=M_V, sigma_0=sigma_0,
                          head_init=sigma_0, device="cpu")
     return _summary(sim.train(prob, p0, eta=eta, steps=steps, log_every=1, log=LOG,
@@ -111,8 +110,8 @@ register(Claim(
     id=CID, where="Appendix F.3",
     statement="Training the linear head jointly (with SignGD) changes none of the above: the same "
               "stages and the same trained model (Theorem 3.2).",
-    assumptions=_SETTING.replace("fixed head 1/m_v", "head initialised at 1/m_v and trained by "
-                                 "SignGD with the rest") + "; " + _RANGE + f"; {LH_SEEDS} seeds "
+    assumptions=SETTING.replace("fixed head 1/m_v", "head initialised at 1/m_v and trained by "
+                                 "SignGD with the rest") + "; " + RANGE + f"; {LH_SEEDS} seeds "
                                  "per draw, each trained with the fixed and with the learnable "
                                  "head from the same init; the sheet's CPU setting and the fast "
                                  "corner explicit examples",

@@ -2,7 +2,7 @@
 signal is negligible next to it; query and key noise barely move before T_1.
 
 Run per draw: one batched program of L41_SEEDS seeds x m_v in L41_MV (each seed's m_v = 16 init
-with its value rows scaled by sqrt(16 / m_v), exact for the trajectory: runs._TT_SETTING), logged
+with its value rows scaled by sqrt(16 / m_v), exact for the trajectory: runs.TT_SETTING), logged
 every step until every instance has left Stage I (D_i = V_i - V_mu > 0 for every sample, the
 measured T_1 of sim.signgd.stage_times).  Draws: the paper's CPU setting (eps = eta sqrt(s) /
 sigma_0 = 0.33: T_1 of 1-5 steps) and drawn long Stage I's (eps in [0.02, 0.05]).
@@ -35,9 +35,9 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         examples, null, register, rival)
-from properties.check import Threshold
-from properties.signgd.runs import (_SETTING, _STAGES, MV_ROWS, N_SAMPLES, SEED, _d_positive,
-                                    _problem)
+from properties.signgd.common import exact
+from properties.signgd.runs import (MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, d_positive,
+                                    problem_and_init)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_1"
@@ -48,7 +48,7 @@ PAPER_CFG = (11, 30, 1.0, 1e-3, 0.33)  # seed0, s, sigma_p, sigma_0, eps: eta = 
 L41_RUN = st.tuples(SEED, st.integers(20, 30), st.floats(1.0, 2.0), st.floats(7e-4, 1.3e-3),
                     st.floats(0.02, 0.05))
 FALSE_FAIL = 1e-4  # per check; 4 checks per draw
-EXACT = Threshold(0.0, "exact inequality (deterministic event of the run)", "derived", 0.0)
+EXACT = exact("exact inequality (deterministic event of the run)")
 
 
 @functools.lru_cache(maxsize=4)
@@ -56,7 +56,7 @@ def _stage1(seed0, s, sigma_p, sigma_0, eps, frozen_values=False):
     eta = eps * sigma_0 / np.sqrt(s)
     seeds = [seed0 + k for k in range(L41_SEEDS)]
     G = len(L41_MV)
-    prob, p0 = _problem(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
+    prob, p0 = problem_and_init(seeds * G, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p,
                         sigma_0=sigma_0, m_v=MV_ROWS)
     scale = torch.tensor([np.sqrt(MV_ROWS / m) for m in L41_MV], dtype=torch.float64)
     p0 = sim.Params(p0.WQ, p0.WK, p0.WV * scale.repeat_interleave(L41_SEEDS)[:, None, None, None],
@@ -65,7 +65,7 @@ def _stage1(seed0, s, sigma_p, sigma_0, eps, frozen_values=False):
         lr = dict(eta=eta, steps=0)
     else:
         lr = dict(eta=eta, steps=L41_CAP)
-    tr = sim.train(prob, p0, log=("alpha", "beta", "a", "b", "V", "V_mu"), stop=_d_positive,
+    tr = sim.train(prob, p0, log=("alpha", "beta", "a", "b", "V", "V_mu"), stop=d_positive,
                    tail=0.0, **lr)
     q = sim.squeeze_L2(tr.q)
     xi2 = (prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0]  # (GS, n)
@@ -114,7 +114,7 @@ register(Claim(
     statement="(1) The mean value noise shifts early and becomes linear: V_i(t) = Theta(t eta s "
               "sigma_p) from T_1 on; (2) the mean value signal is negligible next to it; (3) query "
               "and key noise barely move before T_1.",
-    assumptions=_SETTING.replace("m_v = 16", f"m_v in {L41_MV}").replace(
+    assumptions=SETTING.replace("m_v = 16", f"m_v in {L41_MV}").replace(
         "d = 1 + n s + 120", "d = 1 + n s + s + 3") + f"; {L41_SEEDS} seeds per m_v and draw "
                 "(each seed's m_v = 16 init with its value rows scaled by sqrt(16 / m_v)); draws: "
                 "the paper's CPU setting (s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and "
@@ -137,7 +137,7 @@ register(Claim(
             "(1)'s rate and (2)'s ratio of rates are consistency checks of the linear value "
             "dynamics and the data's noise law. Alternatives: rivals 'rate without sqrt(2/pi)' and "
             "'l2 rate' for (1)'s constant; null 'W_V frozen' (no instance leaves Stage I). "
-            + _STAGES,
+            + STAGES,
     audit_gap="(1)'s 'from T_1 on' and (2) are not audited: both depend on T_1's definition, lost "
               "in extraction. At the measured T_1 (the first step with D_i > 0 for every sample) "
               "the last sample to cross has V_i ~ V_mu, so (2) fails there by definition, and "

@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
-                        examples, null, register, rival)
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
+                        null, register, rival)
 from properties.signgd.common import clustered_fractions, t_crit
-from properties.signgd.runs import (_SETTING, S2_CANON, S2_RUN, S2_SEEDS, random_sign_run,
+from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, random_sign_run,
                                     stage2_run, untrained_run)
 
 CID = "signgd.lemma4_2"
@@ -63,7 +63,7 @@ register(Claim(
     statement="Query and key noise align their signs per (neuron, sample): pairs that agree at "
               "init keep their sign and grow; pairs that disagree resolve to either sign with "
               "conditional probability at least about 1/2 each.",
-    assumptions=_SETTING + f"; {S2_SEEDS} seeds per draw, s in [20, 30], sigma_p in [1, 2], "
+    assumptions=SETTING + f"; {S2_SEEDS} seeds per draw, s in [20, 30], sigma_p in [1, 2], "
                 "sigma_0 in [7e-4, 1.3e-3], eta in [5e-5, 7e-5]; the sheet's CPU setting "
                 "(s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is an explicit example",
     prediction="after Stage II: sgn a = sgn b for >= 98% of pairs; P(keep | agree) >= 0.9; "

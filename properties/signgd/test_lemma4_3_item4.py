@@ -8,7 +8,7 @@ least as fast as s^{-1/2} (one-sided exponent bound, bootstrap standard error). 
 (s = 20-30) the signals have moved ~0.4-0.5 sigma_0 by T_2 against an init of ~0.7 sigma_0 in
 median: 'still at init' is false there and holds only as the trend (one size decides nothing).
 
-Runs: runs._l43_runs (full model, every step, 16 seeds per s in (20, 40, 80, 160), each run to
+Runs: runs.l43_runs (full model, every step, 16 seeds per s in (20, 40, 80, 160), each run to
 1.5 x the first step with all pairs aligned; T_2 by sim.signgd.qk_alignment_time).
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_trend, examples,
                         loglog_slope, null, register, rival)
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import L43_S, _L43_SETTING, _l43_runs, l43_run
+from properties.signgd.runs import L43_S, L43_SETTING, l43_run, l43_runs
 
 CID = "signgd.lemma4_3.item4"
 BOOT = 2000
@@ -28,7 +28,7 @@ FALSE_FAIL = 1e-4  # per check (four per draw, three draws)
 
 def signal_motion(cfg):
     """Per s: |alpha(T_2) - alpha(0)| / sigma_0 and the same for beta, (seeds, m_k) each."""
-    runs = _l43_runs(*cfg)
+    runs = l43_runs(*cfg)
     return {k_: np.stack([runs[s][k_] for s in L43_S]) for k_ in ("dalpha", "dbeta")}
 
 
@@ -51,12 +51,12 @@ def rate_double_counted():
 register(Claim(
     id=CID, where="Lemma 4.3 (4) (end of Stage II), Section 4.1",
     statement="At T_2 the query and key signals alpha_s, beta_s are still at their init.",
-    assumptions=_L43_SETTING,
+    assumptions=L43_SETTING,
     prediction="[R] read as o(1) relative motion, audited as a trend: [D] |alpha(T_2) - alpha(0)| "
                "<= eta T_2 and eta T_2 / sigma_0 = Theta(s^{-1/2}) to leading order "
                "(signgd.t2_vs_t1), so the median motion in units of sigma_0 (the init scale of "
                "alpha) decreases along s, with a log-log exponent of at most -1/2",
-    simulation="sim.signgd.train (full model), every step (runs._l43_runs)",
+    simulation="sim.signgd.train (full model), every step (runs.l43_runs)",
     metric="median over seeds and neurons of |alpha(T_2) - alpha(0)| / sigma_0 (and of beta) "
            "per s; its log-log trend along s",
     tolerance="direction: check_trend, decreasing, weighted by the bootstrap SE of each log "

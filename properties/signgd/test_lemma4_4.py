@@ -3,7 +3,7 @@ key/query noise sums; |alpha|, |beta| = Theta(T_3 eta); the softmax stays near 1
 
 An asymptotic statement (w.h.p. as the problem grows; 'Theta', 'near'): under the asymptotic
 policy one size decides nothing, whichever way it points.  At the CPU size (n = 8, s in [20, 30])
-on the stage runs (runs._run, the shared Theorem 3.2 draws):
+on the stage runs (runs.stage_run, the shared Theorem 3.2 draws):
 
 * vote (printed, strict expected failure): every neuron follows its vote at T_4^- - 1.  Fails: a
   neuron whose vote sum_i b_{s,i} is a near-tie (signgd.lemma4_3.item3: random-sign sums) can
@@ -24,46 +24,34 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import given
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
-                        examples, null, register, rival)
-from properties.check import profile
-from properties.signgd.runs import (_RANGE, _SETTING, _STAGES, H, STAGE_RUN, T32_EXAMPLES, _at,
-                                    _run)
+from properties import Claim, Tolerance, audits, check_at_least, check_close, null, register, rival
+from properties.signgd.common import exact
+from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, at_steps,
+                                    attention_frozen_null, ci_draws, held_at_init, shared_draws,
+                                    stage_run)
 
 CID = "signgd.lemma4_4"
-EXACT = Threshold(0.0, "exact inequality at the reading's level (deterministic statistic of the "
-                       "run)", "derived", 0.0)
+EXACT = exact()
 NEAR = 0.05
 
 
-def shared_draws(fn):
-    """The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting first)."""
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
-
-
-def ci_draws(fn):
-    """Under `ci` only the shared explicit draws run (each stage run costs ~20-40 s of CPU and is
-    shared with signgd.theorem3_2 and lemmas 4.3, 4.6-4.8); dev / thorough add drawn ones."""
-    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
-
-
-def _signals(q, st_, eta):
+def _signals(cfg, hold=()):
+    """|alpha|, |beta| at init and at T_4^- per seed and neuron (the logged quantities `hold`
+    held at init)."""
+    cfg = Config(*cfg)
+    _, q, st_ = stage_run(*cfg)
+    q = held_at_init(q, hold)
     T4m = st_["T4m"].astype(float)
-    out = dict(T=T4m, eta=float(eta))
+    out = dict(T=T4m, eta=float(cfg.eta))
     for k_ in ("alpha", "beta"):
         out[k_ + "0"] = np.abs(q[k_][0])
-        out[k_] = np.abs(_at(q[k_], T4m))
+        out[k_] = np.abs(at_steps(q[k_], T4m))
     return out
 
 
-@functools.lru_cache(maxsize=8)
-def _sig(cfg):
-    _, q, st_ = _run(*cfg)
-    return _signals(q, st_, cfg[5])
+_sig = functools.lru_cache(maxsize=8)(_signals)
 
 
 def signals_at_T4m(cfg):
@@ -71,11 +59,8 @@ def signals_at_T4m(cfg):
     return _sig(tuple(cfg))
 
 
-def attention_frozen(cfg):
-    """Null: W_Q, W_K not trained (the signals keep their init values); same T_4^-."""
-    _, q, st_ = _run(*cfg)
-    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "beta")}
-    return _signals(fz, st_, cfg[5])
+# Null: W_Q, W_K not trained (the signals keep their init values); same T_4^-
+attention_frozen = attention_frozen_null(_signals, ("alpha", "beta"))
 
 
 def linear_growth(eta, T, x0):
@@ -94,7 +79,7 @@ register(Claim(
     statement="In Stage III the sign of each query signal alpha_s follows sgn(sum_i b_{s,i}) and "
               "each key signal beta_s follows -sgn(sum_i a_{s,i}); |alpha|, |beta| = Theta(T_3 eta); "
               "the softmax outputs stay near 1/2.",
-    assumptions=_SETTING + "; " + _RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
+    assumptions=SETTING + "; " + RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
                 "8 seeds, and the slow and fast corners, 4 seeds); dev / thorough add drawn ones",
     prediction="the voted signs hold for every neuron at T_4^- - 1; |alpha_s(T)|, |beta_s(T)| "
                "= Theta(eta T) at T = T_4^- (envelope |x(0)| + eta T, median ratio >= 1/2); "
@@ -109,7 +94,7 @@ register(Claim(
     reading="[R] forms; 'near 1/2' read as within 0.05. A neuron whose vote sum_i b_{s,i} is "
             "close to 0 (n = 8 is even: near-ties happen) can settle late; T_3 = T_4^- then. "
             "Alternatives of the magnitude property: rival 'still at init', null 'attention "
-            "frozen'. " + _STAGES,
+            "frozen'. " + STAGES,
     audit_gap="Theta(T_3 eta) is audited as the exact envelope |x(T)| <= |x(0)| + eta T for every "
               "neuron (automatic: constant step magnitude) plus a lower bound of 1/2 for the "
               "median neuron, not for every neuron: a near-tie neuron that follows its vote late "
@@ -151,10 +136,10 @@ register(Claim(
 @shared_draws
 @given(cfg=STAGE_RUN)
 def test_signgd_lemma4_4_vote(cfg):
-    _, q, st_ = _run(*cfg)
+    _, q, st_ = stage_run(*cfg)
     t_end = st_["T4m"] - 1
-    al, be = _at(q["alpha"], t_end), _at(q["beta"], t_end)
-    a, b = _at(q["a"], t_end), _at(q["b"], t_end)
+    al, be = at_steps(q["alpha"], t_end), at_steps(q["beta"], t_end)
+    a, b = at_steps(q["a"], t_end), at_steps(q["b"], t_end)
     vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
     check_at_least(CID, -float((~vote).sum()), EXACT,
                    what=f"{(~vote).sum()} of {vote.size} neurons not following their vote at "
@@ -189,8 +174,8 @@ def test_signgd_lemma4_4_magnitude(world, cfg):
 @shared_draws
 @given(cfg=STAGE_RUN)
 def test_signgd_lemma4_4_softmax(cfg):
-    _, q, st_ = _run(*cfg)
+    _, q, st_ = stage_run(*cfg)
     T3 = st_["T3"]
     ok = np.isfinite(T3)
-    dev = max(float(np.abs(_at(q[k_][:, ok], T3[ok]) - 0.5).max()) for k_ in ("s11", "s21"))
+    dev = max(float(np.abs(at_steps(q[k_][:, ok], T3[ok]) - 0.5).max()) for k_ in ("s11", "s21"))
     check_at_least(CID, NEAR - dev, EXACT, what=f"max |s - 1/2| at T_3 = {dev:.3g} <= {NEAR}")

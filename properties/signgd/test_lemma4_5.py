@@ -15,14 +15,15 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
+from properties import Claim, audits, check_at_least, examples, null, register, rival
+from properties.signgd.common import exact
 from properties.signgd.figures import plot_softmax
-from properties.signgd.runs import _SETTING, S2_CANON, S2_RUN, S2_SEEDS, stage2_run
+from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, attention_frozen_null,
+                                    stage2_run)
 
 CID = "signgd.lemma4_5"
-EXACT = Threshold(0.0, "exact inequality: the statistic is a deterministic function of the run "
-                       "(a least-squares exponent of the logged softmax, or its extreme)",
-                  "derived", 0.0)
+EXACT = exact("exact inequality: the statistic is a deterministic function of the run (a "
+              "least-squares exponent of the logged softmax, or its extreme)")
 
 
 def lemma_roles():
@@ -41,14 +42,9 @@ def both_stay():
     return dict(lemma_roles(), decays=(), stays=("s11", "s21"))
 
 
-def attention_frozen(seed0, s, sigma_p, sigma_0, eta):
-    """Null: W_Q, W_K not trained (the attention is then a function of the fixed data only, so
-    every softmax output keeps its init value); same horizon and T_4^- as the SignGD run."""
-    r = stage2_run(seed0, s, sigma_p, sigma_0, eta)
-    out = dict(r)
-    for k_ in ("s11", "s21"):
-        out[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
-    return out
+# Null: W_Q, W_K not trained (the attention is then a function of the fixed data only, so every
+# softmax output keeps its init value); same horizon and T_4^- as the SignGD run
+attention_frozen = attention_frozen_null(stage2_run)
 
 
 def _exponent(y, t):
@@ -63,7 +59,7 @@ register(Claim(
     id=CID, where="Lemma 4.5 (Stage IV), Section 4.1; Fig. 1 (c)",
     statement="The noise-signal softmax s_21 decays exponentially fast while s_11 stays near 1/2, "
               "until a time T_4^-.",
-    assumptions=_SETTING + f"; {S2_SEEDS} seeds per draw, s in [20, 30], sigma_p in [1, 2], "
+    assumptions=SETTING + f"; {S2_SEEDS} seeds per draw, s in [20, 30], sigma_p in [1, 2], "
                 "sigma_0 in [7e-4, 1.3e-3], eta in [5e-5, 7e-5]; the sheet's CPU setting is an "
                 "explicit example",
     prediction="on [T_4^-/4, T_4^-]: -log(2 s_21) grows at least linearly in t (fitted exponent "

@@ -1,7 +1,7 @@
 """signgd.lemma4_6: after T_4^-, every key noise whose sign differs from its neuron's query signal
 turns and aligns with it (by T_4^+).  Refuted at CPU size in the reading with content.
 
-Runs: the stage runs (runs._run: 1.25 t*, t* the first step with every seed's noise aligned) on
+Runs: the stage runs (runs.stage_run: 1.25 t*, t* the first step with every seed's noise aligned) on
 the shared Theorem 3.2 draws (runs.T32_EXAMPLES); per-pair events by common.stage4_pairs (the
 same events as signgd.lemma4_7).
 
@@ -27,49 +27,23 @@ same events as signgd.lemma4_7).
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import given
 
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
-from properties import attach_plot
-from properties.check import profile
-from properties.signgd.common import stage4_pairs
-from properties.signgd.runs import _RANGE, _SETTING, _STAGES, H, STAGE_RUN, T32_EXAMPLES, _run
+from properties import Claim, attach_plot, audits, check_at_least, null, register, rival
+from properties.signgd.common import exact
 from properties.signgd.figures import plot_lemma4_6
-from sim import signgd as sim
+from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
+                                    ci_draws, shared_draws, stage4_events, stage4_run_events)
 
 CID = "signgd.lemma4_6"
-EXACT = Threshold(0.0, "exact inequality between integer counts / step numbers (deterministic "
-                       "events of the run)", "derived", 0.0)
+EXACT = exact("exact inequality between integer counts / step numbers (deterministic events of "
+              "the run)")
 
 
-def shared_draws(fn):
-    """The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting first)."""
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
-
-
-@functools.lru_cache(maxsize=8)
-def _events(cfg):
-    tr, q, st_ = _run(*cfg)
-    if np.any(st_["T4m"] <= st_["T1"] + sim.TURN_LOOKBACK):  # the detector's known misfire
-        raise RuntimeError(f"{cfg}: T_4^- within TURN_LOOKBACK steps of T_1 (long Stage I)")
-    return dict(stage4_pairs(q, tr.t, st_["T4m"]), T4m=st_["T4m"], end=float(tr.t[-1]))
-
-
-def stage4_events(cfg):
-    """Per-pair and per-seed Stage IV events of the stage run of `cfg`."""
-    return _events(tuple(cfg))
-
-
-def attention_frozen(cfg):
-    """Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-."""
-    tr, q, st_ = _run(*cfg)
-    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "a", "b")}
-    return dict(stage4_pairs(fz, tr.t, st_["T4m"]), T4m=st_["T4m"], end=float(tr.t[-1]))
+# Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-
+attention_frozen = attention_frozen_null(stage4_run_events, ("alpha", "a", "b"))
 
 
 def key_noise():
@@ -86,7 +60,7 @@ register(Claim(
     id=CID, where="Lemma 4.6 (Stage IV), Section 4.1; Fig. 1 (d)",
     statement="After T_4^-, every key noise whose sign differs from the query signal turns and "
               "aligns with it (by T_4^+).",
-    assumptions=_SETTING + "; " + _RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
+    assumptions=SETTING + "; " + RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
                 "8 seeds, and the slow and fast corners, 4 seeds); dev / thorough add drawn ones "
                 "(4 seeds)",
     prediction="every key noise b_(s,i) with sgn b != sgn alpha_s at T_4^- (i) turns: moves "
@@ -114,7 +88,7 @@ register(Claim(
             "content, the paper's Lemma 4.6 (1) (its formula was lost: the key noise's update "
             "has the sign of alpha from T_4^- on) per pair from its own turn. Alternatives of "
             "the literal property: rival 'query noise' (Lemma 4.7's roles), null 'attention "
-            "frozen'. Whether (ii)'s failures vanish with size (d, s) is not shown. " + _STAGES,
+            "frozen'. Whether (ii)'s failures vanish with size (d, s) is not shown. " + STAGES,
     history=("2026-12-03 (issue 11): the end-of-run checks (T_4^- < T_4^+ <= end; every key "
              "noise aligned at the end), automatic under the stop rule, are kept but labelled; "
              "the monotone reading (ii) was added as the content before it was run, and failed "
@@ -128,12 +102,6 @@ register(Claim(
     ),
 ))
 attach_plot(CID, plot_lemma4_6)
-
-
-def ci_draws(fn):
-    """Under `ci` only the shared explicit draws run (each stage run costs ~20-40 s of CPU and is
-    shared with signgd.theorem3_2, lemma4_7, lemma4_8); dev and thorough add drawn ones."""
-    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
 
 
 @audits(CID)

@@ -1,7 +1,7 @@
 """signgd.lemma4_7: query noise aligns with the query signal later (delayed) than key noise
 (erratum: per pair as printed fails, completion order per seed holds).
 
-Runs: the stage runs (runs._run: 1.25 t*, t* the first step with every seed's noise aligned),
+Runs: the stage runs (runs.stage_run: 1.25 t*, t* the first step with every seed's noise aligned),
 on the draws of Theorem 3.2 (runs.T32_EXAMPLES: the sheet's CPU setting and the slow and fast
 corners of the sweep, cached and shared with signgd.theorem3_2, lemma4_6, lemma4_8; under ci
 only these, dev / thorough add drawn ones).  Per-pair events by common.stage4_pairs.
@@ -21,55 +21,22 @@ only these, dev / thorough add drawn ones).  Per-pair events by common.stage4_pa
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import given
 
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
-from properties import attach_plot
-from properties.check import profile
-from properties.signgd.common import stage4_pairs
-from properties.signgd.runs import _RANGE, _SETTING, _STAGES, H, STAGE_RUN, T32_EXAMPLES, _run
+from properties import Claim, attach_plot, audits, check_at_least, null, register, rival
+from properties.signgd.common import exact
 from properties.signgd.figures import plot_lemma4_7
-from sim import signgd as sim
+from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
+                                    ci_draws, shared_draws, stage4_events, stage4_run_events)
 
 CID = "signgd.lemma4_7"
-EXACT = Threshold(0.0, "exact inequality between integer step counts (deterministic event "
-                       "times of the run)", "derived", 0.0)
+EXACT = exact("exact inequality between integer step counts (deterministic event times of the run)")
 
 
-def shared_draws(fn):
-    """The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting first)."""
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
-
-
-def ci_draws(fn):
-    """Under `ci` only the shared explicit draws run (each stage run costs ~20-40 s of CPU and is
-    shared with signgd.theorem3_2, lemma4_6, lemma4_8); dev and thorough add drawn ones."""
-    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
-
-
-@functools.lru_cache(maxsize=8)
-def _events(cfg):
-    tr, q, st_ = _run(*cfg)
-    if np.any(st_["T4m"] <= st_["T1"] + sim.TURN_LOOKBACK):  # the detector's known misfire
-        raise RuntimeError(f"{cfg}: T_4^- within TURN_LOOKBACK steps of T_1 (long Stage I)")
-    return dict(stage4_pairs(q, tr.t, st_["T4m"]), T4m=st_["T4m"])
-
-
-def stage4_events(cfg):
-    """Per-pair and per-seed Stage IV events of the stage run of `cfg`."""
-    return _events(tuple(cfg))
-
-
-def attention_frozen(cfg):
-    """Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-."""
-    tr, q, st_ = _run(*cfg)
-    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "a", "b")}
-    return dict(stage4_pairs(fz, tr.t, st_["T4m"]), T4m=st_["T4m"])
+# Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-
+attention_frozen = attention_frozen_null(stage4_run_events, ("alpha", "a", "b"))
 
 
 def query_after_key():
@@ -91,7 +58,7 @@ def together():
 register(Claim(
     id=CID, where="Lemma 4.7 (Stage IV), Section 4.1; Fig. 1 (d)",
     statement="Query noise aligns with the query signal later (delayed) than key noise.",
-    assumptions=_SETTING + "; " + _RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
+    assumptions=SETTING + "; " + RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
                 "8 seeds, and the slow and fast corners, 4 seeds); dev / thorough add drawn ones "
                 "(4 seeds)",
     prediction="printed (per pair): for every pair with both signs against alpha at T_4^-, the "
@@ -114,7 +81,7 @@ register(Claim(
             "true by definition and is replaced by the strict order, which is not. Alternatives "
             "of the corrected form: rivals 'key noise last' (T_4^+ > T_q) and 'together' "
             "(T_q = T_4^+); null 'attention frozen' (nothing aligns: T_q = T_4^+ = inf). "
-            + _STAGES,
+            + STAGES,
     history=("2026-12-03 (issue 11): the corrected form was 'T_4 > T_4^+' with the control "
              "'T_4 < T_4^+' (identically false by definition); now the same order stated as "
              "T_q > T_4^+ with two rivals and a null; draws: the three shared Theorem 3.2 draws "

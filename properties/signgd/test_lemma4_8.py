@@ -1,7 +1,7 @@
 """signgd.lemma4_8 (end of Stage IV): at T_4 every query and key noise has the sign of its neuron's
 query signal; the training loss has not yet converged (Theta(1)).
 
-(1) On the stage runs (runs._run, the shared Theorem 3.2 draws; per-seed events by
+(1) On the stage runs (runs.stage_run, the shared Theorem 3.2 draws; per-seed events by
 common.stage4_pairs).  What the stop rule makes automatic: the run stops 0.25 t* after the first
 step t* with every noise of every seed aligned, and T_4 is by definition the step from which
 every noise is aligned; so 'at T_4 every noise is aligned' is true whenever T_4 is finite, and
@@ -23,33 +23,23 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import given
 
-from properties import (Claim, Threshold, audits, check_at_least, examples, null, register,
-                        rival)
-from properties.check import profile
-from properties.signgd.common import stage4_pairs
-from properties.signgd.runs import _RANGE, _SETTING, _STAGES, H, STAGE_RUN, T32_EXAMPLES, _run
+from properties import Claim, audits, check_at_least, null, register, rival
+from properties.signgd.common import exact, stage4_pairs
+from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
+                                    ci_draws, held_at_init, shared_draws, stage_run)
 
 CID = "signgd.lemma4_8"
-EXACT = Threshold(0.0, "exact inequality between step numbers / fractions (deterministic events "
-                       "of the run)", "derived", 0.0)
+EXACT = exact("exact inequality between step numbers / fractions (deterministic events of the run)")
 
 
-def shared_draws(fn):
-    """The three explicit draws of runs.T32_EXAMPLES (the sheet's CPU setting first)."""
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
-
-
-def ci_draws(fn):
-    """Under `ci` only the shared explicit draws run (each stage run costs ~20-40 s of CPU and is
-    shared with signgd.theorem3_2, lemma4_6, lemma4_7); dev and thorough add drawn ones."""
-    return examples(1, phases=[Phase.explicit])(fn) if profile() == "ci" else examples(1)(fn)
-
-
-def _end_state(q, t, T4m):
+def _end_state(cfg, hold=()):
+    """Per seed: T_4 (from the per-pair events), the stop rule's t*, the last step, and the
+    aligned fraction of query noise at the end and at T_4^- (the logged quantities `hold` held
+    at init)."""
+    tr, q, st_ = stage_run(*cfg)
+    q, t, T4m = held_at_init(q, hold), tr.t, st_["T4m"]
     ev = stage4_pairs(q, t, T4m)
     sa = np.sign(q["alpha"])[..., None]
     al = ((np.sign(q["a"]) == sa) & (np.sign(q["b"]) == sa)).all((-1, -2, -3))
@@ -60,10 +50,7 @@ def _end_state(q, t, T4m):
                 query_end=(np.sign(q["a"][-1]) == sa[-1]).mean((-1, -2)), query_T4m=q4)
 
 
-@functools.lru_cache(maxsize=8)
-def _state(cfg):
-    tr, q, st_ = _run(*cfg)
-    return _end_state(q, tr.t, st_["T4m"])
+_state = functools.lru_cache(maxsize=8)(_end_state)
 
 
 def end_state(cfg):
@@ -72,11 +59,8 @@ def end_state(cfg):
     return _state(tuple(cfg))
 
 
-def attention_frozen(cfg):
-    """Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-."""
-    tr, q, st_ = _run(*cfg)
-    fz = {k_: np.broadcast_to(q[k_][:1], q[k_].shape) for k_ in ("alpha", "a", "b")}
-    return _end_state(fz, tr.t, st_["T4m"])
+# Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-
+attention_frozen = attention_frozen_null(_end_state, ("alpha", "a", "b"))
 
 
 def all_aligned(state):
@@ -94,7 +78,7 @@ register(Claim(
     id=CID, where="Lemma 4.8 (end of Stage IV), Section 4.1",
     statement="At T_4 every query and key noise has the sign of its neuron's query signal; the "
               "training loss has not yet converged (Theta(1)).",
-    assumptions=_SETTING + "; " + _RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU "
+    assumptions=SETTING + "; " + RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU "
                 "setting, 8 seeds, and the slow and fast corners, 4 seeds; dev / thorough add "
                 "drawn ones)",
     prediction="(1) T_4 <= t* (reached, and kept through the tail of 0.25 t*) for every seed, and "
@@ -106,7 +90,7 @@ register(Claim(
     reading="(1) 'at T_4 every noise aligned' holds by the definition of T_4 and the stop rule "
             "whenever T_4 is finite (not evidence); the content checked is that alignment is "
             "reached within the cap and kept through the tail (T_4 <= t*). Alternatives: rival "
-            "'query noise stays' (Adam's Stage IV), null 'attention frozen'. " + _STAGES,
+            "'query noise stays' (Adam's Stage IV), null 'attention frozen'. " + STAGES,
     audit_gap="(2) is not audited: at CI size (m_k = 8) L_S(T_4) ~ 1e-6 (4e-8 to 6e-6 over 3 "
               "draws x 2 seeds: seeds 11-12 and two drawn pairs). It rises with m_k (1.2e-3 to 2.1e-3 at "
               "m_k = 32, 2.4e-2 to 3.4e-2 at m_k = 128, same seeds; T_4 shrinks ~ 1/m_k), "

@@ -21,14 +21,14 @@ import functools
 import numpy as np
 from hypothesis import example, given
 
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
-from properties.signgd.runs import _SETTING, M_K, M_V, N_SAMPLES, SEED
+from properties import Claim, audits, check_at_least, examples, null, register, rival
+from properties.signgd.common import exact
+from properties.signgd.runs import M_K, M_V, N_SAMPLES, SEED, SETTING, attention_frozen_null
 from sim import signgd as sim
 
 CID = "signgd.longer_context"
 LC_L, LC_S, LC_STEPS = 3, 20, 4000
-EXACT = Threshold(0.0, "exact inequality at the reading's level (deterministic statistic of the "
-                       "run)", "derived", 0.0)
+EXACT = exact()
 
 
 @functools.lru_cache(maxsize=4)
@@ -57,12 +57,8 @@ def lc_run(seed):
     return _lc_run(seed)
 
 
-def attention_frozen(seed):
-    """Null: W_Q, W_K not trained: every softmax row keeps its init value (~1/3 per patch)."""
-    r = dict(_lc_run(seed))
-    for k_ in ("s12", "s22"):
-        r[k_] = np.broadcast_to(r[k_][:1], r[k_].shape).copy()
-    return r
+# Null: W_Q, W_K not trained: every softmax row keeps its init value (~1/3 per patch)
+attention_frozen = attention_frozen_null(lc_run, ("s12", "s22"))
 
 
 register(Claim(
@@ -71,7 +67,7 @@ register(Claim(
               "becomes one-hot on a single noise patch; the noise-query outputs converge faster "
               "than the signal-query ones; the dominant query/key noise takes the sign of the "
               "query signal.",
-    assumptions=_SETTING.replace("n = 8,", f"L = {LC_L}, s = {LC_S}, sigma_p = 1, eta = 6e-5, "
+    assumptions=SETTING.replace("n = 8,", f"L = {LC_L}, s = {LC_S}, sigma_p = 1, eta = 6e-5, "
                                  "sigma_0 = 1e-3, n = 8,") + f"; {LC_STEPS} steps (L_S ~ 1e-10 "
                                  "at the end); 2 seeds per draw; seeds 11 and 370 explicit examples",
     prediction="(1) at the end every row's largest weight on a noise key: >= 0.99 for noise "

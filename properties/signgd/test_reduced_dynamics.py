@@ -18,7 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import _SETTING, SEED
+from properties.signgd.runs import SEED, SETTING, Case
 from sim import signgd as sim
 
 CID = "signgd.reduced_dynamics"
@@ -41,18 +41,14 @@ def _full(case, optimizer):
     return dict(q=sim.squeeze_L2(tr.q), c=eta * tr.xi_l1[..., 0], eta=eta)
 
 
-def _key(case):
-    return (tuple(case[0]),) + tuple(case[1:])
-
-
 def full_signgd(case):
     """The full model under SignGD, logged every step."""
-    return _full(_key(case), "signgd")
+    return _full(Case.of(case), "signgd")
 
 
 def full_gd(case):
     """Null: the full model under GD at the same eta, same data and init."""
-    return _full(_key(case), "gd")
+    return _full(Case.of(case), "gd")
 
 
 def _variant(alpha, beta, a, b, V_mu, V, c, eta, steps, *, value=2.0, beta_sign=-1.0, swap=False):
@@ -105,13 +101,13 @@ def query_key_rules_swapped(*args):
 
 
 register(Claim(
-    id=CID, where="Statement sheet, 'Exact reduced dynamics' [D] (Section 4)",
+    id=CID, kind="consistency", where="Statement sheet, 'Exact reduced dynamics' [D] (Section 4)",
     statement="For orthogonal data with pairwise-disjoint training supports the full model's SignGD "
               "trajectory, seen through the tracked inner products, is the scalar system "
               "V_mu += 2 eta, V_i += 2 c_i, a += c sgn(D (b - beta)), "
               "b += c sgn(D (s11 s12 alpha + s21 s22 a)), alpha += eta sgn(sum_i g D s11 s12 (b - beta)), "
               "beta -= eta sgn(sum_i g D (s11 s12 alpha + s21 s22 a)).",
-    assumptions=_SETTING + "; L = 2.",
+    assumptions=SETTING + "; L = 2.",
     prediction="sim.signgd.reduced_dynamics (independent numpy implementation of the sheet's rules)",
     simulation="sim.signgd.train (full model), every step",
     metric="max_abs over steps, seeds, neurons, samples of full - reduced (free-running from the "

@@ -26,7 +26,7 @@ from hypothesis import example, given
 
 from properties import (Claim, Tolerance, audits, check_close, examples, loglog_slope, null,
                         register, rival)
-from properties.signgd.runs import _SETTING, M_V, N_SAMPLES, SEED
+from properties.signgd.runs import M_V, N_SAMPLES, SEED, SETTING
 from sim import signgd as sim
 
 CID = "signgd.scaling_lemma4_1"
@@ -97,9 +97,9 @@ def quadratic_in_t():
 
 
 register(Claim(
-    id=CID, where="Lemma 4.1 (1): V_i(t) = Theta(t eta s sigma_p)",
+    id=CID, kind="consistency", where="Lemma 4.1 (1): V_i(t) = Theta(t eta s sigma_p)",
     statement="The mean value noise grows as Theta(t eta s sigma_p) in Stage I.",
-    assumptions=_SETTING.replace("m_k = 8", "m_k = 2") + f"; one-at-a-time sweep around s = 20, "
+    assumptions=SETTING.replace("m_k = 8", "m_k = 2") + f"; one-at-a-time sweep around s = 20, "
                 f"sigma_p = 1, eta = 6e-5, t = 20: {SC_SWEEP} (CI; the thorough profile sweeps 5 "
                 f"points each); {SC_SEEDS} seeds x 8 samples per point; d = 1 + n s + s + 3; "
                 f"seed {PAPER_SEED} (the canonical seed) is an explicit example",

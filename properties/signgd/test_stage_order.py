@@ -36,12 +36,13 @@ import functools
 import types
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import Phase, given
 from hypothesis import strategies as st
 
 from properties import Claim, audits, examples, loglog_slope, null, register, rival
 from properties.signgd.common import mv_allowance, paired_trend
-from properties.signgd.runs import _SETTING, _STAGES, MV_ROWS, N_SAMPLES, SEED, _problem
+from properties.signgd.runs import (MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, explicit_draws,
+                                    problem_and_init)
 from sim import signgd as sim
 
 CID = "signgd.stage_order"
@@ -54,7 +55,11 @@ SO_SIGMA0 = (5e-4, 1e-3, 2e-3)  # at s = 30
 SO_CAP = 12000
 SO_CANON = (11, 1.0)  # seed0, sigma_p: the sheet's CPU setting's sigma_p
 SO_RUN = st.tuples(SEED, st.floats(1.0, 2.0))
+# The three draws both properties read (the ladders are cached per draw): the sheet's sigma_p = 1
+# with two seed ranges (seed0 = 113 is the config that showed T_3 saturating at T_4^-) and a
+# drawn-looking sigma_p = 1.7
 SO_DRAWS = (SO_CANON, (113, 1.0), (500, 1.7))
+shared_draws = explicit_draws(SO_DRAWS)
 FALSE_FAIL = 1e-4  # per trend check (three per draw: ~1e-3 per run over 3 draws)
 BOOT = 1000
 
@@ -62,7 +67,7 @@ BOOT = 1000
 def _init(seeds, s, sigma_p, sigma_0, eps, m_v=MV_ROWS):
     """The full model's init seen through the training set: the reduced dynamics' state."""
     eta = eps * sigma_0 / np.sqrt(s)
-    prob, p0 = _problem(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p, sigma_0=sigma_0,
+    prob, p0 = problem_and_init(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p, sigma_0=sigma_0,
                         n_test=1, m_v=MV_ROWS)
     if m_v != MV_ROWS:  # exact: W_V enters only through the mean value (see signgd.t2_vs_t1);
         # m_v = 0 stands for m_v = inf (v(0) = 0)
@@ -201,7 +206,7 @@ def ladders_sizes_off(seed0, sigma_p):
 register(Claim(
     id=CID, where="Section 4 (Stages I-IV), Lemmas 4.1-4.8",
     statement="T_1 << T_2 << T_3 << T_4^- < T_4^+ < T_4.",
-    assumptions=_SETTING.replace("n = 8, m_k = 8, m_v = 16", "n = 8, m_k = 8") +
+    assumptions=SETTING.replace("n = 8, m_k = 8, m_v = 16", "n = 8, m_k = 8") +
                 f"; ladders ({SO_SEEDS} seeds per rung, the same seeds on every rung, drawn "
                 f"seed0 and sigma_p in [1, 2]): m_v in {SO_MV} at s = 30, sigma_0 = 1e-3, "
                 f"eps = eta sqrt(s) / sigma_0 = {SO_MV_EPS}; s in {SO_S} with sigma_0 = 0.03 / s "
@@ -223,7 +228,7 @@ register(Claim(
               "pair model's Stage I delay of T_2 and T_1's rounding to a step); T_3 / T_2 and "
               "T_4^- / T_3: the slope beyond t x its SE in the stated direction, else "
               "inconclusive",
-    reading=_STAGES + ". '<<' is asymptotic: each ratio must grow along the parameter the "
+    reading=STAGES + ". '<<' is asymptotic: each ratio must grow along the parameter the "
             "analysis sends it to infinity with, at the exponent it implies (asymptotic "
             "policy; one size decides nothing: at the CPU size, eps = 0.33, T_3 < T_2 in a "
             "share of seeds, which the old per-seed reading counted as a refutation). eps is "
@@ -271,15 +276,6 @@ register(Claim(
              "is the reference rung's run", replaces="ladders"),
     ),
 ))
-
-
-def shared_draws(fn):
-    """The three draws both properties read (the ladders are cached per draw): the sheet's
-    sigma_p = 1 with two seed ranges (seed0 = 113 is the config that showed T_3 saturating at
-    T_4^-) and a drawn-looking sigma_p = 1.7."""
-    for cfg in SO_DRAWS:
-        fn = example(cfg=cfg)(fn)
-    return fn
 
 
 def _ratio_trend(L, ex, k_, num, den, name):

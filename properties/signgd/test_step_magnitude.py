@@ -20,7 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import _SETTING, SEED
+from properties.signgd.runs import SEED, SETTING, Case
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -55,17 +55,17 @@ def _run(case, optimizer="signgd", sign_zero=0):
 
 def signgd_run(case):
     """The full model under SignGD (the paper's rule, sgn(0) = 0), logged every step."""
-    return _run(tuple((tuple(case[0]),) + tuple(case[1:])))
+    return _run(Case.of(case))
 
 
 def gd_run(case):
     """Null: the same data and init under plain GD at the same eta."""
-    return _run(tuple((tuple(case[0]),) + tuple(case[1:])), optimizer="gd")
+    return _run(Case.of(case), optimizer="gd")
 
 
 def sign_zero_plus_run(case):
     """Null: SignGD with sgn(0) = +1 (coordinates without gradient move by -eta)."""
-    return _run(tuple((tuple(case[0]),) + tuple(case[1:])), sign_zero=1)
+    return _run(Case.of(case), sign_zero=1)
 
 
 def steps(eta, xi_l1, xi_l2):
@@ -95,12 +95,12 @@ def value_law_one_matrix(V_mu0, V0, eta, t, xi_l1):
 
 
 register(Claim(
-    id=CID, where="Section 4, eqs. (8)-(9) and the text around them",
+    id=CID, kind="consistency", where="Section 4, eqs. (8)-(9) and the text around them",
     statement="Under SignGD every tracked inner product moves by exactly eta (signal: alpha_s, "
               "beta_s, <w_{V,j,r}, mu>) or eta ||xi_i||_1 (noise: a_{s,i}, b_{s,i}, "
               "<w_{V,j,r}, y_i xi_i>) per step; the value dynamics are linear: "
               "V_mu(t) = V_mu(0) + 2 eta t, V_i(t) = V_i(0) + 2 eta t ||xi_i||_1.",
-    assumptions=_SETTING + "; every gradient coordinate on {1} and the training supports nonzero "
+    assumptions=SETTING + "; every gradient coordinate on {1} and the training supports nonzero "
                            "(it is, until softmax outputs underflow).",
     prediction="theory.signgd.STEP_SIGNAL, STEP_NOISE, V_MU_T, V_I_T",
     simulation="sim.signgd.train (full model, analytic gradients), logged every step",

@@ -22,14 +22,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import _SETTING, SEED, T1_MV_GRID, T1_SEEDS, t1_run
+from properties.signgd.runs import SEED, SETTING, T1_MV_GRID, T1_SEEDS, EpsConfig, t1_run
 from theory import signgd as th
 
 CID = "signgd.t1_closed_form"
 PAPER_CFG = (11, 30, 1.0, 1e-3, 6e-5)  # seed0, s, sigma_p, sigma_0, eta: the sheet's CPU setting
 T1_CASE = st.tuples(SEED, st.integers(10, 40), st.floats(0.5, 2.0), st.floats(5e-4, 2e-3),
-                    st.floats(0.01, 0.5)).map(
-    lambda c: (c[0], c[1], c[2], c[3], float(c[4] * c[3] / np.sqrt(c[1]))))
+                    st.floats(0.01, 0.5)).map(lambda c: (*c[:4], EpsConfig(*c).eta))  # eps -> eta
 
 
 # --- rivals: the closed form with one derivation step wrong ----------------------------------
@@ -67,12 +66,12 @@ def gd_steps(seed0, s, sigma_p, sigma_0, eta):
 
 
 register(Claim(
-    id=CID, where="Section 4.1 (Stage I, Lemma 4.1) with the linear value "
+    id=CID, kind="consistency", where="Section 4.1 (Stage I, Lemma 4.1) with the linear value "
                   "dynamics of eqs. (8)-(9); derived here",
     statement="[D] Stage I ends at T_1 = max_i (floor(t_i*) + 1)_+, "
               "t_i* = (V_mu(0) - V_i(0)) / (2 eta (||xi_i||_1 - 1)): the first step with "
               "D_i = V_i - V_mu > 0 for every sample, from the init alone.",
-    assumptions=_SETTING.replace("m_v = 16", f"m_v in {T1_MV_GRID[:-1]} and m_v = inf") + "; "
+    assumptions=SETTING.replace("m_v = 16", f"m_v in {T1_MV_GRID[:-1]} and m_v = inf") + "; "
                 f"{T1_SEEDS} seeds x m_v per draw (each seed's m_v = 16 init with its value rows "
                 "scaled by sqrt(16 / m_v); m_v = inf is v(0) = 0), d = 1 + n s + s + 3; sweep: "
                 "s in [10, 40], sigma_p in [0.5, 2], sigma_0 in [5e-4, 2e-3], eta = eps sigma_0 / "

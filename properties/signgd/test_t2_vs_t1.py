@@ -4,7 +4,7 @@ The separation is in m_v alone (statement sheet [D]): T_1 = Theta(sigma_0 / (eta
 (signgd.t1_closed_form) while T_2 = T_2(inf) + R with 0 <= R <= 2 T_1 (pair model,
 theory.signgd.T2_DELAY_FACTOR), T_2(inf) the v(0) = 0 run, so T_2 / T_1 = Theta(sqrt(m_v)) and
 Theta(1) along eta, sigma_0, s and sigma_p.  Two parts, on the same batched full-model run
-(runs._tt_run: every seed at m_v in (4, 16, 64, 256) and m_v = inf):
+(runs.tt_runs: every seed at m_v in (4, 16, 64, 256) and m_v = inf):
 
 * the bracket, per m_v: -T_1(inf) <= median_seeds(T_2 - T_2(inf)) <= 2 median_seeds(T_1) (the
   pair model's delay bound);
@@ -21,21 +21,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
-from properties.signgd.common import mv_allowance, paired_trend
-from properties.signgd.runs import MV_GRID, TT_CANON, TT_SEEDS, _TT_RANGE, _TT_SETTING, _tt_run, tt_run
+from properties import Claim, audits, check_at_least, examples, null, register, rival
+from properties.signgd.common import exact, mv_allowance, paired_trend
+from properties.signgd.runs import (MV_GRID, TT_CANON, TT_RANGE, TT_SEEDS, TT_SETTING, tt_run,
+                                    tt_runs)
 from theory import signgd as th
 
 CID = "signgd.t2_vs_t1"
 FALSE_FAIL = 1e-4  # per draw (3 draws)
-BRACKET = Threshold(0.0, "the pair model's delay bound on the median over seeds (derived, "
-                         "theory.signgd.T2_DELAY_FACTOR; per seed it can fail where alpha or beta "
-                         "decides a near-zero crossing, which the median absorbs)", "derived", 0.0)
+BRACKET = exact("the pair model's delay bound on the median over seeds (derived, "
+                "theory.signgd.T2_DELAY_FACTOR; per seed it can fail where alpha or beta decides "
+                "a near-zero crossing, which the median absorbs)")
 
 
 def stage_times_by_mv(cfg):
     """T_1, T_2 per grid point (MV_GRID + inf) x seed from the batched full-model run."""
-    T1, T2, *_ = _tt_run(*cfg)
+    T1, T2, *_ = tt_runs(*cfg)
     return dict(T1=T1, T2=T2)
 
 
@@ -77,7 +78,7 @@ register(Claim(
                   "Condition 3.1 (m_v = Omega(polylog d))",
     statement="T_1 << T_2: Stage I (mean value noise overtakes the signal) ends long before "
               "Stage II (query/key noise sign alignment) does.",
-    assumptions=_TT_SETTING + "; " + _TT_RANGE,
+    assumptions=TT_SETTING + "; " + TT_RANGE,
     prediction="[D] T_1 = Theta(sigma_0 / (eta sqrt(s m_v))) (signgd.t1_closed_form), T_2 = "
                "T_2(inf) + R with 0 <= R <= 2 T_1 (pair model, theory.signgd.T2_DELAY_FACTOR), "
                "T_2(inf) the v(0) = 0 run: per m_v, -1 <= median_seeds(T_2 - T_2(inf)) <= 2 "
@@ -151,7 +152,7 @@ def _plot_t2_vs_t1(path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    T1, T2, _, eta, _, _, _ = _tt_run(*TT_CANON)
+    T1, T2, _, eta, _, _, _ = tt_runs(*TT_CANON)
     mv = np.array(MV_GRID, float)
     r = T2[:-1] / np.maximum(T1[:-1], 1)  # T_1 = 0 when every D_i(0) > 0
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))

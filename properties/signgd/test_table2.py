@@ -23,8 +23,8 @@ from scipy import stats
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
 from properties.signgd.common import FRACTION_NAMES, clustered_fractions, t_crit, table_parts
-from properties.signgd.figures import _plot_table2
-from properties.signgd.runs import (_SETTING, S2_CANON, S2_RUN, S2_SEEDS, TABLE2, COLS,
+from properties.signgd.figures import plot_table2
+from properties.signgd.runs import (COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
                                     random_sign_run, stage2_run, untrained_run)
 
 CID = "signgd.table2"
@@ -80,7 +80,7 @@ register(Claim(
     statement="Sign of (a, b) at init vs at the end of Stage II: ++ -> (486, 1, 0, 25); "
               "+- -> (244, 4, 9, 250); -+ -> (223, 10, 4, 221); -- -> (37, 2, 3, 481) over "
               "(++, +-, -+, --); column sums 990, 17, 16, 977.",
-    assumptions=_SETTING + " (Table 3 row (a)'s numbers were lost, so the CPU setting stands in); "
+    assumptions=SETTING + " (Table 3 row (a)'s numbers were lost, so the CPU setting stands in); "
                 f"{S2_SEEDS} seeds per draw, s in [20, 30], sigma_p in [1, 2], sigma_0 in "
                 "[7e-4, 1.3e-3], eta in [5e-5, 7e-5]; the sheet's CPU setting (s = 30, sigma_p = "
                 "1, sigma_0 = 1e-3, eta = 6e-5) is an explicit example",
@@ -118,7 +118,7 @@ register(Claim(
              "1.25 t* stage run; same counts on the shared seeds). With these errors the printed "
              "aligned fraction fails on every draw, so the claim became an erratum with the "
              "correction above.",),
-    plot=lambda path: _plot_table2(path),
+    plot=lambda path: plot_table2(path),
     alternatives=(
         rival("printed_table", printed_table, "the printed form (erratum): aligned 0.984",
               replaces="table"),

@@ -3,7 +3,7 @@ trained transformer memorises noise in its values, and the attention of both que
 on the noise patch.
 
 The end of training is 1.25 t*, t* the first step with every seed's noise aligned with its query
-signal (the stage run, runs._run).  What that makes automatic, and what is left:
+signal (the stage run, runs.stage_run).  What that makes automatic, and what is left:
 
 * item1 (linear rate) is a simulator consistency check too: the margin identity y_i f_i =
   (s_11 + s_21) V_mu + (2 - s_11 - s_21) V_i bounds every margin below by 2 min(V_mu, V_i), which
@@ -30,23 +30,18 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, example, given
+from hypothesis import Phase, given
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
-                        check_trend, examples, null, register, rival)
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
+                        examples, null, register, rival)
+from properties.signgd.common import exact
 from properties.signgd.figures import plot_losses, plot_softmax
-from properties.signgd.runs import M_K, M_V, N_SAMPLES, STAGE_RUN, T32_EXAMPLES, _T32, _run
+from properties.signgd.runs import (Config, M_K, M_V, N_SAMPLES, STAGE_RUN, T32, shared_draws,
+                                    stage_run)
 from sim import signgd as sim
 from theory import signgd as th
 
-EXACT = Threshold(0.0, "exact inequality at the reading's level (deterministic statistic of the "
-                       "run)", "derived", 0.0)
-
-
-def shared_draws(fn):
-    for cfg in T32_EXAMPLES:
-        fn = example(cfg=cfg)(fn)
-    return fn
+EXACT = exact()
 
 
 # --------------------------------------------------------------------------------------------
@@ -58,9 +53,10 @@ EPS1 = 1e-3
 
 @functools.lru_cache(maxsize=8)
 def _losses(cfg):
-    tr, q, _ = _run(*cfg)
+    cfg = Config(*cfg)
+    tr, q, _ = stage_run(*cfg)
     return dict(t=tr.t.astype(float), L=q["train_loss"], V0=q["V"][0], V_mu0=q["V_mu"][0],
-                eta=float(cfg[5]), xi_l1=tr.xi_l1[..., 0])
+                eta=float(cfg.eta), xi_l1=tr.xi_l1[..., 0])
 
 
 def trained_losses(cfg):
@@ -89,7 +85,7 @@ def noise_margin_envelope(t, V0, V_mu0, eta, xi_l1):
 
 
 register(Claim(
-    id=CID1, where="Theorem 3.2 (1)",
+    id=CID1, kind="consistency", where="Theorem 3.2 (1)",
     statement="Training loss converges to epsilon at a linear rate.",
     prediction="L_S(end) <= 1e-3; [D] L_S(t) <= mean_i softplus(-2 min(V_mu(t), V_i(t))) at every "
                "step, V from the linear value laws: a geometric envelope of rate >= 4 eta per step",
@@ -114,7 +110,7 @@ register(Claim(
         null("values_frozen", losses_values_frozen, "W_V not trained: the margins and the loss "
              "keep their init values", replaces="losses"),
     ),
-    **_T32))
+    **T32))
 
 
 @audits(CID1)
@@ -143,7 +139,7 @@ EPS2 = 1e-3  # the training loss's epsilon (item 1's reading)
 
 @functools.lru_cache(maxsize=8)
 def _test_losses(cfg):
-    tr, q, _ = _run(*cfg)
+    tr, q, _ = stage_run(*cfg)
     return dict(test=tr.test_loss[-1].copy(), train=q["train_loss"][-1].copy(),
                 t_test=tr.t_test.copy(), test_curve=tr.test_loss.copy())
 
@@ -212,7 +208,7 @@ register(Claim(
         null("test_on_training_set", loss_on_training_set, "the 'test' loss measured on the "
              "training samples (no held-out data)", replaces="losses"),
     ),
-    **_T32))
+    **T32))
 
 
 @audits(CID2)
@@ -239,15 +235,15 @@ CID3 = "signgd.theorem3_2.item3"
 
 @functools.lru_cache(maxsize=8)
 def _values(cfg):
-    tr, q, _ = _run(*cfg)
-    seeds = [cfg[0] + k for k in range(cfg[1])]
+    cfg = Config(*cfg)
+    tr, q, _ = stage_run(*cfg)
     W = tr.final.WV.numpy()  # (S, 2, m_v, d)
-    prob = sim.make_problem(seeds, n=N_SAMPLES, s=cfg[2], d=W.shape[-1], sigma_p=cfg[3],
+    prob = sim.make_problem(cfg.seeds, n=N_SAMPLES, s=cfg.s, d=W.shape[-1], sigma_p=cfg.sigma_p,
                             disjoint=True, device="cpu")
     yx = (prob.train.y[:, :, None, None] * prob.train.xi).numpy()[:, :, 0]  # (S, n, d)
     jsign = np.array([1.0, -1.0])[None, :, None, None]
     return dict(V=q["V"][-1], V_mu=q["V_mu"][-1], V0=q["V"][0], V_mu0=q["V_mu"][0],
-                T=float(tr.t[-1]), eta=float(cfg[5]), xi_l1=tr.xi_l1[..., 0],
+                T=float(tr.t[-1]), eta=float(cfg.eta), xi_l1=tr.xi_l1[..., 0],
                 xi_l2=(prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0],
                 row_noise=np.einsum("sjrd,snd->sjrn", W, yx) * jsign,
                 row_signal=np.abs(W[..., 0])[..., None])
@@ -262,12 +258,12 @@ def values_frozen(cfg):
     """Null: W_V not trained (the value inner products keep their init values)."""
     r = dict(_values(tuple(cfg)))
     r["V"], r["V_mu"] = r["V0"], r["V_mu0"]
-    tr, _, _ = _run(*cfg)
-    seeds = [cfg[0] + k for k in range(cfg[1])]
-    p0 = sim.init_params(seeds, d=tr.final.WV.shape[-1], m_k=M_K, m_v=M_V, sigma_0=cfg[4],
-                         device="cpu")
+    cfg = Config(*cfg)
+    tr, _, _ = stage_run(*cfg)
+    p0 = sim.init_params(cfg.seeds, d=tr.final.WV.shape[-1], m_k=M_K, m_v=M_V,
+                         sigma_0=cfg.sigma_0, device="cpu")
     W = p0.WV.numpy()
-    prob = sim.make_problem(seeds, n=N_SAMPLES, s=cfg[2], d=W.shape[-1], sigma_p=cfg[3],
+    prob = sim.make_problem(cfg.seeds, n=N_SAMPLES, s=cfg.s, d=W.shape[-1], sigma_p=cfg.sigma_p,
                             disjoint=True, device="cpu")
     yx = (prob.train.y[:, :, None, None] * prob.train.xi).numpy()[:, :, 0]
     r["row_noise"] = np.einsum("sjrd,snd->sjrn", W, yx) * np.array([1.0, -1.0])[None, :, None, None]
@@ -291,7 +287,7 @@ def ratio_l2(V0, V_mu0, eta, T, xi_l1, xi_l2):
 
 
 register(Claim(
-    id=CID3, where="Theorem 3.2 (3)",
+    id=CID3, kind="consistency", where="Theorem 3.2 (3)",
     statement="The value matrix memorises noise: for every training sample, the value noise "
               "dominates the value signal.",
     prediction="min_i V_i(end) / |V_mu(end)| >= 2, and per row j <w_{V,j,r}, y_i xi_i> vs "
@@ -314,7 +310,7 @@ register(Claim(
         null("values_frozen", values_frozen, "W_V not trained: the value inner products keep "
              "their init values", replaces="values"),
     ),
-    **_T32))
+    **T32))
 
 
 @audits(CID3)
@@ -347,7 +343,7 @@ TREND_FF = 1e-4  # per trend check (two per draw)
 
 @functools.lru_cache(maxsize=8)
 def _softmax_late(cfg):
-    tr, q, _ = _run(*cfg)
+    tr, q, _ = stage_run(*cfg)
     T = int(tr.t[-1])
     ts = np.unique((np.linspace(0.5, 1.0, N_TIMES) * T).astype(int))
     return dict(t=ts.astype(float), **{k_: np.array([q[k_][t].max() for t in ts])
@@ -361,7 +357,7 @@ def trained_softmax(cfg):
 
 def attention_frozen(cfg):
     """Null: W_Q, W_K not trained: every softmax output keeps its init value."""
-    tr, q, _ = _run(*cfg)
+    tr, q, _ = stage_run(*cfg)
     r = dict(_softmax_late(tuple(cfg)))
     for k_ in ("s11", "s21"):
         r[k_] = np.full(r["t"].shape, float(q[k_][0].max()))
@@ -413,7 +409,7 @@ register(Claim(
         null("attention_frozen", attention_frozen, "W_Q, W_K untrained: the softmax keeps its "
              "init value", replaces="softmax"),
     ),
-    **_T32))
+    **T32))
 
 
 @audits(CID4)

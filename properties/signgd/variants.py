@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 
-from properties import Claim, Threshold, null, rival
-from properties.signgd.common import VARIANT_OUTCOME, check_intervals, variant_stats
-from properties.signgd.runs import (_SETTING, OPT_SEEDS, VARIANTS, variant_attention_frozen,
+from properties import Claim, null, rival
+from properties.signgd.common import VARIANT_OUTCOME, check_intervals, exact, variant_stats
+from properties.signgd.runs import (OPT_SEEDS, SETTING, VARIANTS, variant_attention_frozen,
                                     variant_run, variant_untrained)
 from theory import signgd as th
 
-EXACT = Threshold(0.0, "exact inequality at the orthogonal-sparse properties' level "
-                       "(deterministic statistic of the run)", "derived", 0.0)
+EXACT = exact("exact inequality at the orthogonal-sparse properties' level (deterministic "
+              "statistic of the run)")
 _DESC = "non-orthogonal sparse (supports from all of [d], s = 30, d = 361)"
 ITEMS = ("Thm 3.2 (1) L_S(end) <= 1e-3; (2) L_D(end) >= 0.1; (3) V_i / |V_mu| >= 2; "
           "(4) s_11, s_21 <= 0.05; Lemma 4.6/4.8 every key and query noise with sgn alpha at "
@@ -24,7 +24,6 @@ ITEMS = ("Thm 3.2 (1) L_S(end) <= 1e-3; (2) L_D(end) >= 0.1; (3) V_i / |V_mu| >=
           "[0.3, 2], the bracket signgd.lemma4_3 uses for a Theta constant); the corrected "
           "stage order of signgd.stage_order; Lemma 4.5 (s_21 decays at least exponentially "
           "up to T_4^-, |s_11 - 1/2| <= 0.1 there); Lemmas 4.6/4.7 (T_4^- < T_4^+ < T_4)")
-
 
 
 def sqrt_s_slope(eta, s, sigma_p):
@@ -45,7 +44,7 @@ def variant_claim(cid: str, name: str, where: str, desc: str, measured: str) -> 
         id=cid, where=where,
         statement=f"'Our theoretical results hold empirically' for {desc} data. Re-checked: "
                   + ITEMS + ".",
-        assumptions=_SETTING.replace("orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
+        assumptions=SETTING.replace("orthogonal data (mu = e_1, noise supports in [d] minus {1}), "
                                      "pairwise-disjoint training supports (d = 1 + n s + 120), "
                                      "test supports apart", desc + ", supports drawn "
                                      "independently per sample (overlapping)") +
