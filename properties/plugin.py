@@ -127,6 +127,12 @@ def _claim_mark(item):
 
 
 def pytest_collection_modifyitems(config, items):
+    for it in items:  # printed forms expected to fail at some sizes only: decided for this run
+        by_size = getattr(getattr(it, "function", None), _world.FAILS_ATTR, None)
+        reason = _world.fails_at(by_size) if by_size else None
+        if reason:
+            it.add_marker(pytest.mark.xfail(strict=True, raises=_world.ClaimMismatch,
+                                            reason=reason))
     gpu = [it for it in items if it.get_closest_marker("gpu") is not None]
     if gpu:
         import torch

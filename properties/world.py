@@ -680,7 +680,38 @@ def _finish(run: Run):
         raise Inconclusive("inconclusive: " + "; ".join(m for _, m in run.inconclusive[:3]))
 
 
-def audits(claim_id: str, form: str = "printed", fails: str | None = None):
+FAILS_ATTR = "_audit_fails_by_size"
+
+
+def fails_at(fails, size: str | None = None) -> str | None:
+    """The reason a printed form is expected to fail at `size` (default: the run's size, read
+    now): `fails` is a reason, None, or a mapping size -> reason (absent sizes: not expected to
+    fail)."""
+    if fails is None or isinstance(fails, str):
+        return fails
+    from properties.settings import size as current
+    return fails.get(current() if size is None else size)
+
+
+def _check_fails(fails, form):
+    if fails is None:
+        return
+    if isinstance(fails, str):
+        pass
+    elif isinstance(fails, dict):
+        from properties.settings import SIZES
+        bad = [k for k in fails if k not in SIZES]
+        if bad or not all(isinstance(v, str) and v for v in fails.values()):
+            raise ValueError(f"fails: a mapping from sizes {SIZES} to non-empty reasons, got "
+                             f"{fails!r}")
+    else:
+        raise ValueError(f"fails: a reason (str), None or a mapping size -> reason, got "
+                         f"{fails!r}")
+    if form != "printed":
+        raise ValueError("fails= is for a printed form expected to fail")
+
+
+def audits(claim_id: str, form: str = "printed", fails: str | dict | None = None):
     """Mark a property as auditing `claim_id` (apply it outermost, above @examples/@given).
 
     form  -- "printed" (the statement exactly as printed) or "corrected" (an erratum's fix).
@@ -688,11 +719,13 @@ def audits(claim_id: str, form: str = "printed", fails: str | None = None):
              its draws, collects every mismatching draw and then raises one `ClaimMismatch`
              listing them: a strict expected failure that accepts only `ClaimMismatch`, so a
              crash on any draw, or a printed form that no draw refutes, turns the suite red.
+             A mapping `{size: reason}` expects the failure only at those sizes; the size is
+             read when the suite is collected and run (`properties.settings.size()`), never at
+             import.
     A property that takes a `world` argument is run against the claim's alternatives."""
     if form not in ("printed", "corrected"):
         raise ValueError(f"form must be 'printed' or 'corrected', got {form!r}")
-    if fails is not None and form != "printed":
-        raise ValueError("fails= is for a printed form expected to fail")
+    _check_fails(fails, form)
 
     def deco(fn):
         takes_world = "world" in inspect.signature(fn).parameters
@@ -716,7 +749,7 @@ def audits(claim_id: str, form: str = "printed", fails: str | None = None):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             global _CURRENT, LAST_RUN
-            run = Run(claim_id, form, fails, takes_world, paper_settings=dict(paper))
+            run = Run(claim_id, form, fails_at(fails), takes_world, paper_settings=dict(paper))
             _CURRENT = LAST_RUN = run
             try:
                 _claim(claim_id)
@@ -730,8 +763,10 @@ def audits(claim_id: str, form: str = "printed", fails: str | None = None):
                 _CURRENT = None
 
         wrapper = pytest.mark.claim(claim_id, form=form)(wrapper)
-        if fails:
+        if isinstance(fails, str):
             wrapper = pytest.mark.xfail(strict=True, raises=ClaimMismatch, reason=fails)(wrapper)
+        elif fails:  # per size: the plugin adds the marker at collection, for the run's size
+            setattr(wrapper, FAILS_ATTR, dict(fails))
         return wrapper
 
     return deco

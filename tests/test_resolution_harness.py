@@ -398,3 +398,27 @@ def test_a_declared_closed_form_that_is_never_called_blocks_holds():
     v = verdict_for(W._claim("res.source_other"), [row])
     assert exc is None and v["verdict"] == "not-audited"
     assert v["sources"]["never_called"] == ["theory.topic.c2"] and "never called" in v["detail"]
+
+
+# --- 11. sizes decided at run time ---------------------------------------------------------
+def test_fails_by_size_is_read_at_run_time(monkeypatch):
+    """`fails={size: reason}` is resolved when the suite runs (the plugin adds the xfail
+    marker at collection for the run's size), not when the claim file is imported."""
+    by_size = {"ci": "fails on the ci ladder"}
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "ci")
+    assert W.fails_at(by_size) == "fails on the ci ladder"
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "ladder")
+    assert W.fails_at(by_size) is None
+    assert W.fails_at("always") == "always" and W.fails_at(None) is None
+
+    @audits("res.percheck", fails=by_size)
+    def prop(x=1.0):
+        pass
+
+    assert getattr(prop, W.FAILS_ATTR) == by_size
+    assert prop.pytestmark and all(m.name != "xfail" for m in prop.pytestmark)
+    for bad in ({"huge": "r"}, {"ci": ""}, 3):
+        with pytest.raises(ValueError, match="fails"):
+            audits("res.percheck", fails=bad)
+    with pytest.raises(ValueError, match="printed"):
+        audits("res.percheck", form="corrected", fails={"ci": "r"})

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
                         examples, register)
-from properties.joma.common import (DYN_DRAWS, EPS32, ci_ladder, drop_and_rebound, dyn_phases,
+from properties.joma.common import (DYN_DRAWS, EPS32, drop_and_rebound, dyn_phases,
                                     dyn_seeds, mean_se)
 from properties.joma.figures import plot_dynamics_trained
 from properties.joma.runs import DYN_NULLS, DYN_SETTING, dynamics_run, ladder
@@ -108,7 +108,7 @@ RANDOM_FAILS = ("random order, ci ladder: the bounce-back vanishes as d grows (d
                 "0.032 / 0.061 / 0 at d = 8 / 16 / 32, significantly decreasing)")
 
 
-@audits(CID, fails=SORTED_FAILS if ci_ladder() else None)
+@audits(CID, fails={"ci": SORTED_FAILS})
 @examples(1, phases=dyn_phases())
 @example(base=DYN_DRAWS[0])
 @example(base=DYN_DRAWS[1])
@@ -119,7 +119,7 @@ def test_sec4_rank_dynamics_trained_sorted(world, base):
     decide(world, base, "sorted")
 
 
-@audits(CID, fails=RANDOM_FAILS if ci_ladder() else None)
+@audits(CID, fails={"ci": RANDOM_FAILS})
 @examples(1, phases=dyn_phases())
 @example(base=DYN_DRAWS[0])
 @example(base=DYN_DRAWS[1])
