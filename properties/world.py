@@ -267,6 +267,74 @@ def tracing_enabled() -> bool:
 
 
 @dataclass
+class AltOutcome:
+    """What one alternative met over a property's draws: a typed record (the report reads its
+    `as_dict()`).  Each draw is one of: not applicable (it replaces no slot the body asks for),
+    excused (inside the region it declared, before any run, to coincide with the claim),
+    rejected (a check failed; `by_check` counts which), not told apart (the body stopped it as
+    inconclusive, or a trend was undecided), or survived (it passed the body)."""
+
+    name: str
+    kind: str
+    replaces: str
+    source: str
+    must_reject: float
+    excused_why: str | None = None
+    draws: int = 0
+    rejected_draws: int = 0
+    not_applicable: int = 0
+    not_told_apart: int = 0
+    survived: int = 0
+    excused: int = 0
+    by_check: dict = field(default_factory=dict)
+    messages: list = field(default_factory=list)
+    close_messages: list = field(default_factory=list)
+
+    KEEP_MESSAGES = 3
+
+    @classmethod
+    def of(cls, alt: Alternative) -> AltOutcome:
+        return cls(alt.name, alt.kind, alt.replaces, alt.source, alt.must_reject,
+                   alt.same_as_claim_why or None)
+
+    def count(self, outcome: str, by=(), msg: str | None = None, draw: str = "") -> None:
+        """Count one draw on which the alternative ran, with its outcome from `_soft`."""
+        if outcome not in ("rejected", "close", "survived"):
+            raise ValueError(f"outcome must be rejected, close or survived, got {outcome!r}")
+        self.draws += 1
+        if outcome == "rejected":
+            self.rejected_draws += 1
+            for c in set(by):
+                self.by_check[c] = self.by_check.get(c, 0) + 1
+            if msg and len(self.messages) < self.KEEP_MESSAGES:
+                self.messages.append(msg)
+        elif outcome == "close":
+            self.not_told_apart += 1
+            if len(self.close_messages) < self.KEEP_MESSAGES:
+                self.close_messages.append(f"draw {draw}: {msg}")
+        else:
+            self.survived += 1
+
+    @property
+    def needed(self) -> int:
+        return math.ceil(self.must_reject * self.draws - 1e-9)
+
+    @property
+    def rejected(self) -> bool:
+        return self.draws > 0 and self.rejected_draws >= self.needed
+
+    @property
+    def told_apart(self) -> bool:
+        return self.draws > 0 and self.rejected_draws + self.not_told_apart >= self.needed
+
+    def as_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["by_check"] = dict(self.by_check)
+        d.update(rejected=self.rejected, told_apart=self.told_apart)
+        return d
+
+
+@dataclass
 class Run:
     claim_id: str
     form: str
@@ -286,13 +354,8 @@ class Run:
     traced: bool = False                                # the first draw ran under the tracer
     theory_called: set = field(default_factory=set)     # dotted names of theory/ it called
 
-    def alt_stats(self, alt: Alternative) -> dict:
-        return self.alternatives.setdefault(alt.name, {
-            "name": alt.name, "kind": alt.kind, "replaces": alt.replaces, "source": alt.source,
-            "must_reject": alt.must_reject, "draws": 0, "rejected_draws": 0, "not_applicable": 0,
-            "not_told_apart": 0, "survived": 0, "excused": 0,
-            "excused_why": alt.same_as_claim_why or None, "by_check": {}, "messages": [],
-            "close_messages": []})
+    def alt_stats(self, alt: Alternative) -> AltOutcome:
+        return self.alternatives.setdefault(alt.name, AltOutcome.of(alt))
 
     def resolution_row(self) -> dict | None:
         """The smallest relative perturbation of the predictions rejected on every draw."""
@@ -314,15 +377,7 @@ class Run:
                        f"finest per draw {min(nums):g}"}
 
     def as_row(self) -> dict:
-        alts = []
-        for a in self.alternatives.values():
-            a = dict(a)
-            need = math.ceil(a["must_reject"] * a["draws"] - 1e-9)
-            a["rejected"] = a["draws"] > 0 and a["rejected_draws"] >= need
-            a["told_apart"] = a["draws"] > 0 and a["rejected_draws"] + a["not_told_apart"] >= need
-            a["messages"] = a["messages"][:3]
-            a["close_messages"] = a["close_messages"][:3]
-            alts.append(a)
+        alts = [a.as_dict() for a in self.alternatives.values()]
         return {"records": self.sink.records, "draws": len(self.draws),
                 "draw_params": list(self.draws.values())[:20],
                 "unchecked_draws": self.unchecked_draws, "checks": self.sink.checks,
@@ -602,7 +657,7 @@ def _run_draw(inner: Callable, args, kwargs):
     for alt in claim.alternatives:
         stats = run.alt_stats(alt)
         if alt.replaces not in world.requested:
-            stats["not_applicable"] += 1
+            stats.not_applicable += 1
             continue
         if alt.same_as_claim_where is not None:
             try:
@@ -612,23 +667,11 @@ def _run_draw(inner: Callable, args, kwargs):
                                     f"on draw {_draw_repr(draw_kwargs)}: {type(e).__name__}: "
                                     f"{e}") from e
             if same:
-                stats["excused"] += 1
+                stats.excused += 1
                 continue
         aw = World(run.claim_id, alt, memo, draw_kwargs)
         outcome, by, msg = _soft(inner, args, kwargs, aw, f"alternative {alt.label}")
-        stats["draws"] += 1
-        if outcome == "rejected":
-            stats["rejected_draws"] += 1
-            for c in set(by):
-                stats["by_check"][c] = stats["by_check"].get(c, 0) + 1
-            if msg and len(stats["messages"]) < 3:
-                stats["messages"].append(msg)
-        elif outcome == "close":
-            stats["not_told_apart"] += 1
-            if len(stats["close_messages"]) < 3:
-                stats["close_messages"].append(f"draw {_draw_repr(draw_kwargs)}: {msg}")
-        else:
-            stats["survived"] += 1
+        stats.count(outcome, by, msg, _draw_repr(draw_kwargs))
     if world.predictions and resolution_enabled():
         run.resolution.append(_resolution_of_draw(inner, args, kwargs, run.claim_id, memo,
                                                   draw_kwargs))

@@ -138,7 +138,7 @@ def test_a_pure_simulation_is_read_from_disk_on_a_second_audit(cache_at):
     prop_pure(world=W.WORLD_PLACEHOLDER)
     first = len(PURE_CALLS)
     run = W.pop_last_run()
-    assert first >= 1 and run.draws and run.alt_stats(run_alt(run))["rejected_draws"] >= 1
+    assert first >= 1 and run.draws and run.alt_stats(run_alt(run)).rejected_draws >= 1
     prop_pure(world=W.WORLD_PLACEHOLDER)  # the same draws again: every simulation from disk
     run = W.pop_last_run()
     assert len(PURE_CALLS) == first and run.draws and not run.mismatches
