@@ -422,3 +422,16 @@ def test_fails_by_size_is_read_at_run_time(monkeypatch):
             audits("res.percheck", fails=bad)
     with pytest.raises(ValueError, match="printed"):
         audits("res.percheck", form="corrected", fails={"ci": "r"})
+
+
+def test_alternative_outcome_is_a_typed_record():
+    """One draw of an alternative is counted once, under exactly one outcome; `told_apart`
+    counts close draws as met, `rejected` does not."""
+    o = W.AltOutcome.of(rival("r", two_x, "a rival"))
+    o.count("rejected", ["c1", "c1", "c2"], "c1 failed")
+    o.count("close", (), "undecided trend", "x=1.0")
+    assert (o.draws, o.rejected_draws, o.not_told_apart, o.by_check) == (2, 1, 1, {"c1": 1, "c2": 1})
+    assert o.told_apart and not o.rejected
+    assert o.as_dict()["close_messages"] == ["draw x=1.0: undecided trend"]
+    with pytest.raises(ValueError, match="outcome"):
+        o.count("maybe")
