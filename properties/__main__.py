@@ -9,6 +9,8 @@
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
     theorem-audit readme [--report DIR] [--readme README.md]
+    theorem-audit new-paper NAME [--title TITLE]   # skeleton: theory/, sim/, properties/NAME/
+    theorem-audit new-claim ID                     # skeleton claim file properties/<paper>/test_<item>.py
 
 `audit` runs the properties in a pytest subprocess (so the CLI and CI share one code path); the
 plugin writes one row per property and prints one progress line per claim as its last property
@@ -561,6 +563,32 @@ def cmd_readme(args) -> int:
     return EXIT_OK
 
 
+def cmd_new_paper(args) -> int:
+    """Write the skeleton of a new paper (properties/scaffold.py)."""
+    from properties import scaffold
+    try:
+        written = scaffold.new_paper(args.name, Path(args.root), title=args.title)
+    except ValueError as e:
+        raise UsageError(f"new-paper: {e}") from None
+    print("wrote " + ", ".join(written))
+    print(f"next: theorem-audit audit --only '{args.name}.*'  (a verdict on the example claim), "
+          "then CONTRIBUTING.md, 'Adding a paper'")
+    return EXIT_OK
+
+
+def cmd_new_claim(args) -> int:
+    """Write the skeleton of a new claim file (properties/scaffold.py)."""
+    from properties import scaffold
+    try:
+        written = scaffold.new_claim(args.id, Path(args.root))
+    except ValueError as e:
+        raise UsageError(f"new-claim: {e}") from None
+    print("wrote " + ", ".join(written))
+    print(f"next: theorem-audit audit --only '{args.id}', fill in the TODOs, then "
+          "python tests/test_statements.py --update")
+    return EXIT_OK
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -623,10 +651,18 @@ def _main(argv=None) -> int:
     r = sub.add_parser("readme", help="regenerate the README's verdict tables from a report")
     r.add_argument("--report", default="audit_report", help="report directory (default audit_report)")
     r.add_argument("--readme", default=str(ROOT / "README.md"), help="the README to update")
+    np_ = sub.add_parser("new-paper", help="write the skeleton files of a new paper")
+    np_.add_argument("name", help="the paper's claim-id prefix (a lower-case identifier)")
+    np_.add_argument("--title", default=None, help="display name, e.g. 'X (A et al., ICML 2025)'")
+    nc = sub.add_parser("new-claim", help="write the skeleton claim file of a new claim id")
+    nc.add_argument("id", help="the claim id, paper.item (the paper must exist)")
+    for p in (np_, nc):
+        p.add_argument("--root", default=str(ROOT), help="the checkout to write into")
     args = ap.parse_args(argv)
     try:
         return {"audit": cmd_audit, "list": cmd_list, "show": cmd_show,
-                "readme": cmd_readme}[args.cmd](args)
+                "readme": cmd_readme, "new-paper": cmd_new_paper,
+                "new-claim": cmd_new_claim}[args.cmd](args)
     except UsageError as e:
         print(f"theorem-audit: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -15,7 +15,7 @@ from typing import Callable
 # skip them).
 HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugin", "report",
                              "world", "cli", "cache", "figstyle", "bench", "settings",
-                             "digest", "readings"})
+                             "digest", "readings", "scaffold"})
 
 CLAIM_KINDS = ("paper", "consistency")
 
