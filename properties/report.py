@@ -695,10 +695,10 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
             out.append("**Alternatives** (must be rejected by the same property on the same draws):")
             out += [f"- {_alt_line(a)}" for a in r["alternatives"]]
             out.append("")
-        for head, lines in _claim_sections(r):
-            out += [f"**{head}:**"] + [f"- {x}" for x in lines] + [""]
         else:
             out += [f"**Alternatives:** none declared ({NO_POWER}).", ""]
+        for head, lines in _claim_sections(r):
+            out += [f"**{head}:**"] + [f"- {x}" for x in lines] + [""]
         if r["thresholds"]:
             out.append("**Thresholds:**")
             for t in r["thresholds"]:
@@ -852,11 +852,11 @@ def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta
             t.append("<p><b>Alternatives</b> (rejected by the same property on the same draws):</p><ul>")
             t += [f"<li>{e(_alt_line(a))}</li>" for a in r["alternatives"]]
             t.append("</ul>")
+        else:
+            t.append(f"<p><b>Alternatives:</b> none declared ({NO_POWER}).</p>")
         for head, lines in _claim_sections(r):
             t.append(f"<p><b>{e(head)}:</b></p><ul>" + "".join(f"<li>{e(x)}</li>" for x in lines)
                      + "</ul>")
-        else:
-            t.append(f"<p><b>Alternatives:</b> none declared ({NO_POWER}).</p>")
         if r["thresholds"]:
             t.append("<p><b>Thresholds:</b></p><ul>")
             t += [f"<li>{_fmt(x['value'])}: {x['origin']}, false-fail {_fmt(x['false_fail'])} per "
