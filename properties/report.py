@@ -496,8 +496,22 @@ def build(registry: dict[str, Claim], raw: dict, selected=None) -> list[dict]:
         by_claim[r["claim"]].append(r)
     ids = sorted(set(registry) | set(by_claim))
     if selected is not None:
-        ids = [i for i in ids if selected(i)]
-    return [verdict_for(registry.get(i), by_claim.get(i, [])) for i in ids]
+        # a property that audits an id no Claim registers (a typo) is always a row of its own:
+        # its rows passed the run's --claims globs, and its error makes the audit broken (exit 3)
+        ids = [i for i in ids if selected(i) or i not in registry]
+    out = []
+    for i in ids:
+        row = verdict_for(registry.get(i), by_claim.get(i, []))
+        if i not in registry:
+            import difflib
+            close = difflib.get_close_matches(i, sorted(registry), n=3, cutoff=0.6)
+            if close:
+                row["detail"] = row["detail"].replace(
+                    "property carries an unregistered claim id",
+                    f"property carries an unregistered claim id (did you mean "
+                    f"{', '.join(repr(c) for c in close)}?)", 1)
+        out.append(row)
+    return out
 
 
 def summary(rows: list[dict]) -> dict:
