@@ -366,6 +366,31 @@ def _worst(rcs) -> int:
     return max(rcs, key=lambda r: order.get(r, 3), default=5)
 
 
+# `-n auto` (the default) runs this few properties in the pytest process itself: starting xdist
+# workers (each importing the suite) costs more than it saves on a handful of properties
+SERIAL_UP_TO = 6
+
+
+def _workers(workers, expect: dict, ids) -> str:
+    """The -n of one pytest run: as asked, except that `auto` for at most SERIAL_UP_TO properties
+    is 0 (no xdist start-up: a one-claim conjecture audit gives its verdict in seconds)."""
+    if str(workers) == "auto" and sum(expect.get(i, 0) for i in ids) <= SERIAL_UP_TO:
+        return "0"
+    return str(workers)
+
+
+def _pytest_paths(ids, conjectures) -> list[str]:
+    """What one pytest run collects: the conjecture files, and properties/ only when one of the
+    chosen claims is registered there (a conjecture-only audit does not import the suite)."""
+    from properties.registry import REGISTERED_IN
+
+    paths = [str(Path(c).resolve()) for c in conjectures]
+    if not conjectures or any(REGISTERED_IN.get(i, "properties/").startswith("properties/")
+                              for i in ids):
+        paths.insert(0, str(ROOT / "properties"))
+    return paths
+
+
 def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int:
     from properties import report as rep
 
@@ -382,13 +407,14 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
             cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT / "pyproject.toml"),
                    "--rootdir", str(ROOT), "--audit-raw", str(raw_k), "--audit-expect",
                    str(expect_path), "-p", "no:cacheprovider",
-                   str(ROOT / "properties"), *[str(Path(c).resolve()) for c in args.conjecture]]
+                   *_pytest_paths(ids, args.conjecture)]
             if args.shards != "none":
                 cmd += ["--claims", ",".join(ids)]
             elif pats:
                 cmd += ["--claims", ",".join(pats)]
-            if args.workers not in ("0", 0):
-                cmd += ["-n", str(args.workers)]
+            workers = _workers(args.workers, expect, ids)
+            if workers not in ("0", 0):
+                cmd += ["-n", str(workers)]
             cmds.append(cmd)
             raws.append(raw_k)
         t0 = time.time()
@@ -462,7 +488,7 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
         from properties import cache
         cache.reduce_size(args.cache_limit)
     print()
-    print(rep.table(rows))
+    print(rep.table(rows, meta))
     print(f"\nwrote {json_path}, {report / 'audit.md'}, {report / 'audit.html'} and {len(plots)} plots "
           f"({time.time() - t0:.0f} s, pytest exit {rc})"
           + ("; INTERRUPTED: the report is partial" if interrupted else ""))

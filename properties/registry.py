@@ -214,7 +214,8 @@ def _caller_file() -> str:
     import sys
     f = sys._getframe(2).f_code.co_filename
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.relpath(f, root) if os.path.abspath(f).startswith(root + os.sep) else f
+    f = os.path.abspath(f)  # a file outside the checkout (a conjecture) by its absolute path
+    return os.path.relpath(f, root) if f.startswith(root + os.sep) else f
 
 
 def register(claim: Claim) -> Claim:
