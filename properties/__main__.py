@@ -579,6 +579,9 @@ def cmd_readme(args) -> int:
     if not src.is_file():
         raise UsageError(f"--report: {src} does not exist; run `python -m properties audit` first")
     doc = json.loads(src.read_text())
+    refusal = rep.readme_refusal(doc, load_registry([]))
+    if refusal:
+        raise UsageError(f"readme: {src}: {refusal}; the README was not changed")
     readme = Path(args.readme)
     try:
         text = rep.update_readme(readme.read_text(), doc)

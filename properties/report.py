@@ -1094,6 +1094,28 @@ def readme_section(doc: dict) -> str:
     return "\n".join(out)
 
 
+def readme_refusal(doc: dict, suite_ids) -> str | None:
+    """Why the report `doc` (an audit.json) may not replace the README's verdict tables, or None:
+    the tables are the whole suite's verdicts under `ci`, so a report that is interrupted, under
+    another profile, missing some of the suite's claims (an --only run), or holding claims that
+    are not the suite's (conjectures) is refused."""
+    ids = {r["id"] for r in doc.get("claims", [])}
+    suite = set(suite_ids)
+    if doc.get("interrupted"):
+        return "the report is of an interrupted run (incomplete)"
+    if doc.get("profile") != "ci":
+        return (f"the report is under the {doc.get('profile')!r} profile; the README's tables are "
+                "the `ci` profile's (theorem-audit audit --profile ci)")
+    missing, extra = sorted(suite - ids), sorted(ids - suite)
+    if missing:
+        return (f"the report is partial: {len(missing)} of the suite's {len(suite)} claims are not "
+                f"in it (e.g. {', '.join(missing[:3])}); run the whole audit (no --only)")
+    if extra:
+        return (f"the report holds {len(extra)} claims that are not the suite's "
+                f"({', '.join(extra[:3])}: conjectures?); run the audit without --conjecture")
+    return None
+
+
 def update_readme(readme_text: str, doc: dict) -> str:
     """readme_text with the section between the markers replaced by `readme_section(doc)`;
     ValueError if the markers are missing or out of order."""
