@@ -72,12 +72,12 @@ class UsageError(Exception):
 _LOADED_CONJECTURES: list = []
 
 
-def load_registry(conjectures):
-    """Import every paper module (flat modules and each paper package's files) and the
-    researcher's conjecture files; return the claim registry."""
+def load_registry(conjectures, builtin: bool = True):
+    """Import every paper module (flat modules and each paper package's files; not with
+    builtin=False) and the researcher's conjecture files; return the claim registry."""
     from properties.registry import REGISTRY
 
-    for mod in PAPER_MODULES:
+    for mod in PAPER_MODULES if builtin else ():
         importlib.import_module(f"properties.{mod}")
     for i, path in enumerate(conjectures):
         spec = importlib.util.spec_from_file_location(f"_conjecture_{i}_{Path(path).stem}", path)
@@ -85,6 +85,23 @@ def load_registry(conjectures):
         spec.loader.exec_module(module)
         _LOADED_CONJECTURES.append(module)
     return REGISTRY
+
+
+def only_conjectures(only: str | None, conjectures) -> bool:
+    """Whether the --only globs can match no built-in claim: each names a prefix (before its
+    first dot, no wildcard) that is no paper package.  Then the suite is not imported at all
+    (a one-claim conjecture audit starts in a second, not in the suite's import time)."""
+    from properties.registry import paper_packages
+
+    if not only or not conjectures:
+        return False
+    pats = [p.strip() for p in only.split(",") if p.strip()]
+    papers = set(paper_packages(ROOT))
+    for p in pats:
+        prefix = p.split(".", 1)[0]
+        if "." not in p or any(ch in prefix for ch in "*?[") or prefix in papers:
+            return False
+    return bool(pats)
 
 
 def properties_per_claim() -> dict[str, int]:
@@ -297,7 +314,8 @@ def cmd_audit(args) -> int:
     os.environ.update(run_env)  # the figures, drawn here, read the same cached runs
     with _Lock(report):
         try:
-            registry = load_registry(args.conjecture)
+            registry = load_registry(args.conjecture,
+                                     builtin=not only_conjectures(args.only, args.conjecture))
         except Exception as e:  # a property module that does not import: the audit is broken
             print(f"theorem-audit: loading the claims failed: {type(e).__name__}: {e}",
                   file=sys.stderr)
@@ -535,6 +553,10 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     from properties.registry import REGISTERED_IN
     registry = load_registry(args.conjecture)
+    if args.id not in registry:  # a conjecture of the last report: load its file from there
+        known = _last_run(Path(args.report)).get(args.id, {}).get("file", "")
+        if known and Path(known).is_absolute() and Path(known).is_file():
+            registry = load_registry([known])
     if args.id not in registry:
         close = difflib.get_close_matches(args.id, sorted(registry), n=5, cutoff=0.5)
         raise UsageError(f"no claim {args.id!r}" + (f"; close matches: {', '.join(close)}"
