@@ -752,6 +752,9 @@ def table(rows: list[dict], meta: dict | None = None) -> str:
 def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict | None = None) -> str:
     s = summary(rows)
     out = [f"# Audit report (Hypothesis profile `{profile}`)", ""]
+    if meta:
+        out += [run_header(dict(meta, profile=profile)).removeprefix("audit: ").capitalize()
+                + ".", ""]
     if meta and meta.get("interrupted"):
         out += ["**This run was interrupted: the verdicts below are incomplete.**", ""]
     out += ["| paper | " + " | ".join(VERDICTS) + " |", "|---|" + "---|" * len(VERDICTS)]
