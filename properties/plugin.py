@@ -143,8 +143,10 @@ def pytest_report_header(config):
         return None
     import torch
 
+    from properties.settings import size
     from sim import default_device
-    return f"audit: hypothesis profile={PROFILE}, torch {torch.__version__}, device={default_device()}"
+    return (f"audit: hypothesis profile={PROFILE}, size={size()}, torch {torch.__version__}, "
+            f"device={default_device()}")
 
 
 class _ConjectureModule(pytest.Module):
