@@ -562,8 +562,15 @@ def build(registry: dict[str, Claim], raw: dict, selected=None) -> list[dict]:
         # its rows passed the run's --claims globs, and its error makes the audit broken (exit 3)
         ids = [i for i in ids if selected(i) or i not in registry]
     out = []
+    strays = sorted(i for i in by_claim if i not in registry)
     for i in ids:
         row = verdict_for(registry.get(i), by_claim.get(i, []))
+        if i in registry and not by_claim.get(i):
+            import difflib
+            near = difflib.get_close_matches(i, strays, n=3, cutoff=0.6)
+            if near:  # its property probably names it with a typo
+                row["detail"] += (f" (a property audits {', '.join(repr(c) for c in near)}, "
+                                  "which no Claim registers: a typo of this id?)")
         if i not in registry:
             import difflib
             close = difflib.get_close_matches(i, sorted(registry), n=3, cutoff=0.6)

@@ -215,3 +215,4 @@ def test_a_typod_claim_id_is_a_broken_row_with_close_matches():
     bad = {r["id"]: r for r in rows}["demo.claimm"]
     assert "did you mean 'demo.claim'" in bad["detail"] and "no Claim registers" in bad["detail"]
     assert "broken: demo.claimm" in table(rows)
+    assert "a property audits 'demo.claimm'" in {r["id"]: r for r in rows}["demo.claim"]["detail"]
