@@ -9,8 +9,8 @@
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
     theorem-audit readme [--report DIR] [--readme README.md]
-    theorem-audit new-paper NAME [--title TITLE]   # skeleton: theory/, sim/, properties/NAME/
-    theorem-audit new-claim ID                     # skeleton claim file properties/<paper>/test_<item>.py
+    theorem-audit new-paper NAME [--title TITLE]  # skeleton: theory/, sim/, properties/NAME/
+    theorem-audit new-claim ID                    # skeleton properties/<paper>/test_<item>.py
 
 `audit` runs the properties in a pytest subprocess (so the CLI and CI share one code path); the
 plugin writes one row per property and prints one progress line per claim as its last property

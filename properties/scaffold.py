@@ -108,10 +108,10 @@ def gd_quadratic(seed: int, a: float, eta: float, t: int, device="cpu", train: b
     return float(x0), float(x.detach())
 '''
 
-INIT = '''"""Audit of {title}: one file per claim item, `test_<item>.py` (the Claim, its strategies, its
-alternatives, its printed and corrected properties); runs two claims share go in `runs.py`,
-figures in `figures.py`.  Written by `theorem-audit new-paper {paper}`; see CONTRIBUTING.md,
-"Adding a paper".
+INIT = '''"""Audit of {title}: one file per claim item, `test_<item>.py` (the Claim,
+its strategies, its alternatives, its printed and corrected properties); runs two claims share
+go in `runs.py`, figures in `figures.py`.  Written by `theorem-audit new-paper {paper}`; see
+CONTRIBUTING.md, "Adding a paper".
 """
 
 # the paper's name in the report's tables (TODO: authors, venue, year)

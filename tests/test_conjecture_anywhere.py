@@ -81,7 +81,8 @@ def test_conjectures_outside_the_checkout(tmp_path):
         assert rows[cid]["file"] == str(tmp_path / d / "conj.py")
     # the typo: its own row, the audit broken (exit 3), the message where it is read
     typo = rows["conjecture.sum_dd"]
-    assert "no Claim registers" in typo["detail"] and "did you mean 'conjecture.sum_d'" in typo["detail"]
+    assert "no Claim registers" in typo["detail"]
+    assert "did you mean 'conjecture.sum_d'" in typo["detail"]
     assert "broken: conjecture.sum_dd" in proc.stdout
     # the false conjecture: its Rerun line works as printed from anywhere, on exactly its draw
     false = rows["conjecture.false_sum"]

@@ -54,8 +54,8 @@ def test_a_new_paper_is_checked_by_the_layout_and_statement_tests(tmp_path):
     assert r.returncode == 0, r.stderr
     assert (root / "properties" / "toyp" / "test_theorem1.py").is_file()
     r = _run(root, *CHECKS)
-    assert r.returncode == 1 and "claims without a pinned statement: ['toyp.theorem1']" in r.stdout, \
-        r.stdout[-3000:]
+    assert r.returncode == 1, r.stdout[-3000:]
+    assert "claims without a pinned statement: ['toyp.theorem1']" in r.stdout
     r = _run(root, "tests/test_statements.py", "--update")
     assert r.returncode == 0, r.stderr
     r = _run(root, *CHECKS)
@@ -88,7 +88,8 @@ def test_new_claim_refuses_a_bad_id_and_an_existing_file(tmp_path):
             scaffold.new_claim(bad, root)
     written = scaffold.new_paper("toyp", root)
     assert written[-1] == "properties/toyp/test_theorem1.py"
-    assert scaffold.new_claim("toyp.lemma4_3.item3", root) == ["properties/toyp/test_lemma4_3_item3.py"]
+    assert scaffold.new_claim("toyp.lemma4_3.item3", root) == [
+        "properties/toyp/test_lemma4_3_item3.py"]
     with pytest.raises(ValueError, match="exists already"):
         scaffold.new_claim("toyp.lemma4_3.item3", root)
     with pytest.raises(ValueError, match="exists already"):

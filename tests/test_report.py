@@ -197,7 +197,8 @@ def test_failing_draws_are_all_listed_worst_first_and_rerun_shows_the_numbers():
     md = rep.markdown([dict(r, rerun=cmds)], "ci", {})
     assert "**Failing draws** (4, worst first):" in md and "--runxfail" in md
     assert "<th>why</th>" in rep.html([r], "ci", {}, ".")
-    assert rep.badness("m: max_abs error 2.94e+03 > tolerance 5.16 (mc)") == pytest.approx(2940 / 5.16)
+    assert rep.badness("m: max_abs error 2.94e+03 > tolerance 5.16 (mc)") == pytest.approx(
+        2940 / 5.16)
 
 
 def test_tiny_floors_print_as_zero_and_the_table_names_profile_size_device():
