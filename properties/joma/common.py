@@ -261,15 +261,57 @@ def fig2_correlations(tr, zhat):
 # Base seeds of the explicit draws the three claims share (one stacked program per rung serves
 # all three); under `ci` these are the draws, other profiles add generated ones.
 DYN_DRAWS = (0, 1000, 2000)
-DYN_SEEDS_PER_RUNG = 3
+DYN_SEEDS_PER_RUNG = 3  # seeds per stacked program at size ci (size ladder / paper: 4)
+# The false-fail rate of one ladder trend (seed-clustered Student t): 2 printed properties x 3
+# draws = 6 trends per claim, 6e-5 <= the claim share 1e-4 (fixed before the run).
+DYN_TREND_FF = 1e-5
 # float32 training, entropies / stable ranks / logits evaluated in float64 from float32
 # activations: a change below 1e3 x eps32 x scale is indistinguishable from round-off
 EPS32 = float(np.finfo(np.float32).eps)
 
 
+def dyn_seeds_per_program():
+    """Seeds per stacked program: 3 at size ci (the CI cost), 4 on the longer ladders."""
+    from properties.check import size
+    return DYN_SEEDS_PER_RUNG if size() == "ci" else 4
+
+
 def dyn_seeds(base):
-    """The stacked seeds of one draw (the same at every rung of the ladder)."""
-    return tuple(range(int(base), int(base) + DYN_SEEDS_PER_RUNG))
+    """The stacked seeds of one program (the same at every rung of the ladder)."""
+    return tuple(range(int(base), int(base) + dyn_seeds_per_program()))
+
+
+def dyn_seed_sets(base):
+    """The seed programs of one draw: its own and its partner's.  An explicit draw's partner is
+    the next explicit draw (cyclically), so the three explicit draws use the three cached
+    programs twice each, at the cost of three: every draw decides on 2 programs (6 seeds at
+    size ci, 8 on the ladder), and two draws share one program (they are not independent
+    evidence; the false-fail accounting is a union bound, valid under dependence).  A
+    generated draw's partner is the next block of seeds."""
+    base = int(base)
+    if base in DYN_DRAWS:
+        partner = DYN_DRAWS[(DYN_DRAWS.index(base) + 1) % len(DYN_DRAWS)]
+    else:
+        partner = base + dyn_seeds_per_program()
+    return dyn_seeds(base), dyn_seeds(partner)
+
+
+def dyn_stack(runs):
+    """Concatenate dynamics_run results along their seed axis (ent, sr: axis 2; logits: 1)."""
+    runs = list(runs)
+    out = dict(runs[0])
+    for k, ax in (("ent", 2), ("sr", 2), ("logits", 1)):
+        out[k] = np.concatenate([r[k] for r in runs], axis=ax)
+    out["seeds"] = tuple(s for r in runs for s in r["seeds"])
+    return out
+
+
+def dyn_rungs(world, base, order):
+    """(setting, stacked run) per rung of the ladder for one draw, through the world's slot
+    "run" (a null replaces it)."""
+    from properties.joma.runs import dynamics_run, ladder
+    run = world.simulation(dynamics_run, "run", pure=True)
+    return [(st_, dyn_stack(run(s, st_, order) for s in dyn_seed_sets(base))) for st_ in ladder()]
 
 
 def dyn_phases():
