@@ -119,7 +119,10 @@ register(Claim(
              "collected modules): near the edge ||v_R|| = 0.8 of the drawn range the printed and "
              "corrected forms differ by only ~3 SE. A rival whose prediction lies within 2 "
              "thresholds (in the claim's SE units) of the corrected one on a draw is now not "
-             "applicable there (not counted); the claim's draws and threshold are unchanged.",),
+             "applicable there (not counted); the claim's draws and threshold are unchanged.",
+             "2026-12-04 (issue 23): that exclusion removed (no excused draws): a rival within "
+             "reach of the corrected form on a draw now counts as not told apart; on the ci "
+             "draws of this run every rival was rejected on every draw.",),
     alternatives=(
         rival("printed_unit_marginal", printed_unit_marginal,
               "Eqn 24 as printed (theta_1/||v||, theta_2/||v||^3; unit-direction p_n)"),
