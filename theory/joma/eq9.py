@@ -21,6 +21,8 @@ def eq9_printed(h, depth, exact: bool = False):
     """Eqn 9 as printed: P[y_l=1|y_m=1] = 1 - H/L + O(eps^2).  exact=True: for integers H, L,
     the exact rational (fractions.Fraction), for remainders far below float64 resolution."""
     _check_HL(h, depth)
+    if not isinstance(exact, bool):
+        raise ValueError(f"exact must be a bool, got {exact!r}")
     if exact:
         return 1 - Fraction(int(h), int(depth))
     return 1.0 - np.asarray(h, dtype=np.float64) / np.asarray(depth, dtype=np.float64)
@@ -30,6 +32,8 @@ def eq9_first_order_coefficient(h, depth, exact: bool = False):
     """The eps coefficient of Eqn 108 at rho = rho_0 = 1-eps: H(2H-L)/(2L) (sympy series).
     exact=True: for integers H, L, the exact rational (fractions.Fraction)."""
     _check_HL(h, depth)
+    if not isinstance(exact, bool):
+        raise ValueError(f"exact must be a bool, got {exact!r}")
     if exact:
         h, depth = int(h), int(depth)
         return Fraction(h * (2 * h - depth), 2 * depth)
