@@ -118,6 +118,8 @@ def ladder(base: Setting = DYN_CI) -> tuple:
     """The settings of the size ladder of the named size (properties.check.size()); at size
     `paper` the paper's own size is the last rung (same code path)."""
     rungs = tuple(base.at(d) for d in LADDERS[size()])
+    if size() != "ci":  # the long ladders: the horizon grows with d (steps x d / 32, >= steps)
+        rungs = tuple(replace(r, steps=max(r.steps, r.steps * r.d // 32)) for r in rungs)
     if _paper_size():
         rungs += (DYN_PAPER,)
     return rungs
@@ -289,8 +291,10 @@ DYN_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedd
                "generator C = 20, "
                f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; "
                "3 seeds "
-               f"stacked per rung; ladder d in {LADDERS['ci']} (size ci) / {LADDERS['ladder']} "
-               "(size ladder; size paper adds d = 1024, 3 layers, 10k steps, lr 1e-4, CUDA only). "
+               "stacked per program, each draw decides on 2 programs (6 seeds per rung; size "
+               f"ladder: 2 x 4 = 8); ladder d in {LADDERS['ci']} (size ci, {DYN_CI.steps} steps "
+               f"at every d) / {LADDERS['ladder']} (size ladder, steps x d/32 at d > 32; size "
+               "paper adds d = 1024, 3 layers, 10k steps, lr 1e-4, CUDA only). "
                "Wikitext (Figs. 6, 8) is not available offline.")
 DYN_NULLS = (
     null("untrained", dynamics_untrained, "training off: the network at its initialisation at "

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Tolerance, audits, check_close, check_order, examples, null,
                         register, rival)
-from properties.joma.common import eq9_c1
+from properties.joma.common import order_tol
 from properties.joma.figures import plot_eq9
 from sim import joma as sj
 from theory import joma as th
@@ -43,8 +43,13 @@ _DPS = 60
 # Predictions and their rivals (exact rationals)
 # --------------------------------------------------------------------------------------------
 def leading(h, depth):
-    """The eps^0 term: 1 - H/L."""
-    return 1 - Fraction(h, depth)
+    """The eps^0 term: 1 - H/L (theory.joma.eq9_printed, as an exact rational)."""
+    return th.eq9_printed(h, depth, exact=True)
+
+
+def eq9_c1(h, depth):
+    """The eps coefficient H(2H-L)/(2L) (theory.joma.eq9_first_order_coefficient, exact)."""
+    return th.eq9_first_order_coefficient(h, depth, exact=True)
 
 
 def leading_levels(h, depth):
@@ -118,14 +123,17 @@ register(Claim(
     statement="With rho = rho_0 = 1 - eps: P[y_l=1|y_m=1] = 1/2 [(1 + 1 - 2H eps - 2(1 - L eps))/"
               "(1 - (1 - L eps))] + O(eps^2) = 1 - H/L + O(eps^2).",
     assumptions="Theorem 5's closed form with rho = rho_0 = 1 - eps; 1 <= H <= L-1.",
-    prediction="theory.joma.eq9_printed, theory.joma.eq9_corrected",
+    prediction="theory.joma.eq9_printed, theory.joma.eq9_first_order_coefficient (exact "
+               "rationals; the corrected Eqn 9 is their sum at eps), "
+               "theory.joma.eq9_remainder_order",
     simulation="theory.joma.eq9_exact_mp (Eqn 108 in 60-digit mpmath); for small trees also "
                "sim.joma.hblt_exact_leaf_cooccurrence with rho = 1-eps and P(y_1=0) = 1 - eps/2 "
                "(corrected rho_0 = 1-eps)",
     metric="log-log slope of the remainder vs eps over eps = 1e-3 * 2^-k, k = 0..7 "
            "(enumeration: 0.02 * 2^-k, k = 0..4); at L = 2H, |P - 1/2|",
-    tolerance="slope within 0.25 of the claimed order (check_order, discretization-order "
-              "model); at L = 2H, 60-digit round-off amplified by the 1/(L eps) cancellation "
+    tolerance="slope within the Student-t band of the log-log fit's residuals of the claimed "
+              "order (check_order with order_slope_tolerance, false-fail 1e-6 per call: 6 dof "
+              "over 8 eps, 3 dof over the 5 enumeration eps); at L = 2H, 60-digit round-off amplified by the 1/(L eps) cancellation "
               "of 1 - (1-eps)^L (mpmath), float64 round-off of a 2^N-term sum (enumeration)",
     corrected="P[y_l=1|y_m=1] = 1 - H/L + H(2H-L)/(2L) eps + O(eps^2) (the eps^2 coefficient "
               "-H(2H-L)(4H-L-3)/(12L) vanishes at L = 4H-3, where the remainder is O(eps^3)); "
@@ -151,6 +159,11 @@ register(Claim(
              "mechanism off: rho = 0 on every edge of the enumerated tree (P = 1/2)",
              replaces="enumeration"),
     ),
+    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
+             "order_slope_tolerance (false-fail 1e-6 per call, fixed before the run for the "
+             "claim share 1e-4); the enumeration's L = 2H comparison and its order check made "
+             "one named check (same numbers, same round-off tolerance), so its power is counted "
+             "over every draw. Not after a failure: the claim was not-audited for the 0.25.",),
     plot=plot_eq9,
 ))
 
@@ -173,7 +186,8 @@ def eq9_HL(draw):
 def test_eq9_printed(hl):
     h, depth = hl
     err = remainder_mp(_EQ9_EPS, h, depth, leading(h, depth))
-    check_order("joma.eq9", _EQ9_EPS, err, 2, what=f"printed 1 - H/L + O(eps^2), H={h}, L={depth}")
+    check_order("joma.eq9", _EQ9_EPS, err, 2, slope_tol=order_tol(_EQ9_EPS, err),
+                what=f"printed 1 - H/L + O(eps^2), H={h}, L={depth}")
 
 
 @audits("joma.eq9", form="corrected")
@@ -185,13 +199,14 @@ def test_eq9_corrected(world, hl):
     lead = world.prediction(leading, "leading")(h, depth)
     # the remainder of 1 - H/L is first order (the printed O(eps^2) is a rival here)
     err0 = remainder_mp(_EQ9_EPS, h, depth, lead)
-    check_order("joma.eq9", _EQ9_EPS, err0,
+    check_order("joma.eq9", _EQ9_EPS, err0, slope_tol=order_tol(_EQ9_EPS, err0), order=
                 world.prediction(order_of_leading_remainder, "order")(h, depth),
                 what=f"remainder of 1 - H/L, H={h}, L={depth}")
     # with the eps term H(2H-L)/(2L) the remainder is second order (third at L = 4H-3)
     c1 = world.prediction(eq9_c1, "linear_coefficient")(h, depth)
     err1 = remainder_mp(_EQ9_EPS, h, depth, lead, c1)
     check_order("joma.eq9", _EQ9_EPS, err1, th.eq9_remainder_order(h, depth),
+                slope_tol=order_tol(_EQ9_EPS, err1),
                 what=f"corrected, H={h}, L={depth}")
 
 
@@ -225,11 +240,15 @@ def test_eq9_corrected_enumeration(world, shape):
     for h in range(1, depth):
         o = obs[h]
         lead = float(world.prediction(leading, "leading")(h, depth))
-        if depth == 2 * h:
-            check_close("joma.eq9", o, np.full_like(o, lead), Tolerance.roundoff(1.0, 2.0 ** 16),
-                        what=f"L=2H enumeration, H={h}")
-            continue
-        c1 = float(world.prediction(eq9_c1, "linear_coefficient")(h, depth))
+        # one check (one name) per draw: the enumeration against the corrected expansion at
+        # every H.  At L = 2H the remainder vanishes identically (P = 1/2 = 1 - H/L): it must be
+        # zero to the round-off of the 2^N-term sum at every eps (check_order's exact branch;
+        # the order passed is then immaterial), and a rival that misses 1/2 there has a
+        # constant remainder, slope 0, which the band rejects.
+        c1 = 0.0 if depth == 2 * h else float(world.prediction(eq9_c1, "linear_coefficient")(h, depth))
         err = np.abs(o - lead - c1 * _ENUM_EPS)
-        check_order("joma.eq9", _ENUM_EPS, err, th.eq9_remainder_order(h, depth),
-                    what=f"enumeration H={h}, L={depth}")
+        order = th.eq9_remainder_order(h, depth)
+        check_order("joma.eq9", _ENUM_EPS, err, 2 if order is None else order,
+                    slope_tol=order_tol(_ENUM_EPS, err),
+                    exact=Tolerance.roundoff(1.0, 2.0 ** 16),
+                    what=f"enumeration H={h}, L={depth}", name="enumeration vs corrected Eqn 9")

@@ -4,7 +4,7 @@ Erratum: the proof integrates over the unit-direction coordinate s = y'/||v|| bu
 density for y' = ||v|| s, dropping the Jacobian; Eqn 24's theta_1/||v|| and theta_2/||v||^3 are
 right only when ||v|| = ||v_R|| = 1.
 
-Reference: Monte Carlo (sim.joma.sample_mixture + lemma1_expectations, N = 3e5, float64) compared
+Reference: Monte Carlo (sim.joma.sample_mixture + lemma1_expectations, N = 2e6, float64) compared
 coordinate-wise in z-scores, (MC mean - prediction)/SE, against Tolerance.monte_carlo (false-fail
 1e-6 per check, two-sided, Bonferroni over the M + 1 coordinates); theta_1, theta_2 by quadrature.
 This is the paper's claim itself (a closed form for an expectation), checked against sampling.
@@ -37,7 +37,7 @@ from sim import joma as sj
 from sim import make_generator
 from theory import joma as th
 
-N_LEMMA1 = 300_000
+N_LEMMA1 = 2_000_000  # issue 23: a close rival several SE away instead of excused (was 3e5)
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,7 +119,12 @@ register(Claim(
              "collected modules): near the edge ||v_R|| = 0.8 of the drawn range the printed and "
              "corrected forms differ by only ~3 SE. A rival whose prediction lies within 2 "
              "thresholds (in the claim's SE units) of the corrected one on a draw is now not "
-             "applicable there (not counted); the claim's draws and threshold are unchanged.",),
+             "applicable there (not counted); the claim's draws and threshold are unchanged.",
+             "2026-12-04 (issue 23): that exclusion removed (no excused draws): a rival within "
+             "reach of the corrected form on a draw now counts as not told apart; instead the "
+             "Monte Carlo sample grew from 3e5 to 2e6 (a difference of ~3 SE at 3e5, the "
+             "history's case, is ~8 SE at 2e6, beyond the 5.2 SE threshold); on the ci draws "
+             "every rival was rejected on every draw.",),
     alternatives=(
         rival("printed_unit_marginal", printed_unit_marginal,
               "Eqn 24 as printed (theta_1/||v||, theta_2/||v||^3; unit-direction p_n)"),
@@ -245,12 +250,6 @@ def test_lemma1_corrected(world, p):
     mean, se = world.simulation(lemma1_mc, "mc", pure=True)(p)
     args = (p["v"], p["xi"], p["xbar"], p["R"], p["dist"], p["psi"])
     pred = cat(world.prediction(th.lemma1_corrected)(*args))
-    if world.kind == "rival":
-        # a rival whose prediction lies within 2 thresholds (in the claim's SE units) of the
-        # corrected one cannot be told apart by this draw's sample: not applicable, not counted
-        corr = cat(th.lemma1_corrected(*args))
-        if np.max(np.abs(pred - corr) / np.maximum(se, 1e-300)) <= 2 * mc_tol(se.size).value:
-            reject()
     z_check("joma.lemma1", mean, se, pred, "corrected Eqn 24")
 
 

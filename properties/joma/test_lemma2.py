@@ -128,8 +128,8 @@ def fd_tol(c_minus, c_plus):
 @given(family=FAMILIES, n=st.integers(1, 5), sigma=st.floats(0.3, 2.0), nu=st.integers(3, 8),
        c_plus=st.floats(0.2, 2.0), frac=st.one_of(st.just(0.0), st.floats(0.0, 0.8)))
 def test_lemma2_identity(world, family, n, sigma, nu, c_plus, frac):
-    """Eqns 47-49 (finite differences and quadrature), F increasing, F(+inf) = +inf (c_+ > 0),
-    theta2(-inf) = F(-inf) = 0 and F >= 0 when psi(-inf) = c_- = 0 (as printed)."""
+    """Eqns 47-49 (finite differences and quadrature), F increasing, F(+inf) = +inf (c_+ > 0)
+    (the -inf sentence: test_lemma2_minus_inf)."""
     dist = isotropic(family, n, sigma, nu)
     c_minus, c_plus = world.simulation(same_psi, "psi")(frac * c_plus, c_plus)
     psi = th.Psi("step", c_minus, c_plus)
@@ -149,18 +149,38 @@ def test_lemma2_identity(world, family, n, sigma, nu, c_plus, frac):
     # psi >= 0 => F increasing, on a grid reaching far into r < 0
     Fwide = [th.F_lemma2(r, t1c, t2c) for r in np.linspace(-10 * dist.sigma, grid[-1], 17)]
     check_at_least("joma.lemma2", float(np.min(np.diff(Fwide))), QERR, what="F increasing")
-    # F(+inf) = +inf (c_+ > 0), read as F(L) >= 100 sigma at L = 1e4 sigma
+    # F(+inf) = +inf (c_+ > 0), read as F(L) >= 100 sigma at L = 1e4 sigma.  With c_+ > 0 it
+    # is immediate (F(r) ~ c_+ r) and no close alternative predicts otherwise (the printed and
+    # corrected limits coincide here; they differ at c_+ = 0: test_lemma2_corrected_limit), so
+    # it is asserted, not a check the verdict rests on
     L = 1e4 * dist.sigma
-    check_at_least("joma.lemma2", G(L),
-                   Threshold(100 * dist.sigma, "derived: F(r) ~ c_+ r >= 0.2 r, so F(1e4 sigma) "
-                                               ">= 2e3 sigma; 100 sigma is far below", "derived"),
-                   what="F(+inf) = +inf")
-    if c_minus == 0.0:
-        Lm = -1e4 * dist.sigma
-        check_close("joma.lemma2", [theta_of(Lm)[1], G(Lm)], [0.0, 0.0],
-                    Tolerance.derived(1e-6, "limit at r = -1e4 sigma: tail (< 1e-8 for nu >= 3)"),
-                    what="theta2(-inf) = F(-inf) = 0")
-        check_at_least("joma.lemma2", float(np.min(F)), QERR, what="F >= 0")
+    assert G(L) >= 100 * dist.sigma, f"F(1e4 sigma) = {G(L)} < 100 sigma with c_+ = {c_plus}"
+
+
+@audits("joma.lemma2", form="corrected")
+@examples(5)
+@example(family="gaussian", n=3, sigma=1.0, nu=5, c_plus=1.0)
+@given(family=FAMILIES, n=st.integers(1, 5), sigma=st.floats(0.3, 2.0), nu=st.integers(3, 8),
+       c_plus=st.floats(0.2, 2.0))
+def test_lemma2_minus_inf(world, family, n, sigma, nu, c_plus):
+    """The last sentence, on draws where its premise holds (psi(-inf) = c_- = 0, so
+    lim_{r->-inf} r theta1 = 0): theta2(-inf) = F(-inf) = 0 and F >= 0.  A property of its own
+    (it used to be a branch of test_lemma2_identity on its c_- = 0 draws), so every check meets
+    the alternatives on every draw; the null psi_negative switches the premise off."""
+    dist = isotropic(family, n, sigma, nu)
+    c_minus, c_plus = world.simulation(same_psi, "psi")(0.0, c_plus)
+    psi = th.Psi("step", c_minus, c_plus)
+    theta_of = lambda r: th.theta_unit(float(r), dist, psi)  # noqa: E731
+    G = lambda r: theta_of(r)[1] + r * theta_of(r)[0]  # noqa: E731
+    Lm = -1e4 * dist.sigma
+    check_close("joma.lemma2", [theta_of(Lm)[1], G(Lm)], [0.0, 0.0],
+                Tolerance.derived(1e-6, "limit at r = -1e4 sigma: tail (< 1e-8 for nu >= 3)"),
+                what="theta2(-inf) = F(-inf) = 0")
+    t1c = lambda r: float(th.theta_step_closed(r, dist, c_minus, c_plus)[0])  # noqa: E731
+    t2c = lambda r: float(th.theta_step_closed(r, dist, c_minus, c_plus)[1])  # noqa: E731
+    Ffn = world.prediction(F_printed, "F")
+    F = np.array([Ffn(r, t1c, t2c) for r in fd_grid(dist)])
+    check_at_least("joma.lemma2", float(np.min(F)), QERR, what="F >= 0")
 
 
 @audits("joma.lemma2", form="printed", fails="psi >= 0 with psi(+inf) = c_+ = 0 gives F(+inf) = 0")
@@ -193,16 +213,14 @@ def test_lemma2_corrected_limit(world, family, n, sigma, nu, c_minus):
     t1, t2 = th.theta_unit(L, dist, psi)
     FL = t2 + L * t1
     lim = world.prediction(limit_corrected, "limit")(c_minus, c_plus)
-    if np.isinf(lim):
-        check_at_least("joma.lemma2", FL,
-                       Threshold(100 * dist.sigma, "derived: F(+inf) = +inf read as "
-                                                   "F(1e4 sigma) >= 100 sigma", "derived"),
-                       what="F(+inf) = +inf")
-    else:
-        check_close("joma.lemma2", [FL], [lim],
-                    Tolerance.derived(1e-6 * max(c_minus, 1e-3),
-                                      "limit at r = 1e4 sigma: tail (< 1e-8 for nu >= 3)"),
-                    what="F(+inf) = 0 for c_+ = 0")
+    # one comparison for either limit: F(1e4 sigma) and the predicted F(+inf), both capped at
+    # 100 sigma (the reading of '+inf' at r = 1e4 sigma, as in the printed property); the
+    # corrected limit 0 is finite, so the cap never touches the claim's own comparison
+    cap = 100 * dist.sigma
+    check_close("joma.lemma2", [min(FL, cap)], [min(lim, cap)],
+                Tolerance.derived(1e-6 * max(c_minus, 1e-3),
+                                  "limit at r = 1e4 sigma: tail (< 1e-8 for nu >= 3)"),
+                what="F(+inf) for c_+ = 0 (capped at 100 sigma)")
 
 
 @functools.cache

@@ -43,8 +43,8 @@ register(Claim(
     metric="bound / max g (>= 1 up to round-off); Eqn. 66/67 residuals at the true maximiser "
            "(max_abs); sympy identities g'(y) y^2 = e^{-y^2}(2y^2+1) - 1, g|_{Eqn 66} = Eqn 67, "
            "(2y + 1/y - 2 sqrt 2) y = (sqrt2 y - 1)^2",
-    tolerance="float64 round-off (1e3 x eps) for the ratio and the residuals; sympy identities "
-              "exact (0/1 indicator)",
+    tolerance="float64 round-off (1e3 x eps) for the ratio and the residuals; the sympy "
+              "identities of the proof are asserted (algebra no alternative could fail)",
     reading=f"True max g(y*) = {G5:.10f} at y* = {Y5:.10f} (the bound 1/sqrt2 = 0.7071 is not "
             "attained: AM-GM equality would need y = 1/sqrt2, which does not solve Eqn. 66). "
             "No numbers in the paper: the explicit example adds y* itself to the grid.",
@@ -90,6 +90,6 @@ def test_lemma5_printed(world, ys):
     eqn67 = world.prediction(th.g_at_stationary, "eqn67")
     check_close(cid, [th.eqn66_residual(Y5), _G_PRIME(Y5), th.g(Y5) - eqn67(Y5)],
                 [0.0, 0.0, 0.0], Tolerance.roundoff(1.0, 1e3), what="Eqns. 66-67 at y*")
-    check_close(cid, _sympy_steps(), [0.0, 0.0, 0.0],
-                Tolerance.derived(0.5, "exact: a sympy identity simplifies to 0 or not "
-                                       "(0/1 indicator)"), what="sympy proof steps")
+    # the proof's three algebraic steps (sympy): algebra of the printed proof that no
+    # alternative could fail, so asserted rather than a check the verdict rests on
+    assert _sympy_steps() == [0.0, 0.0, 0.0], f"a sympy proof step does not simplify: {_sympy_steps()}"

@@ -17,7 +17,7 @@ import math
 import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
-from scipy import integrate
+from scipy import integrate, special
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         examples, register, rival)
@@ -46,6 +46,9 @@ register(Claim(
     alternatives=(
         rival("bound_one_over_sqrt2", lambda: 1 / math.sqrt(2),
               "Lemma 5's bound 1/sqrt2 carried over without the sqrt 2", replaces="bound"),
+        rival("dawson_unscaled", lambda yv: special.dawsn(np.asarray(yv, dtype=float)),
+              "G as Dawson's integral without the sqrt 2 rescaling: D(y) in place of "
+              "sqrt2 D(y/sqrt2)", replaces="G"),
         rival("intermediate_dropped_2", lambda yv: 0.5 * th.G_bound(yv),
               "the intermediate bound with the factor 2 of (2/y) dropped",
               replaces="intermediate"),
@@ -63,7 +66,9 @@ def test_lemma6_printed(world, ys):
     Gv = th.G(yv)
     ro = 1e3 * np.finfo(float).eps
     th_ro = Threshold(1 - ro, "derived: float64 round-off, 1e3 x eps", "derived")
-    check_at_least(cid, float(Gv.min()) + 1.0, th_ro, what="1 + min G >= 1 (G >= 0)")
+    # G >= 0 is immediate from the definition (a positive integrand): no alternative could
+    # fail it, so it is asserted, not a check the verdict rests on
+    assert float(Gv.min()) >= -ro, f"G < 0: min G = {Gv.min()}"
     bound = world.prediction(bound_printed, "bound")()
     check_at_least(cid, float(bound / Gv.max()), th_ro, what="bound / max G")
     pos = yv > 1e-150  # below, y^2 underflows (both sides are ~y there)
@@ -75,6 +80,6 @@ def test_lemma6_printed(world, ys):
     quad = np.array([math.exp(-t * t / 2) * integrate.quad(lambda s: math.exp(s * s / 2), 0, t,
                                                            epsabs=1e-13, epsrel=1e-13)[0]
                      for t in yq])
-    check_close(cid, th.G(yq), quad,
+    check_close(cid, world.prediction(th.G, "G")(yq), quad,
                 Tolerance.derived(1e-10, "quadrature epsrel 1e-13 x e^{y^2/2} cancellation, "
                                          "generous"), what="G vs definition")

@@ -7,7 +7,7 @@ tests/test_joma_hblt.py.  Its power is shown by composition laws a reader could 
 place of rho1 rho2, which the same property must reject on every draw (the witness pair
 (0.5, 0.5), appended to every draw, is a point where each of them differs from the product):
   rival flip_probabilities_add (slot law) flip probabilities f = (1 - rho)/2 added along the chain:
-                                          rho1 + rho2 - 1 (the first-order composition);
+                                          max(-1, rho1 + rho2 - 1) (the first-order composition);
   rival weakest_link           (slot law) the composed rho is that of the weaker edge, min(rho1, rho2).
 """
 
@@ -33,7 +33,8 @@ register(Claim(
               "rho in [-1,1]: M(rho) is symmetric; M(rho) 1 = 1; M(rho1) M(rho2) = M(rho1 rho2); "
               "M(rho1) p(rho2) = p(rho1 rho2).",
     assumptions="rho, rho1, rho2 in [-1, 1].",
-    prediction="theory.joma.M, theory.joma.p, theory.joma.lemma7_residuals",
+    prediction="theory.joma.M, theory.joma.p (Definition 1, evaluated at the drawn rhos; the "
+               "symbolic residuals of Lemma 7 are simplified to 0 in tests/test_joma_hblt.py)",
     simulation="numpy evaluation of Definition 1 (the matrices themselves)",
     metric="max_abs over all entries of the four identities, for a batch of drawn (rho1, rho2) "
            "plus the witness pair (0.5, 0.5)",
@@ -42,8 +43,9 @@ register(Claim(
     reading="An algebraic identity: the numeric check confirms it at the drawn points; the "
             "paper gives no numbers, so the explicit example is the witness pair alone.",
     alternatives=(
-        rival("flip_probabilities_add", lambda a, b: a + b - 1,
-              "composition by adding the flip probabilities (1 - rho)/2: rho1 + rho2 - 1",
+        rival("flip_probabilities_add", lambda a, b: max(-1.0, a + b - 1),
+              "composition by adding the flip probabilities (1 - rho)/2: rho1 + rho2 - 1 "
+              "(clipped at -1: a flip probability is at most 1)",
               replaces="law"),
         rival("weakest_link", lambda a, b: min(a, b),
               "the composed rho is that of the weaker edge: min(rho1, rho2)", replaces="law"),

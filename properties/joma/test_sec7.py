@@ -7,7 +7,7 @@ Two properties:
     C(M,2) I_{1-eps^2}((d-1)/2, 1/2) at that d (a derived threshold, false-fail 1e-6);
   * Theorem 1 (exp attention, linear phi) with U_C's columns perturbed to coherence eps: the exact
     discrete invariant z - 1/2 sum v^2 + Q_v/2 is constant to round-off at eps = 0 and drifts at
-    first order in eps (check_order, slope 1 +- 0.25 over eps doubled 3 times) -- the audit's
+    first order in eps (check_order, slope 1 within the fit's t band over t = 0.08 x 2^-k, k = 0..6) -- the audit's
     reading of 'additional eps-related terms' (the paper leaves them to future work).
 Alternatives:
   rival constant_1    (slot dimension) d = ceil(eps^-2 ln M), the constant 8 dropped to 1;
@@ -26,7 +26,7 @@ from scipy import special, stats
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         check_order, examples, register, rival)
-from properties.joma.common import jl_fail_count, near_orthogonal_runs
+from properties.joma.common import jl_fail_count, near_orthogonal_runs, order_tol
 from properties.joma.figures import plot_near_orthogonal
 from theory import joma as th
 
@@ -35,6 +35,17 @@ JL_DRAWS = 20
 
 def jl_dimension(M, eps):
     return math.ceil(8 * math.log(M) / eps ** 2)
+
+
+def degradation_order():
+    """The audit's reading of 'additional eps-related terms': the invariant's drift is first
+    order in the coherence eps."""
+    return 1.0
+
+
+def degradation_second_order():
+    """Rival: the first-order eps terms cancel (|u^T u'| enters squared), drift O(eps^2)."""
+    return 2.0
 
 
 def invariant(z, s2, Qv):
@@ -57,20 +68,32 @@ register(Claim(
     metric="JL: number of the 20 draws with max_{l != l'} |u_l^T u_l'| > eps; Theorem 1: max "
            "drift of the invariant vs coherence eps (log-log slope)",
     tolerance="JL: binomial 1e-6 quantile of the union-bound failure probability at the "
-              "printed d (false-fail 1e-6). Theorem 1: slope 1 +- 0.25 over eps doubled 3 times; "
+              "printed d (false-fail 1e-6). Theorem 1: log-log slope 1 within the t band of the fit's residuals (order_slope_tolerance, false-fail 1e-6) over 7 coherences (t = 0.08 x 2^-k, k = 0..6); "
               "orthonormal U_C: float64 round-off.",
     reading="log = natural log (the JL literature's). With log10 the bound gives d 2.3x smaller "
             "and a union bound above 1 for M >= 100 (reported in the plot, not asserted). "
             "Measured degradation: the invariant's drift grows linearly in the coherence, "
             "~0.4 eps relative to |z| in the CI setting (plot), i.e. the 'additional "
             "eps-related terms' are first order in eps. The paper gives no numbers: the explicit "
-            "examples are M = 100, eps = 0.3 (JL) and seed 0 (Theorem 1).",
+            "examples are M = 100, eps = 0.3 (JL) and seed 0 (Theorem 1). The JL part is a "
+            "sufficiency statement ('only d >= 8 eps^-2 log M is needed'): the check shows the "
+            "printed d suffices and the constant 1 does not; a constant between (e.g. 4) "
+            "also suffices in most configurations, which the statement does not deny, so the "
+            "audit resolves the constant only from below (it does not show 8 is needed).",
     alternatives=(
         rival("constant_1", lambda M, eps: max(2, math.ceil(math.log(M) / eps ** 2)),
               "the JL constant 8 dropped to 1: d = eps^-2 ln M", replaces="dimension"),
+        rival("second_order", degradation_second_order,
+              "the eps-related terms of second order (first-order terms cancelling): drift "
+              "O(eps^2)", replaces="degradation_order"),
         rival("dropped_half", lambda z, s2, Qv: z - s2,
               "Theorem 1's invariant with its 1/2 dropped (z - sum v^2)", replaces="invariant"),
     ),
+    history=("2026-12-04 (issue 23): check_order's hand-set 0.25 replaced by "
+             "order_slope_tolerance (false-fail 1e-6); to give that band dof the coherence "
+             "ladder was extended from t = 0.01..0.08 (4 values) to t = 0.08 x 2^-k, k = 0..6 "
+             "(7 values); the degradation order got its own rival (O(eps^2)). Not after a "
+             "failure: the claim was not-audited for the unstated 0.25.",),
     plot=plot_near_orthogonal,
 ))
 
@@ -108,5 +131,7 @@ def test_sec7_near_orthogonal_theorem1_degradation(world, seed):
                 Tolerance.roundoff(max(zmax, 1e-3), ops=2000),
                 what="orthonormal U_C: exact invariant")
     rows = np.array(drifts[1:])
-    check_order("joma.sec7.near_orthogonal", rows[:, 0], rows[:, 1], 1.0,
+    check_order("joma.sec7.near_orthogonal", rows[:, 0], rows[:, 1],
+                world.prediction(degradation_order, "degradation_order")(),
+                slope_tol=order_tol(rows[:, 0], rows[:, 1]),
                 what="invariant drift vs coherence eps")

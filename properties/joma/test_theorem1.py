@@ -2,10 +2,16 @@
 
 Reference: the literal Eqn. 2 (sim.joma.simulate_eqn2: W and z trained together by simultaneous
 gradient steps of size eta).  Two checks per claim, both on the same draws:
-  * the flow invariant drifts by O(eta) over a fixed horizon (check_order: log-log slope 1 +- 0.25
-    over eta halved 3 times): the theorem is about the gradient flow, the steps approximate it;
+  * the flow invariant drifts by O(eta) over a fixed horizon (check_order: log-log slope 1 within
+    the Student-t band of the fit's residuals, order_slope_tolerance, over eta = 4 eta0 .. eta0/8):
+    the theorem is about the gradient flow, the steps approximate it.  This is the check that
+    decides the flow form: the rivals (other invariants) drift by O(1), slope ~ 0;
   * the exact discrete-time identity (the flow invariant corrected by the accumulated squared
     increments Q_v, Q_z; theory.joma.THEOREM1_*_DISCRETE) is constant to float64 round-off.
+The exact check audits the DISCRETE counterpart only: it adds the claimed form's own Q correction
+(DISCRETE - FLOW) to the slot's invariant, so if theory's FLOW form were itself wrong it would
+cancel (I = DISCRETE); a rival in the slot does not cancel (rival + DISCRETE - FLOW drifts).  So
+the flow form of theory/ is decided by the slope property, the discrete identity by the exact one.
 Both are the paper's claim (that Eqn. 2 conserves the invariant), not a consequence of how the
 quantities are defined: the conservation comes from the coupling dz ~ v o dv of the gradient
 steps, which the null attention_frozen switches off.
@@ -27,7 +33,8 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Tolerance, audits, check_close, check_order, examples, null,
                         register, rival)
-from properties.joma.common import ETAS, T1_PARAMS, problem, random_init, token_stats
+from properties.joma.common import (ETAS, T1_PARAMS, order_tol, problem, random_init,
+                                    token_stats)
 from properties import attach_plot
 from properties.joma.figures import plot_theorem1, plot_theorem1_softmax
 from sim.joma import BlowUpError, simulate_eqn2, simulate_eqn2_softmax_budget
@@ -38,8 +45,12 @@ _T1_SETTING = ("Eqn. 2 with orthonormal U_C (d x M_C), unit u_q orthogonal to U_
                "W and z_m trained together by simultaneous gradient steps")
 _ORDER_TOL = ("discretization: gradient steps of size eta approximate the flow with O(eta) "
               "error over a fixed horizon; log-log slope of the invariant's drift vs eta "
-              "(eta halved 3 times) within 1 +- 0.25; plus the exact discrete-time identity "
-              "(drift corrected by the accumulated squared increments) to float64 round-off")
+              "(eta = 4 eta0 .. eta0/8, six sizes) within 1 +- the Student-t band of the fit's "
+              "residuals (order_slope_tolerance, 4 dof, false-fail 1e-6 per call); plus the "
+              "exact discrete-time identity (drift corrected by the accumulated squared "
+              "increments) to float64 round-off. The exact identity audits the discrete "
+              "counterpart (theory's flow form cancels in it); the flow form itself is decided "
+              "by the slope")
 
 lam = th.lambdify_invariant
 FLOW = {"linear": th.theorem1_linear, "exp": th.theorem1_exp}
@@ -81,7 +92,10 @@ register(Claim(
     reading="Squares are elementwise. Zero initialisation is a stationary point for linear "
             "attention (b = z o x = 0 and g_f = 0), so the theorem is audited from random inits. "
             "The paper gives no numbers for linear attention: the explicit example is the "
-            "report figure's setting (M_C = 6, K = 2, ReLU, init scale 0.4, t = 1).",
+            "report figure's setting (M_C = 6, K = 2, ReLU, init scale 0.4, t = 1). The "
+            "measured resolution is not applicable: an invariant is defined up to a factor, so "
+            "the prediction scaled by 1 +- delta is conserved as well (the rivals, other "
+            "relative weights of z^2 and sum v^2, are rejected).",
     alternatives=(
         rival("exp_form", exp_form, "exp attention's invariant z = 1/2 sum_k v_k^2 + c",
               replaces="invariant"),
@@ -89,6 +103,11 @@ register(Claim(
               replaces="invariant"),
         _nulls(),
     ),
+    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
+             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
+             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
+             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
+             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
     plot=plot_theorem1("linear"),
 ))
 register(Claim(
@@ -100,7 +119,10 @@ register(Claim(
     simulation="sim.joma.simulate_eqn2(attention='exp')",
     metric="max over tokens, seeds, logged times of |I(t) - I(0)|",
     tolerance=_ORDER_TOL,
-    reading="The paper gives no numbers: the explicit example is the report figure's setting.",
+    reading="The paper gives no numbers: the explicit example is the report figure's setting. "
+            "The measured resolution is not applicable here: an invariant is defined up to a "
+            "factor, so the prediction scaled by 1 +- delta is conserved as well and no delta "
+            "is rejected (the rivals, other relative weights of z and sum v^2, are).",
     alternatives=(
         rival("linear_form", linear_form, "linear attention's invariant z^2 = sum_k v_k^2 + c",
               replaces="invariant"),
@@ -108,10 +130,19 @@ register(Claim(
               replaces="invariant"),
         _nulls(),
     ),
+    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
+             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
+             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
+             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
+             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
     plot=plot_theorem1("exp"),
 ))
 register(Claim(
     id="joma.theorem1.zero_init", where="Theorem 1, last sentence (Section 3)",
+    # c = I(0) = 0 at zero init by the definition of c, and the trajectory check repeats
+    # joma.theorem1.exp from one more initial point: algebra of the printed text plus a
+    # repetition, not separate evidence (issue 23)
+    kind="consistency",
     statement="Under zero initialization (w_k(0) = 0, z_m(0) = 0), the time-independent constant c = 0.",
     assumptions=_T1_SETTING + "; exp attention (for linear attention and for ReLU, zero init is a "
                               "stationary point of Eqn. 2, so the statement holds trivially).",
@@ -119,7 +150,9 @@ register(Claim(
     simulation="sim.joma.simulate_eqn2(attention='exp', zero init)",
     metric="|z_m(T) - 1/2 sum_k v_k^2(T)| vs eta; exact discrete identity with c = 0",
     tolerance=_ORDER_TOL,
-    reading="Given the invariant, c = I(0) = 0 at zero init by definition; the content checked "
+    reading="A consistency check, not a verdict on the paper: given the invariant, c = I(0) = 0 "
+            "at zero init by definition, and the trajectory check is joma.theorem1.exp's from "
+            "one more initial point. Given the invariant, c = I(0) = 0 at zero init by definition; the content checked "
             "is that z_m(t) = 1/2 sum_k v_k^2(t) holds along the trajectory that starts at zero "
             "(exp attention moves from there). The explicit example is a small problem with "
             "linear phi (the paper's Section 3.1 setting).",
@@ -129,6 +162,11 @@ register(Claim(
         rival("dropped_half", dropped_half, "the 1/2 dropped: z = sum_k v_k^2", replaces="invariant"),
         _nulls(),
     ),
+    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
+             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
+             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
+             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
+             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
 ))
 
 
@@ -176,7 +214,8 @@ def _order(world, kind, params, init_seed, scale, horizon):
         s2, _ = token_stats(tr)
         I = inv(z=tr.z, s2=s2)
         err.append(np.abs(I - I[0])[-1].max())
-    check_order(f"joma.theorem1.{kind}", etas, err, 1.0, what="flow invariant drift vs eta")
+    check_order(f"joma.theorem1.{kind}", etas, err, 1.0, slope_tol=order_tol(etas, err),
+                what="flow invariant drift vs eta")
 
 
 @audits("joma.theorem1.linear")
@@ -229,7 +268,8 @@ def test_theorem1_zero_init(world, params, horizon):
         check_close("joma.theorem1.zero_init", exact, np.zeros_like(exact),
                     Tolerance.roundoff(float(np.abs(tr.z).max() + 1), ops=10 * len(tr.t) * 40),
                     what="exact discrete identity with c = 0")
-    check_order("joma.theorem1.zero_init", etas, err, 1.0, what="z - 1/2 sum v^2 vs eta")
+    check_order("joma.theorem1.zero_init", etas, err, 1.0, slope_tol=order_tol(etas, err),
+                what="z - 1/2 sum v^2 vs eta")
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,7 +316,8 @@ register(Claim(
            "|I19(T) - I19(0) - (-viol_E + viol_b)| against eta",
     tolerance="printed: float64 round-off (softmax conserves 1^T z exactly, also in discrete time, "
               "because 1^T(diag(b) - b b^T) = 0 when 1^T b = 1); corrected: discretization "
-              "O(eta), log-log slope 1 +- 0.25 over eta halved 3 times (check_order)",
+              "O(eta), log-log slope 1 within the t band of the fit's residuals "
+              "(order_slope_tolerance, false-fail 1e-6) over eta = 4 eta0 .. eta0/8 (check_order)",
     corrected="z_m(t) = 1/2 sum_k (v_k^2(t) - ||v_k(t)||_2^2 bbar_m) + c  (the proof's Eqn. 19; "
               "Fig. 2's caption uses this form too: zhat_m2 = -1/2 sum_k ||v_k||^2 bbar_m)",
     reason="The printed form drops the 1/2 on the bbar term. Since 1^T bbar_m = 1 and "
@@ -307,6 +348,11 @@ register(Claim(
              "mechanism off: z held at z(0) (self-attention not trained), W trained as before",
              replaces="run"),
     ),
+    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
+             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
+             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
+             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
+             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
 ))
 attach_plot("joma.theorem1.softmax", plot_theorem1_softmax)
 
@@ -356,5 +402,5 @@ def test_theorem1_softmax_corrected_all_directions(world, case, horizon):
         assume(np.abs(r["V"] - r["V0"]).max() > 1e-9)  # not the all-inactive ReLU fixed point
         drift = inv(r["z"], r["V"], r["bbar"]) - inv(r["z0"], r["V0"], r["bbar0"])
         err.append(np.abs(drift - (-r["viol_E"] + r["viol_b"])).max())
-    check_order("joma.theorem1.softmax", etas, err, 1.0,
+    check_order("joma.theorem1.softmax", etas, err, 1.0, slope_tol=order_tol(etas, err),
                 what="Eqn. 19 drift minus the assumption violations, all M_C directions")

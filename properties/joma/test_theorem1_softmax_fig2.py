@@ -6,15 +6,14 @@
 Fig. 2's setting as far as its caption gives it: Eqn. 2 with linear phi, softmax attention, and
 two distributions of x: (left) the token distribution transits smoothly over the class labels,
 (right) it is random per class.  Nothing else is given (M_C, K, C, N, d, the learning rate, the
-horizon, what "high" means), so those are drawn, and the verdict rests on a reading of "high"
-(0.9): this file reports the numbers and the claim is `not-audited` (audit_gap).
+horizon, what "high" means), so those are drawn; the verdict rests on the caption's own contrast
+(zhat_m correlates with z_m better than each component), which needs no level of "high".
 
 Reference: sim.joma.simulate_eqn2 (float64, zero initialisation, eta = 0.05, the horizon drawn on
 the step grid, 20 logged times).  Alternatives (the caption's own components, as predictions):
   rival component_1 (slot zhat) zhat_m1 = 1/2 sum_k v_k^2 alone;
   rival component_2 (slot zhat) zhat_m2 = -1/2 sum_k ||v_k||^2 bbar_m alone.
-The printed form fails on some draws (strict expected failure), so the harness does not run the
-rivals there; their correlations are in the claim's `reason` (measured on the same runs).
+The printed property compares zhat_m with both components on every draw (two named checks).
 """
 
 from __future__ import annotations
@@ -23,13 +22,13 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import Claim, attach_plot, audits, check_at_least, examples, register, rival
+from properties import (Claim, Threshold, attach_plot, audits, check_at_least, examples,
+                        register, rival)
 from properties.joma.common import fig2_correlations as correlations
 from properties.joma.common import zhat_component_1, zhat_component_2, zhat_full
 from properties.joma.figures import plot_fig2
 from properties.joma.runs import DISTS, FIG2_ETA as ETA, fig2_run
 
-_HIGH = 0.9
 register(Claim(
     id="joma.theorem1.softmax_fig2",
     where="Section 3 after Theorem 1, and Fig. 2 (softmax approximation)",
@@ -47,10 +46,11 @@ register(Claim(
                "current bbar_m(t), c = 0)",
     simulation="properties.joma.runs.fig2_run (sim.joma.simulate_eqn2, "
                "attention='softmax', activation='linear')",
-    metric="normalized (Pearson) correlation over tokens l of zhat_m(t) and z_m(t), minimum over "
-           "the 20 logged times t in (0, T] and the stacked seeds",
-    tolerance=f"threshold {_HIGH} ('high correlation'): a reading of the caption, not derived "
-              "(the paper states no number), so a failure against it does not earn `refuted`",
+    metric="normalized (Pearson) correlation over tokens l of zhat_m(t) and z_m(t), and of each "
+           "of the caption's two components with z_m(t); per component, the mean over the 20 "
+           "logged times t in (0, T] and the stacked seeds of corr(zhat_m) - corr(component)",
+    tolerance="the caption's contrast is an ordering: corr(zhat_m) - corr(component) >= 0 up to "
+              "float64 round-off (derived; no reading of 'high' is needed)",
     reason="Fig. 2's words do not decide it, and the numbers depend on the size and horizon the "
            "caption leaves out. Measured (seeds 1-3, N = 64, horizon 40 = 800 steps, min over "
            "seeds; correlation at t = 2 / 18 / 34): smooth x, (M_C, K) = (8, 2): 0.83 / 0.80 / "
@@ -62,16 +62,18 @@ register(Claim(
            "contrast does not hold for the first component: zhat_m1 = 1/2 sum_k v_k^2 alone "
            "correlates 0.74-0.88 (random (6, 2): -0.28 .. 0.28), and late in training it beats "
            "zhat_m in every smooth configuration above (e.g. (8, 2) at t = 34: 0.86 vs 0.67); "
-           "zhat_m2 is anti-correlated (-0.1 .. -0.98).",
-    audit_gap="Fig. 2's size (M_C, K, N, d), learning rate, horizon and the meaning of 'high "
-              "correlation' are not in the text; with the reading 0.9 the printed form fails on "
-              "the drawn configurations (numbers in `reason`), but that threshold has no "
-              "provenance, so the claim is reported with its numbers, neither holding nor "
-              "refuted.",
+           "zhat_m2 is anti-correlated (-0.1 .. -0.98). The caption's contrast, averaged over "
+           "the 20 logged times and the seeds (issue 23; seeds 0-5, (M_C, K, extra d, N) = "
+           "(8, 2, 2, 64), horizon 40): smooth x, corr(zhat_m) 0.856 vs corr(zhat_m1) 0.943 "
+           "(zhat_m2 -0.68); random x, 0.685 vs 0.807 (zhat_m2 -0.66): the first component "
+           "alone predicts z_m better than the invariant, so 'its two components do not' fails "
+           "for zhat_m1 on 4 of the 5 audited draws (it holds for zhat_m2).",
     reading="Fig. 2's two data settings are encoded as the caption describes them (a smooth bump "
             "moving with the class; a Dirichlet(0.5) distribution per class); 'fairly well' / "
-            "'high correlation' is read as a normalized correlation >= 0.9 at every logged "
-            "time. Earlier (before issue 10) the claim was audited only in the random-x "
+            "'high correlation' is read by the caption's own contrast: zhat_m(t) must "
+            "correlate with z_m(t) better than each of its two components, which the caption "
+            "says do not (mean over the trajectory and the seeds: the reading most favourable "
+            "to the paper). No level of 'high' is needed (the old reading 0.9 had none). Earlier (before issue 10) the claim was audited only in the random-x "
             "setting and reported refuted.",
     history=("2026-12-03 (harness issue 9): the printed form now runs every draw instead of "
              "stopping at the first mismatch; that exposed a crash on later draws (the horizon "
@@ -82,7 +84,13 @@ register(Claim(
              "smoothly-transiting x distribution added next to the random one (the caption's "
              "two settings); the horizon grid (400..800 steps of 0.05) and the reading 0.9 are "
              "unchanged; the old refutation is now not-audited because 0.9 has no provenance "
-             "(a gate of the earned-verdict harness), with the numbers in `reason`."),
+             "(a gate of the earned-verdict harness), with the numbers in `reason`.",
+             "2026-12-04 (issue 23): decided by the caption's contrast (zhat_m against its two "
+             "components, mean over the trajectory and seeds, threshold 0) instead of the "
+             "reading 0.9 of 'high'. A change of the decision rule made knowing the numbers: "
+             "the `reason` already showed zhat_m1 beating zhat_m late in training; the contrast "
+             "was chosen because it is the caption's own and needs no threshold (issue 23), not "
+             "for its outcome."),
     alternatives=(
         rival("component_1", zhat_component_1,
               "Fig. 2's caption: the component zhat_m1 = 1/2 sum_k v_k^2 alone", replaces="zhat"),
@@ -101,18 +109,31 @@ PAPER_FIG2 = [dict(case=(list(range(6)), 8, 2, 2, 64, dist), horizon=40.0) for d
 
 
 @audits("joma.theorem1.softmax_fig2", form="printed",
-        fails="bbar_m(t) drifts as attention sharpens and the correlation of zhat_m(t) with "
-              "z_m(t) decays below the reading 0.9 (in both of Fig. 2's x distributions)")
+        fails="the caption's contrast fails for the first component: zhat_m1 = 1/2 sum_k v_k^2 "
+              "alone correlates with z_m(t) as well as or better than zhat_m (averaged over the "
+              "trajectory and the seeds), in both of Fig. 2's x distributions")
 @examples(3)
 @example(**PAPER_FIG2[0])
 @example(**PAPER_FIG2[1])
 @given(case=FIG2_CASE, horizon=HORIZON)
 def test_theorem1_softmax_fig2(world, case, horizon):
+    """The caption's contrast: over the trajectory, zhat_m(t) correlates with z_m(t) better than
+    each of its two components (which the caption says do not).  The statistic is the mean over
+    the 20 logged times and the stacked seeds of corr(zhat_m, z_m) - corr(component, z_m): an
+    ordering of exact (float64) functions of one deterministic run, so the threshold is 0 up to
+    round-off; averaging over the trajectory is the reading most favourable to the paper (the
+    pointwise ordering fails at more times)."""
     tr = world.simulation(fig2_run, "run", pure=True)(*case, horizon)
-    corr = correlations(tr, world.prediction(zhat_full, "zhat"))
-    check_at_least("joma.theorem1.softmax_fig2", float(np.nanmin(corr)), _HIGH,
-                   "reading of 'high correlation' (no provenance: the paper states no number)",
-                   what="min over t and seeds of corr(zhat_m(t), z_m(t))")
+    full = correlations(tr, world.prediction(zhat_full, "zhat"))
+    zero = Threshold(-1e-9, "derived: an ordering of two correlations computed in float64 from "
+                            "one run (round-off far below 1e-9); the claim 'A > B' against 0",
+                     "derived")
+    for name, comp in (("zhat_m1 = 1/2 sum_k v_k^2", zhat_component_1),
+                       ("zhat_m2 = -1/2 sum_k ||v_k||^2 bbar_m", zhat_component_2)):
+        gap = float(np.nanmean(full - correlations(tr, comp)))
+        check_at_least("joma.theorem1.softmax_fig2", gap, zero,
+                       what=f"mean_t,seeds corr(zhat_m, z_m) - corr({name}, z_m)",
+                       name=f"contrast with {name.split(' =')[0]}")
 
 
 attach_plot("joma.theorem1.softmax_fig2", plot_fig2)

@@ -27,7 +27,7 @@ from scipy.special import erf, erfinv
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         check_order, check_trend, examples, null, register, rival)
-from properties.joma.common import ETAS, SEEDS, problem
+from properties.joma.common import ETAS, SEEDS, order_tol, problem
 from properties.joma.figures import plot_theorem2, plot_theorem2_onehot
 from sim.joma import simulate_eqn2, solve_eqn3
 from theory import joma as th
@@ -108,7 +108,8 @@ register(Claim(
            "form|; full: also max_l |erf(v_l(T)/sqrt 2) - Delta_l sqrt(2/pi) T / A|",
     tolerance="reduced Eqn. 3: ODE solver (DOP853, rtol 1e-11) x 100 (x 1e3 for the closed-form "
               "trajectory, through erfinv); full Eqn. 2: discretization O(eta), log-log slope "
-              "1 +- 0.25 over 3 halvings of eta (check_order)",
+              "1 within the Student-t band of the fit's residuals (order_slope_tolerance, 4 dof, "
+              "false-fail 1e-6 per call) over eta = 4 eta0 .. eta0/8 (check_order)",
     corrected="erf(v_l(t)/sqrt 2)/Delta_lm = erf(v_l'(t)/sqrt 2)/Delta_l'm "
               "(= sqrt(2/pi) t / A; closed form v_l(t) = sqrt 2 erfinv(sqrt(2/pi) Delta_lm t / A))",
     reason="Eqn. 22 separates as e^{-v^2/2} dv_l = Delta_lm dt / A, and "
@@ -137,6 +138,11 @@ register(Claim(
              "mechanism off: z held at 0 (self-attention not trained), v_l = Delta_l t / A",
              replaces="run"),
     ),
+    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
+             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
+             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
+             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
+             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
     plot=plot_theorem2,
 ))
 register(Claim(
@@ -150,7 +156,9 @@ register(Claim(
     metric="|v_l(t) - limit_l| vs eps (order 1 in eps, and a significant trend); sign and growth "
            "of v_l*",
     tolerance="asymptotic: the distance to the limit must shrink like eps (check_order: slope "
-              "1 +- 0.25 over eps = 1e-2..1e-4) and significantly (check_trend, false-fail 1e-4); "
+              "1 within the t band of the fit's residuals, order_slope_tolerance, false-fail "
+              "1e-6, over eps = 1e-2..1e-4) and significantly (check_trend, false-fail 1e-6, "
+              "rival exponents 0 (no convergence) and 2); "
               "v_l* must exceed sqrt(2) erfinv(1 - 2 eps) (derived: the corrected invariant "
               "gives exactly sqrt(2) erfinv(1 - eps))",
     reading="'Over training' is read as t -> t*, the finite blow-up time of Eqn. 3.",
@@ -165,6 +173,11 @@ register(Claim(
         null("attention_frozen", solve_attention_frozen,
              "mechanism off: z held at 0, v_l = Delta_l t stays finite at t*", replaces="solve"),
     ),
+    history=("2026-12-04 (issue 23): check_order's hand-set 0.25 replaced by "
+             "order_slope_tolerance (false-fail 1e-6); the trend's false-fail rate lowered from "
+             "1e-4 to 1e-6 per draw: rates set to fit the claim share of the stated allocation "
+             "rule (11 draws x 1e-4 = 1.1e-3 was over the share 1e-4); the trend was given its "
+             "own rival exponents 0 and 2.",),
     plot=plot_theorem2_onehot,
 ))
 
@@ -206,7 +219,8 @@ def _reduced(deltas_signs, frac):
 def test_theorem2_printed_full(params, frac):
     delta, _, _, etas, vs = full_runs(params, frac)
     err = [np.abs(th.theorem2_ratio_check(v, delta, th.theorem2_printed_term)).max() for v in vs]
-    check_order("joma.theorem2", etas, err, 1.0, what="printed Eqn. 4 in the full Eqn. 2 simulation")
+    check_order("joma.theorem2", etas, err, 1.0, slope_tol=order_tol(etas, err),
+                what="printed Eqn. 4 in the full Eqn. 2 simulation")
 
 
 @audits("joma.theorem2", form="printed",
@@ -234,11 +248,11 @@ def test_theorem2_corrected_full(world, params, frac):
     delta, A, horizon, etas, vs = world.simulation(full_runs, "run", pure=True)(params, frac)
     term = world.prediction(th.theorem2_corrected_term, "term")
     err = [np.abs(th.theorem2_ratio_check(v, delta, term)).max() for v in vs]
-    check_order("joma.theorem2", etas, err, 1.0,
+    check_order("joma.theorem2", etas, err, 1.0, slope_tol=order_tol(etas, err),
                 what="corrected Eqn. 4 in the full Eqn. 2 simulation")
     rate = world.prediction(rate_corrected, "rate")(horizon, A)
     err_rate = [np.abs(th.theorem2_corrected_term(v) - delta * rate).max() for v in vs]
-    check_order("joma.theorem2", etas, err_rate, 1.0,
+    check_order("joma.theorem2", etas, err_rate, 1.0, slope_tol=order_tol(etas, err_rate),
                 what="common value erf(v_l/sqrt 2)/Delta_l = sqrt(2/pi) t / A")
 
 
@@ -292,7 +306,7 @@ def test_theorem2_onehot(world, deltas_signs):
                                  "derived"),
                        what=f"eps={eps:g}")
         dist.append(float(np.abs(v[others] - limit[others]).max()))
-    check_order("joma.theorem2.onehot", ONEHOT_EPS, dist, 1.0,
+    check_order("joma.theorem2.onehot", ONEHOT_EPS, dist, 1.0, slope_tol=order_tol(ONEHOT_EPS, dist),
                 what="others converge to sqrt2 erfinv(Delta_l/|Delta_l*|) at rate eps")
     check_trend("joma.theorem2.onehot", ONEHOT_EPS, dist, direction="increasing",
-                false_fail=1e-4, what="distance to the limits shrinks as eps -> 0")
+                false_fail=1e-6, rivals=(0.0, 2.0), what="distance to the limits shrinks as eps -> 0")

@@ -6,8 +6,10 @@ factor 1 and with a non-constant positive factor (a time change).  What is the p
 what is algebra: Eqn. 71 (F_j(t) equal across components) is the content, checked against the
 integration; Eqn. 8 with the proof's Lambda is an identity given Eqn. 87 (it is checked, and its
 rivals show the check could fail); the bound |lambda_jk| <= M(r_j0) + M(r_k0) is checked at
-every output time (it is loose, observed <~ 0.15 of the bound, so no tighter rival is credible:
-its power is not shown separately); Lambda -> 0 is decided by a trend of |Lambda_jk| against
+every output time (it is loose, observed <~ 0.15 of the bound, so no tighter rival is credible;
+the null attention_shared breaks it on every draw, attention_off on the long-horizon ones); the
+proof's inequalities (Eqns. 77, 82, 83) are asserted, not checks; Lambda -> 0 is
+decided by a trend of |Lambda_jk| against
 ln(delta_k0/delta_k) (asymptotic policy) on a sub-range where every component converges within
 the horizon (see history).
 
@@ -16,7 +18,10 @@ Alternatives:
   rival exponent_mu2      (slot ratio)  Eqn. 8's ratio e^{mu_j^2}/e^{mu_k^2} (the 1/2 dropped);
   rival lambda_unscaled   (slot Lambda) lambda_jk in place of Lambda_jk in Eqn. 8;
   rival zeta_sign_flipped (slot zeta)   Eqn. 76's second term with the other sign, in Eqn. 79;
-  null  attention_off     (slot run)    Eqn. 7 without its attention factor: v_dot = mu - v.
+  null  attention_off     (slot run)    Eqn. 7 without its attention factor: v_dot = mu - v;
+  null  attention_shared  (slot run)    one common factor exp(max_j v_j^2/2) for every component
+                                        (selectivity off, speed kept): lambda grows like the
+                                        common clock, so it breaks the bound on every draw.
 """
 
 from __future__ import annotations
@@ -64,6 +69,17 @@ def zeta_sign_flipped(r, r0, mu):
             - (np.exp(-r0 ** 2 * mu ** 2 / 2) - np.exp(-r ** 2 * mu ** 2 / 2)) / mu)
 
 
+def simulate_attention_shared(mu, v0, t_end, factor=None, **kw):
+    """Null: Eqn. 7 with the per-component attention exp(v_j^2/2) replaced by one common factor
+    exp(max_j v_j^2/2) for every component (the selectivity switched off, the speed kept): a
+    time change of v_dot = mu - v, so every ln(delta_j0/delta_j) is the same and lambda_jk
+    grows without bound."""
+    def common(t, V):
+        base = 1.0 if factor is None else float(factor(t, V))
+        return base * math.exp(0.5 * float(np.max(np.asarray(V) ** 2)))
+    return simulate_eqn7(mu, v0, t_end, attention=False, factor=common, **kw)
+
+
 def simulate_attention_off(mu, v0, t_end, **kw):
     """Null: Eqn. 7 without the attention factor exp(v^2/2) (v_dot = mu - v)."""
     return simulate_eqn7(mu, v0, t_end, attention=False, **kw)
@@ -87,7 +103,8 @@ register(Claim(
                 "component in [0.2, 1] and one in [1.8, 3], r_j(0) in [-1, 0.9]; the bound "
                 "derivation is also checked for r0 in [1.1, 2] (r0 > r > 1). The Lambda -> 0 "
                 "trend: mu_j in (0.2, 2.2], max mu in [1.8, 2.2].",
-    prediction="theory.joma.F_delta, zeta, M_bound, F0, lambda_jk, Lambda_jk, eqn8_ratio, "
+    prediction="theory.joma.F_delta, zeta, M_bound, log_ratio (Eqn. 81 in delta form), "
+               "lambda_jk, Lambda_jk, eqn8_ratio, "
                "lambda_bound, rho_delta",
     simulation="sim.joma.simulate_eqn7 (solve_ivp DOP853, rtol 1e-11; state='v' literally "
                "with delta >= ~1e-6, and state='deviation' (e = v - mu) for long horizons)",
@@ -100,7 +117,8 @@ register(Claim(
               "max_t,j max(|v|,1)/(mu_j |delta_j|) (v state: an error dv in v moves F by "
               "~dv/(mu delta)); round-off for algebraic identities; quadrature 1e-9 relative; "
               "inequalities against the printed bound itself (errors < 1e-9 relative); trend: "
-              "Student t at false-fail 1e-4",
+              "a deterministic sequence, the solver error propagated to the slope (value_error: "
+              "no false-fail rate), rival exponent 0 (Lambda not vanishing)",
     reading="Eqn. 7 is simulated as printed, with the common factor 1 and with a non-constant "
             "positive factor c(t, v) = (1.2 + sin(omega t)) / (1 + |v|^2/d) (a time change: the "
             "invariant Eqn. 71 holds with F_j(t) = int_0^t c). Lambda_jk is the proof's "
@@ -115,7 +133,13 @@ register(Claim(
             "In Eqn. 77 the middle term sqrt2(|r0|+|r|)/sqrt2 is looser than Lemma 5 gives "
             "(max(|r|,|r0|)/2), still valid since |r| <= max(|r0|, 1) along the monotone "
             "trajectory. The paper gives no numbers: the explicit example is the report "
-            "figure's seven targets mu = 0.3 .. 2.2, r0 = 0.05.",
+            "figure's seven targets mu = 0.3 .. 2.2, r0 = 0.05. The bound "
+            "|lambda_jk| <= C_jk is met on every draw; it is loose, so no rival constant can be "
+            "told apart, and its power is that of the boundedness it states: the null "
+            "attention_shared (one common factor exp(max_j v_j^2/2), selectivity off) makes "
+            "lambda grow with the common clock and breaks it on every draw (attention_off "
+            "only on the long-horizon draws). The proof's inequalities Eqns. 77, 82, 83 are "
+            "asserted (algebra of the proof; no close alternative fails them), not checks.",
     asymptotic="ln(delta_k(0)/delta_k(t)) (t -> inf)",
     history=("2026-12-03 (issue 10 migration): the old property skipped the Lambda -> 0 check "
              "with a bare return when lambda had not settled (large mu_max: the slow component "
@@ -124,7 +148,13 @@ register(Claim(
              "component with ln(delta_k0/delta_k) <= 9, or |lambda(T)| ~ 3e-3); with max mu in "
              "[1.8, 2.2] it was conclusive on 60 of 60. The trend property therefore draws max "
              "mu in [1.8, 2.2] (every component converges within the horizon); the other "
-             "properties keep the full range.",),
+             "properties keep the full range.",
+             "2026-12-04 (issue 23): the Lambda -> 0 trend's error model changed from the fit's "
+             "residual (Student t, false-fail 1e-4 per draw: 7e-4 over the claim's draws, above "
+             "its share 1e-4) to the solver error of the deterministic sequence propagated to "
+             "the slope (value_error), with the rival exponent 0; Eqns. 77/82/83 made asserts "
+             "(they faced no alternative); the null attention_shared added (the bound check "
+             "faced attention_off on only 6 of 13 draws). Not after a failure of the claim.",),
     alternatives=(
         rival("abs_integrand", F_abs, "Eqn. 70 with e^{-mu|x|/2} in place of e^{-mu^2 x^2/2}",
               replaces="F"),
@@ -137,6 +167,9 @@ register(Claim(
         null("attention_off", simulate_attention_off,
              "mechanism off: Eqn. 7 without its attention factor (v_dot = mu - v)",
              replaces="run"),
+        null("attention_shared", simulate_attention_shared,
+             "selectivity off: one common attention factor exp(max_j v_j^2/2) for every "
+             "component in place of exp(v_j^2/2) (as fast, not selective)", replaces="run"),
     ),
     plot=plot_theorem4,
 ))
@@ -213,9 +246,14 @@ def test_theorem4_invariant(world, prob, omega, use_factor):
     scale = float(np.max(np.maximum(np.abs(run.v), 1.0) / (mu * np.abs(run.delta))))
     tol = Tolerance.solver(RTOL, scale)
     ref = Fv.mean(axis=1, keepdims=True)
-    check_close(cid, Fv, np.broadcast_to(ref, Fv.shape), tol, what="Eqn. 71 (v state)")
-    if not use_factor:  # F_j(t) = int_0^t 1 ds = t
-        check_close(cid, Fv, np.broadcast_to(run.t[:, None], Fv.shape), tol, what="F_j(t) = t")
+    # one named check: Eqn. 71 (F_j(t) equal across j) and, with the factor 1, its common value
+    # F_j(t) = int_0^t 1 ds = t (the second comparison exists only on those draws; one name, so
+    # the check's power is counted over every draw)
+    check_close(cid, Fv, np.broadcast_to(ref, Fv.shape), tol, what="Eqn. 71 (v state)",
+                name="Eqn. 71 (v state)")
+    if not use_factor:
+        check_close(cid, Fv, np.broadcast_to(run.t[:, None], Fv.shape), tol, what="F_j(t) = t",
+                    name="Eqn. 71 (v state)")
 
 
 @audits("joma.theorem4", form="printed")
@@ -251,14 +289,26 @@ def test_theorem4_lambda_vanishes(world, prob, omega, use_factor):
     cid = "joma.theorem4"
     mu, r0 = prob
     run = _long_run(world, mu, r0, omega, use_factor)
-    lam, Lam, Lj, off, _ = _eqn71_and_eqn8(world, cid, run, mu)
+    lam, Lam, Lj, off, Fv = _eqn71_and_eqn8(world, cid, run, mu)
     lamT = np.where(off, np.abs(lam[-1]), -1.0)
     j, k = np.unravel_index(int(np.argmax(lamT)), lamT.shape)
     targets = Lj[-1, k] * np.array([1 / 4, 2 ** -1.5, 1 / 2, 2 ** -0.5, 1.0])
     idx = sorted({int(np.argmin(np.abs(Lj[:, k] - x))) for x in targets})
     assume(len(idx) >= 3)
-    check_trend(cid, Lj[idx, k], np.abs(Lam[idx, j, k]), direction="decreasing",
-                false_fail=1e-4, what=f"|Lambda_{j}{k}| vs ln(delta_k0/delta_k)")
+    # a deterministic sequence (one ODE solution): the slope's error is the solver's, propagated
+    # (value_error), not a fit residual.  |Lambda| = |lambda| e^{mu_k^2/2} / ln(delta_k0/delta_k):
+    # the solver moves F by <= 100 rtol max|F| (Tolerance.solver), hence each e^{-mu^2/2} ln
+    # term of lambda by as much, so |lambda| by <= 2x that, relative to the smallest |lambda|
+    # on the points; ln(delta_k0/delta_k) by e^{mu_k^2/2} x that, relative to the smallest ln.
+    f_err = Tolerance.solver(RTOL, float(np.abs(Fv).max())).value
+    lam_pts, ln_pts = np.abs(lam[idx, j, k]), Lj[idx, k]
+    rel = (2 * f_err / float(lam_pts.min())
+           + f_err * math.exp(mu[k] ** 2 / 2) / float(ln_pts.min()))
+    check_trend(cid, ln_pts, np.abs(Lam[idx, j, k]), direction="decreasing", rivals=(0.0,),
+                value_error=Tolerance.derived(rel, "ODE solver: 100 x rtol x max|F| on each "
+                                                   "e^{-mu^2/2} ln term, relative to the "
+                                                   "smallest |lambda| and ln on the points"),
+                what=f"|Lambda_{j}{k}| vs ln(delta_k0/delta_k)")
 
 
 @audits("joma.theorem4", form="printed")
@@ -278,19 +328,21 @@ def test_theorem4_bound_derivation(world, r0s, mus, fr):
     delta = delta0 * np.power(1e-8, np.asarray(fr[:n]))
     r = 1 - delta
     zeta = world.prediction(th.zeta, "zeta")
+    # The inequalities of the proof (Eqns. 77, 82, 83) are loose (observed <~ 0.15 of the
+    # bound), so no close alternative could fail them (the rival zeta_sign_flipped passes
+    # them too): they are asserted as algebra of the proof, not checks a verdict rests on.
+    # They use theory's zeta itself (not the slot), so alternatives and the resolution's
+    # perturbations of the slot do not enter them.
     Mv = th.M_bound(r0)
-    bound = Threshold(1.0, "derived: the printed bound itself (quadrature / round-off error "
-                           "< 1e-9 relative)", "derived")
-    check_at_least(cid, float(np.min(Mv / np.abs(zeta(r, r0, m)))), bound,
-                   what="M(r0)/|zeta| >= 1 (Eqn. 77)")
     resid = th.F_delta(delta, delta0, m) - np.exp(-m ** 2 / 2) * np.log(delta0 / delta)
-    check_at_least(cid, float(np.min(Mv / np.abs(resid))), bound,
-                   what="M(r0) / |F - e^{-mu^2/2} ln((1-r0)/(1-r))| >= 1 (Eqn. 83)")
+    z = np.abs(th.zeta(r, r0, m))
+    assert np.all(Mv >= z), f"Eqn. 77 violated: M(r0) {Mv} < |zeta| {z}"
+    assert np.all(Mv >= np.abs(resid)), f"Eqn. 83 violated: M(r0) {Mv} < |resid| {resid}"
     # sharper (Eqn. 82 + Lemma 6): |resid| <= max_{x in [0, mu]} |zeta(r, r0, x)| G(mu)
     xs = np.linspace(1e-9, 1.0, 401)[None, :] * m[:, None]
-    zmax = np.max(np.abs(zeta(r[:, None], r0[:, None], xs)), axis=1)
-    check_at_least(cid, float(np.min((zmax * th.G(m) * (1 + 1e-6) + 1e-12) / np.abs(resid))),
-                   bound, what="Eqn. 82: max|zeta| G(mu) / |resid| >= 1")
+    zmax = np.max(np.abs(th.zeta(r[:, None], r0[:, None], xs)), axis=1)
+    assert np.all(zmax * th.G(m) * (1 + 1e-6) + 1e-12 >= np.abs(resid)), \
+        f"Eqn. 82 violated: max|zeta| G(mu) {zmax * th.G(m)} < |resid| {resid}"
     # Eqn. 79: e^{mu^2/2} F - F(r, r0, 0) = int_0^mu zeta(r, r0, x) e^{x^2/2} dx
     # F(r, r0, 0) = ln((1-r0)/(1-r)) (Eqn. 81) in delta form: 1 - r would cancel for r ~ 1
     lhs = np.exp(m ** 2 / 2) * th.F_delta(delta, delta0, m) - th.log_ratio(delta, delta0)

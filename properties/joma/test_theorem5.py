@@ -131,10 +131,18 @@ register(Claim(
               "Theorem 5 as printed: rho_0 := p_{.|0}^T p_0 = P(y_1=0)", replaces="formula"),
         rival("levels_reading", th.theorem5_alt_levels,
               "neighbouring reading: L counts levels including the leaves (L + 1)",
-              replaces="formula"),
+              replaces="formula",
+              same_as_claim_where=lambda params=None, **_: params is not None and bool(
+                  np.all(np.abs(2 * np.asarray(params[4]) @ np.asarray(params[3]) - 1) < 1e-15)),
+              same_as_claim_why="where rho_0 = 2 P(y_1=0) - 1 = 0 for every root child (e.g. "
+                                "P(y_1=0|y_0=k) = 1/2), L enters Eqn 108 only through "
+                                "rho^{L-1} rho_0 = 0: the readings are the same formula"),
         rival("top_depth_reading", th.theorem5_alt_top_depth,
               "neighbouring reading: H is the CLA's depth from the root (L - H)",
-              replaces="formula"),
+              replaces="formula",
+              same_as_claim_where=lambda params=None, **_: params is not None and params[2] == 2,
+              same_as_claim_why="at L = 2 the only binary CLA height is H = 1 = L - H: the two "
+                                "readings are the same formula on every pair of the tree"),
         rival("printed_rho0_mc", th.theorem5_printed,
               "Theorem 5 as printed (rho_0 = P(y_1=0)), on the Monte Carlo trees",
               replaces="formula_mc"),
@@ -144,6 +152,13 @@ register(Claim(
         null("edges_cut_mc", sample_t5_edges_cut,
              "mechanism off: rho = 0 on every edge, sampled", replaces="sample"),
     ),
+    history=("2026-12-04 (issue 23): the corrected property no longer rejects the draws where a "
+             "reading rival is within 10 round-off tolerances of the literal reading (excused "
+             "after the fact); instead top_depth_reading declares L = 2 (H = 1 = L - H) and "
+             "levels_reading rho_0 = 0 (L enters only through rho^{L-1} rho_0) as where they "
+             "coincide with the claim. The rho_0 = 0 declaration was added after a run showed "
+             "levels_reading passing 3 of 31 draws (Hypothesis draws P(y_1=0|k) = 1/2, an exact "
+             "coincidence, not a near one); draws, threshold and formula unchanged.",),
     plot=plot_theorem5,
 ))
 
@@ -203,12 +218,6 @@ def test_theorem5_corrected(world, params):
     obs = np.concatenate([c["obs"] for c in cases])
     tol = _tol(cases)
     pred = _predict(world.prediction(th.theorem5_corrected, "formula"), cases, p0, depth)
-    if world.kind == "rival":
-        # a rival that equals the literal reading on every configuration of this draw (a reading
-        # rival at L = 2H or rho_0 = 0) cannot be told apart here: not applicable, not counted
-        literal = _predict(th.theorem5_corrected, cases, p0, depth)
-        if np.max(np.abs(pred - literal)) <= 10 * tol.value:
-            reject()
     check_close("joma.theorem5", obs, pred, tol, what="corrected rho_0 vs exact enumeration")
 
 

@@ -4,6 +4,7 @@ Conventions: theory.joma.hblt.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from functools import lru_cache
 
 import mpmath
@@ -16,15 +17,26 @@ from theory.joma.hblt import H, L, eps
 from theory.joma.theorem5 import MAX_DEPTH, _check_HL, theorem5_expr
 
 
-def eq9_printed(h, depth):
-    """Eqn 9 as printed: P[y_l=1|y_m=1] = 1 - H/L + O(eps^2)."""
+def eq9_printed(h, depth, exact: bool = False):
+    """Eqn 9 as printed: P[y_l=1|y_m=1] = 1 - H/L + O(eps^2).  exact=True: for integers H, L,
+    the exact rational (fractions.Fraction), for remainders far below float64 resolution."""
     _check_HL(h, depth)
+    if not isinstance(exact, bool):
+        raise ValueError(f"exact must be a bool, got {exact!r}")
+    if exact:
+        return 1 - Fraction(int(h), int(depth))
     return 1.0 - np.asarray(h, dtype=np.float64) / np.asarray(depth, dtype=np.float64)
 
 
-def eq9_first_order_coefficient(h, depth):
-    """The eps coefficient of Eqn 108 at rho = rho_0 = 1-eps: H(2H-L)/(2L) (sympy series)."""
+def eq9_first_order_coefficient(h, depth, exact: bool = False):
+    """The eps coefficient of Eqn 108 at rho = rho_0 = 1-eps: H(2H-L)/(2L) (sympy series).
+    exact=True: for integers H, L, the exact rational (fractions.Fraction)."""
     _check_HL(h, depth)
+    if not isinstance(exact, bool):
+        raise ValueError(f"exact must be a bool, got {exact!r}")
+    if exact:
+        h, depth = int(h), int(depth)
+        return Fraction(h * (2 * h - depth), 2 * depth)
     h = np.asarray(h, dtype=np.float64)
     depth = np.asarray(depth, dtype=np.float64)
     return h * (2 * h - depth) / (2 * depth)
