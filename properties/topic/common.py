@@ -340,3 +340,96 @@ def normal_bound(scores, calibration: dict, *, side: str, what: str,
                f"{'-' if side == 'lower' else '+'} t_{n - 1} {t:.2f} x sd {x.std(ddof=1):.3g}; "
                f"calibration range [{x.min():.4g}, {x.max():.4g}]; Shapiro-Wilk p = "
                f"{stats.shapiro(x).pvalue:.2g}", "calibrated", false_fail)
+
+
+# --------------------------------------------------------------------------------------------
+# The empirical orders, tested as the paper writes them (issue 24): "A > B" shown on the draw
+# against 0 with the draw's own error, never against the A - B that calibration runs gave
+# --------------------------------------------------------------------------------------------
+def shown_order(cid: str, x, *, false_fail: float, what: str, name: str | None = None) -> float:
+    """The order 'A > B' of a statement shown on one draw: `x` holds the draw's C independent
+    batch estimates of A - B (held-out documents split into C disjoint chunks); the check passes
+    if their mean exceeds t_{C-1} x SE (one-sided Student t at level `false_fail`: an A - B
+    whose mean is 0 passes with at most that probability).  Returns the mean."""
+    from scipy import stats
+
+    from properties import check_at_least
+
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if x.size < 3 or not np.all(np.isfinite(x)):
+        raise ValueError(f"shown_order: x must hold at least 3 finite estimates, got {x!r}")
+    se = float(x.std(ddof=1) / math.sqrt(x.size))
+    t = float(stats.t.isf(false_fail, x.size - 1))
+    mean = float(x.mean())
+    floor = Tolerance.roundoff(float(np.abs(x).max()) + 1.0, ops=64).value  # 0 is not > 0
+    check_at_least(cid, mean, Threshold(
+        t * se + floor, f"the statement's order against 0 with the draw's own error: "
+                        f"t_{x.size - 1} {t:.2f} x SE {se:.3g} over {x.size} disjoint chunks of "
+                        f"held-out documents (one-sided level {false_fail:g}) + round-off "
+                        f"{floor:.2g}", "derived", false_fail),
+        what=what + f" (mean {mean:.4g}, SE {se:.2g})", name=name)
+    return mean
+
+
+def permutation_levels(P: int, false_fail: float) -> int:
+    """Relabellings needed for a one-sided permutation test at level `false_fail`: P with
+    1 / (P + 1) <= false_fail."""
+    return int(math.ceil(1.0 / false_fail)) - 1
+
+
+def relabelled_contrasts(W, T: int, v: int, P: int, seed: int) -> np.ndarray:
+    """Block contrast (mean same-topic off-diagonal - mean different-topic entry of the word
+    block) of W (n x n) under P uniformly random relabellings of the Tv word ids (rows and
+    columns together; the topic sizes kept), from np.random.default_rng(seed): the statistic's
+    noise when W's structure has nothing to do with the topics."""
+    n = T * v
+    Wb = np.asarray(W, dtype=np.float64)[1:, 1:]
+    rng = np.random.default_rng(seed)
+    total, tr = float(Wb.sum()), float(np.trace(Wb))
+    n_same, n_diff = n * (v - 1), n * (n - v)
+    out = np.empty(P)
+    base = np.arange(n) // v
+    for i in range(0, P, 4096):
+        k = min(4096, P - i)
+        lab = rng.permuted(np.broadcast_to(base, (k, n)), axis=1)  # (k, n) topic of each word
+        Z = (lab[:, :, None] == np.arange(T)[None, None, :]).astype(np.float64)  # (k, n, T)
+        s_same = np.einsum("kit,ij,kjt->k", Z, Wb, Z)
+        out[i:i + k] = (s_same - tr) / n_same - (total - s_same) / n_diff
+    return out
+
+
+def within_topic_diagonal(W, T: int, v: int, P: int, seed: int) -> np.ndarray:
+    """Diagonal excess (mean diagonal - mean same-topic off-diagonal entry of the word block) of
+    W under P uniformly random permutations of the columns within each topic (the block sums
+    kept): the statistic's noise when the same-topic blocks carry no diagonal structure."""
+    Wb = np.asarray(W, dtype=np.float64)[1:, 1:]
+    n = T * v
+    topic = np.arange(n) // v
+    s_block = float(Wb[topic[:, None] == topic[None, :]].sum())
+    n_off = n * (v - 1)
+    rng = np.random.default_rng(seed)
+    out = np.empty(P)
+    rows = np.arange(n)
+    for i in range(0, P, 8192):
+        k = min(8192, P - i)
+        within = rng.permuted(np.broadcast_to(np.arange(v), (k, T, v)), axis=2)
+        cols = (within + (np.arange(T) * v)[None, :, None]).reshape(k, n)
+        d = Wb[rows[None, :], cols].sum(-1)
+        out[i:i + k] = d / n - (s_block - d) / n_off
+    return out
+
+
+def beyond_relabellings(cid: str, score: float, noise: np.ndarray, *, what: str,
+                        kind: str, name: str | None = None) -> None:
+    """A statistic of trained weights shown beyond its own noise: it must exceed every one of
+    the P relabelled values (a one-sided permutation test at the exact level 1 / (P + 1),
+    distribution-free: under no association the observed value is exchangeable with them)."""
+    from properties import check_at_least
+
+    P = int(noise.size)
+    check_at_least(cid, float(score), Threshold(
+        float(noise.max()), f"the statement's order against 0 beyond the statistic's own noise: "
+                            f"the largest of {P} {kind} of the same weights (a permutation "
+                            f"test, exact level 1/({P}+1) = {1 / (P + 1):.2g}; their median "
+                            f"{float(np.median(noise)):.3g})", "derived", 1.0 / (P + 1)),
+        what=what, name=name)

@@ -32,8 +32,12 @@ WV_BLOCKWISE = dict(T=5, v=5, steps=300, batch=32, lr=0.02, lam=1e-4, scale=0.01
                     p=(0.15, 0.1, 0.1))
 
 
-def train_wv_blockwise(seed: int, S: int = 1, steps: int | None = None) -> np.ndarray:
-    """Trained W^V, shape (S, n, n), of the WV_BLOCKWISE setting from generator seed `seed`."""
+@run_cache(maxsize=8)
+def train_wv_blockwise(seed: int, S: int = 1, steps: int | None = None,
+                       lam: float | None = None) -> np.ndarray:
+    """Trained W^V, shape (S, n, n), of the WV_BLOCKWISE setting from generator seed `seed`
+    (ridge `lam`, default WV_BLOCKWISE's; runs with equal seed and steps but different lam see
+    the same init and training documents: common random numbers)."""
     c = WV_BLOCKWISE
     T, v = c["T"], c["v"]
     n = T * v + 1
@@ -42,7 +46,7 @@ def train_wv_blockwise(seed: int, S: int = 1, steps: int | None = None) -> np.nd
     p = sm.init_params(g, S, n, sw=sw, scale=c["scale"], device="cpu")
     k = c["steps"] if steps is None else steps
     sm.train(p, g, T=T, v=v, steps=k, batch=c["batch"], sw=sw, loss="squared", opt="adam",
-             lr=c["lr"], lam=c["lam"], model="lda", p_m=c["p"][0], p_c=c["p"][1],
+             lr=c["lr"], lam=c["lam"] if lam is None else lam, model="lda", p_m=c["p"][0], p_c=c["p"][1],
              p_r=c["p"][2], log_every=max(k, 1))
     return p["WV"].numpy()
 
@@ -107,11 +111,14 @@ EMP = dict(T=5, v=5, p=(0.15, 0.1, 0.1), heldout_docs=200, heldout_N=(100, 150))
 #   "uniform": W^K = W^Q = 0 frozen (uniform attention), W^V, b^V, b^pred trained, 300 steps
 #              (topic.empirical.uniform_loss_gap);
 #   "dv":      W^V frozen to Definition 2's D^V, W^K, W^Q, the biases, b^pred trained, 200 steps
-#              (topic.empirical.attention_order (b)).
+#              (topic.empirical.attention_order (b));
+#   "wstar":   the same with W^V frozen to Theorem 2's block-uniform W* (attention_order (b)'s
+#              null: the diagonal W^V switched off).
 LDA_MODELS = {
     "joint": dict(sw=sm.Switches(onehot=True, biases=True), steps=300),
     "uniform": dict(sw=sm.Switches(onehot=True, uniform=True, biases=True), steps=300),
     "dv": dict(sw=sm.Switches(onehot=True, biases=True, freeze_v=True), steps=200),
+    "wstar": dict(sw=sm.Switches(onehot=True, biases=True, freeze_v=True), steps=200),
 }
 LDA_TRAIN = dict(batch=8, lr=0.01, scale=0.01, N_range=(100, 150))
 
@@ -134,7 +141,8 @@ def lda_run(model: str, seed: int, S: int = 1, steps: int | None = None):
     n = T * v + 1
     g = make_generator(seed)
     held = heldout_documents(g, S)
-    WV = th.definition2_dv(T, v, *EMP["p"]) if model == "dv" else None
+    WV = (th.definition2_dv(T, v, *EMP["p"]) if model == "dv" else
+          th.theorem2_wstar(T, v, *EMP["p"]) if model == "wstar" else None)
     p = sm.init_params(g, S, n, sw=c["sw"], scale=LDA_TRAIN["scale"], WV=WV, device="cpu")
     k = c["steps"] if steps is None else steps
     sm.train(p, g, T=T, v=v, steps=k, batch=LDA_TRAIN["batch"], sw=c["sw"], loss="squared",
@@ -151,11 +159,13 @@ def _chunks(p: dict, held, chunk: int):
 
 
 def attention_kinds(model: str, p: dict, held, chunk: int = 2, uniform: bool = False,
-                    relabel: bool = False) -> dict:
+                    relabel: bool = False, doc_chunks: int = 1) -> dict:
     """Length-debiased (Appendix E.3: x N/100) mean attention per pair kind on the held-out
     documents, per element: {same_position, same_word, same_topic, diff_topic: (S,)}.
     uniform=True: the same model read with uniform attention (W^K = W^Q = 0 switched in);
-    relabel=True: the attention of the true input, its pairs classified by topic-scrambled ids."""
+    relabel=True: the attention of the true input, its pairs classified by topic-scrambled ids.
+    doc_chunks=C: the means over each of C disjoint chunks of the held-out documents, (S, C)
+    (independent estimates: their spread is the evaluation's own Monte Carlo error)."""
     sw, v = LDA_MODELS[model]["sw"], EMP["v"]
     if uniform:
         sw = sm.Switches(onehot=sw.onehot, uniform=True, freeze_v=sw.freeze_v, biases=sw.biases)
@@ -164,7 +174,15 @@ def attention_kinds(model: str, p: dict, held, chunk: int = 2, uniform: bool = F
         for pc, (w, valid, tok, m) in _chunks(p, held, chunk):
             _, A = sm.forward(pc, tok, valid, sw, return_attention=True)
             ids = relabel_topics(tok) if relabel else tok
-            out.append(sm.attention_stats(A, ids, valid, v, normalise_length=100))
+            S_, D, N = ids.shape
+            if D % doc_chunks:
+                raise ValueError(f"doc_chunks must divide the {D} held-out documents")
+            st_ = sm.attention_stats(A.reshape(S_ * doc_chunks, D // doc_chunks, N, N),
+                                     ids.reshape(S_ * doc_chunks, D // doc_chunks, N),
+                                     valid.reshape(S_ * doc_chunks, D // doc_chunks, N), v,
+                                     normalise_length=100)
+            out.append({k: x.reshape(S_, doc_chunks) if doc_chunks > 1 else x
+                        for k, x in st_.items()})
     return {k: np.concatenate([o[k] for o in out]) for k in out[0]}
 
 
@@ -193,12 +211,13 @@ def heldout_losses(model: str, p: dict, held, chunk: int = 4) -> np.ndarray:
 
 
 def attention_order_scores(model: str, seed: int, S: int = 1, steps: int | None = None,
-                           relabel: bool = False, uniform: bool = False) -> dict:
+                           relabel: bool = False, uniform: bool = False,
+                           doc_chunks: int = 1) -> dict:
     """Log attention ratios per element: (a) "same_topic/diff_topic", (b) "same_word/diff_topic"
     and "diff_topic/same_topic" (each (S,)), from the trained `model` ("joint" or "dv").
     relabel: pair kinds read from topic-scrambled word ids; uniform: uniform attention."""
     p, held = lda_run(model, seed, S, steps)
-    a = attention_kinds(model, p, held, uniform=uniform, relabel=relabel)
+    a = attention_kinds(model, p, held, uniform=uniform, relabel=relabel, doc_chunks=doc_chunks)
     return {"same_topic/diff_topic": np.log(a["same_topic"] / a["diff_topic"]),
             "same_word/diff_topic": np.log(a["same_word"] / a["diff_topic"]),
             "diff_topic/same_topic": np.log(a["diff_topic"] / a["same_topic"])}

@@ -5,17 +5,20 @@ W^V diagonal (D^V) the order is partially reversed: same word > different topic 
 
 Two properties, one per item, on the drawn generator seed (runs.lda_run, CI size T = v = 5,
 documents N in 100..150, 200 held-out documents drawn before the init): the length-debiased
-(Appendix E.3) mean attention per pair kind, as log ratios, each against a normal lower
-prediction bound from 80 calibration elements on generator seeds 10000..10003 (disjoint from the
-audit's 0..9999), false-fail 1e-4 per item and draw (5e-5 per ratio in (b)).
+(Appendix E.3) mean attention per pair kind, as log ratios, each an order against 0 shown with
+the draw's own error: the mean over 20 disjoint chunks of 10 held-out documents must exceed
+t_19 x SE (one-sided Student t at level 8e-6 per ratio and draw: 12 checks under ci, 9.6e-5 of
+the claim's 1e-4 share); nothing is calibrated on the effect.
   (a) "joint" model: log(same topic / different topic);
   (b) "dv" model (W^V frozen to Definition 2's D^V): log(same word / different topic) and
       log(different topic / same topic).
 
 Nulls (slot "attention"): "training_off" (zero steps: W^K, W^Q at their N(0, 0.01^2) init),
-"uniform_attention" (the trained model read with W^K = W^Q = 0), "topics_relabelled" (the
-trained model's attention, pairs classified by topic-scrambled word ids: word j of topic t ->
-topic t + j mod T, so relabelled same-topic pairs are true different-topic pairs).
+"uniform_attention" (the trained model read with W^K = W^Q = 0: (a)'s mechanism, trained
+attention, switched off), "topics_relabelled" (the trained model's attention, pairs classified
+by topic-scrambled word ids: word j of topic t -> topic t + j mod T, so relabelled same-topic
+pairs are true different-topic pairs), "wv_block_uniform" ((b)'s mechanism, the diagonal W^V,
+switched off: W^V frozen to Theorem 2's block-uniform W* instead of D^V, the rest as in (b)).
 """
 
 from __future__ import annotations
@@ -25,43 +28,48 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import attach_plot
-from properties import Claim, audits, check_at_least, examples, null, register
-from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, EMPIRICAL_FALSE_FAIL, normal_bound
+from properties import Claim, audits, examples, null, register
+from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, shown_order
 from properties.topic.figures import plot_attention_order
-from properties.topic.runs import EMP, LDA_CALIBRATION, attention_order_scores
+from properties.topic.runs import EMP, attention_order_scores
 
 CID = "topic.empirical.attention_order"
 AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
 ITEM_A = (("joint", "same_topic/diff_topic"),)
 ITEM_B = (("dv", "same_word/diff_topic"), ("dv", "diff_topic/same_topic"))
+DOC_CHUNKS = 20  # 200 held-out documents in 20 disjoint chunks of 10
+LEVEL = 8e-6  # per ratio and draw (12 checks under ci)
 
 
 def attention(seed, model):
-    """Log attention ratios of the trained `model` ("joint" or "dv") on held-out documents."""
-    return attention_order_scores(model, seed)
+    """Log attention ratios of the trained `model` ("joint" or "dv") on held-out documents,
+    per chunk of documents."""
+    return attention_order_scores(model, seed, doc_chunks=DOC_CHUNKS)
 
 
 def training_off(seed, model):
     """Null: the optimiser switched off (zero steps)."""
-    return attention_order_scores(model, seed, steps=0)
+    return attention_order_scores(model, seed, steps=0, doc_chunks=DOC_CHUNKS)
 
 
 def uniform_attention(seed, model):
     """Null: the trained model with uniform attention (W^K = W^Q = 0 switched in)."""
-    return attention_order_scores(model, seed, uniform=True)
+    return attention_order_scores(model, seed, uniform=True, doc_chunks=DOC_CHUNKS)
 
 
 def topics_relabelled(seed, model):
     """Null: the trained model's attention, pairs classified by topic-scrambled word ids."""
-    return attention_order_scores(model, seed, relabel=True)
+    return attention_order_scores(model, seed, relabel=True, doc_chunks=DOC_CHUNKS)
 
 
-def threshold(model, ratio, k):
-    """Bound for one of the k log ratios of an item: false-fail 1e-4 per draw, split over k."""
-    key = f"{model}:{ratio}"
-    return normal_bound(LDA_CALIBRATION[key], LDA_CALIBRATION, side="lower",
-                        what=f"log {ratio} attention, {model} model",
-                        false_fail=EMPIRICAL_FALSE_FAIL / k)
+def frozen_wv():
+    """(b)'s model: W^V frozen to Definition 2's diagonal D^V (runs.LDA_MODELS["dv"])."""
+    return "dv"
+
+
+def wv_block_uniform():
+    """Null for (b): W^V frozen to Theorem 2's block-uniform W* instead of the diagonal D^V."""
+    return "wstar"
 
 
 register(Claim(
@@ -76,22 +84,22 @@ register(Claim(
                 "to Definition 2's D^V, W^K, W^Q, biases, b^pred trained, 200 steps; CI size "
                 "T = v = 5 (the paper's T = v = 10 is not run).",
     prediction="the attention orders (a) same topic > different topic, (b) same word > "
-               "different topic > same topic (different word), each log ratio at the level of "
-               "the calibration runs",
+               "different topic > same topic (different word): each log ratio > 0 beyond its "
+               "own Monte Carlo error",
     simulation="properties.topic.runs.lda_run('joint' / 'dv') + sim.topic.forward("
                "return_attention) + attention_stats(normalise_length=100) on 200 held-out "
                "documents per element",
     metric="log ratios of the length-debiased mean attention per pair kind (pairs of non-[MASK] "
            "positions; 'same topic' excludes the same word at another position)",
-    tolerance="per log ratio, a normal lower prediction bound (false-fail 1e-4 per item and "
-              "draw: 1e-4 for (a), 5e-5 for each ratio of (b)) from 80 calibration elements on "
-              "generator seeds 10000..10003 (20 each), disjoint from the audit's 0..9999",
+    tolerance="per log ratio: t_19 x SE of the mean over 20 disjoint chunks of 10 held-out "
+              "documents (one-sided Student t, level 8e-6 per ratio and draw)",
     reading="'On average' read as the length-debiased mean over held-out pairs (Appendix E.3: "
-            "weights x N/100).  '>' read as an order at the level the calibration runs give; "
-            "the nulls show that the property needs trained attention and the true topics.  "
-            "(a) uses the jointly trained W^V (block-plus-diagonal here).  The calibrated bounds "
-            "are, as ratios, 1.35 for (a) (calibration mean 1.99) and 6.0, 2.2 for (b) (means "
-            "7.1, 2.5).  The explicit example is seed 0 with the paper's p_m, p_c, p_r.",
+            "weights x N/100).  '>' read as the order itself: log ratio > 0, shown on the "
+            "draw beyond the held-out evaluation's own error (per trained model: the seed is "
+            "data); the nulls show that the property needs trained attention, the true topics "
+            "and, for (b), the diagonal W^V.  (a) uses the jointly trained W^V "
+            "(block-plus-diagonal here).  The explicit example is seed 0 with the paper's p_m, "
+            "p_c, p_r.",
     history=(
         "2026-12-02 (old code, 17e18a7): (a) moved from documents N in 20..30 to the paper's N "
         "in 100..150 after (a) was not seen with short documents at 400 steps (ratio ~ 1.0).",
@@ -103,6 +111,10 @@ register(Claim(
         "12); the number controls (relabelled ratio, 0.0) replaced by the nulls training_off, "
         "uniform_attention, topics_relabelled; one element per draw (was 3 batched seeds with "
         "a min).",
+        "2026-12-04 (issue 24): the calibrated bounds (mean - 3.9 sd of the trained log ratios "
+        "on seeds 10000..10003, the claimed effect: (a) failed any joint ratio below 1.35) "
+        "replaced by the order against 0 with the draw's own error (20 chunks of held-out "
+        "documents, Student t); null wv_block_uniform added for (b)'s mechanism.",
     ),
     alternatives=(
         null("training_off", training_off, "optimiser off: W^K, W^Q at their N(0, 0.01^2) init",
@@ -112,17 +124,21 @@ register(Claim(
         null("topics_relabelled", topics_relabelled, "pairs classified by topic-scrambled word "
              "ids (relabelled same-topic pairs are true different-topic pairs)",
              replaces="attention"),
+        null("wv_block_uniform", wv_block_uniform, "(b)'s mechanism off: W^V frozen to "
+             "Theorem 2's block-uniform W* instead of the diagonal D^V", replaces="frozen_wv"),
     ),
 ))
 attach_plot(CID, plot_attention_order)
 
 
 def _check(world, seed, model, ratios):
+    if model == "dv":
+        model = world.simulation(frozen_wv, "frozen_wv")()
     s = world.simulation(attention, "attention", pure=True)(seed, model)
-    what = ", ".join(f"{k} {np.exp(x[0]):.3f}" for k, x in s.items())
+    what = ", ".join(f"{k} {np.exp(x[0].mean()):.3f}" for k, x in s.items())
     for m, r in ratios:
-        check_at_least(CID, float(s[r][0]), threshold(m, r, len(ratios)),
-                       what=f"({model}) log {r} (ratios: {what}; T = v = {EMP['T']})")
+        shown_order(CID, s[r][0], false_fail=LEVEL,
+                    what=f"({model}) log {r} (chunk-mean ratios: {what}; T = v = {EMP['T']})")
 
 
 @audits(CID)
