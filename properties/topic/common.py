@@ -344,37 +344,16 @@ def normal_bound(scores, calibration: dict, *, side: str, what: str,
 
 # --------------------------------------------------------------------------------------------
 # The empirical orders, tested as the paper writes them (issue 24): "A > B" shown on the draw
-# against 0 with the draw's own error, never against the A - B that calibration runs gave
+# against 0 beyond the statistic's own noise (the same weights or attention with the topics
+# relabelled: permutation tests, distribution-free), never against the A - B that calibration
+# runs gave
 # --------------------------------------------------------------------------------------------
-def shown_order(cid: str, x, *, false_fail: float, what: str, name: str | None = None) -> float:
-    """The order 'A > B' of a statement shown on one draw: `x` holds the draw's C independent
-    batch estimates of A - B (held-out documents split into C disjoint chunks); the check passes
-    if their mean exceeds t_{C-1} x SE (one-sided Student t at level `false_fail`: an A - B
-    whose mean is 0 passes with at most that probability).  Returns the mean."""
-    from scipy import stats
-
-    from properties import check_at_least
-
-    x = np.asarray(x, dtype=np.float64).ravel()
-    if x.size < 3 or not np.all(np.isfinite(x)):
-        raise ValueError(f"shown_order: x must hold at least 3 finite estimates, got {x!r}")
-    se = float(x.std(ddof=1) / math.sqrt(x.size))
-    t = float(stats.t.isf(false_fail, x.size - 1))
-    mean = float(x.mean())
-    floor = Tolerance.roundoff(float(np.abs(x).max()) + 1.0, ops=64).value  # 0 is not > 0
-    check_at_least(cid, mean, Threshold(
-        t * se + floor, f"the statement's order against 0 with the draw's own error: "
-                        f"t_{x.size - 1} {t:.2f} x SE {se:.3g} over {x.size} disjoint chunks of "
-                        f"held-out documents (one-sided level {false_fail:g}) + round-off "
-                        f"{floor:.2g}", "derived", false_fail),
-        what=what + f" (mean {mean:.4g}, SE {se:.2g})", name=name)
-    return mean
-
-
-def permutation_levels(P: int, false_fail: float) -> int:
-    """Relabellings needed for a one-sided permutation test at level `false_fail`: P with
-    1 / (P + 1) <= false_fail."""
-    return int(math.ceil(1.0 / false_fail)) - 1
+def permutations_for(level: float) -> int:
+    """Relabellings needed for a one-sided permutation test at level `level`: the P with
+    1 / (P + 1) = level (rounded up to the next integer 1 / level)."""
+    if not (0 < level < 1):
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    return int(math.ceil(1.0 / level)) - 1
 
 
 def relabelled_contrasts(W, T: int, v: int, P: int, seed: int) -> np.ndarray:
@@ -393,7 +372,7 @@ def relabelled_contrasts(W, T: int, v: int, P: int, seed: int) -> np.ndarray:
         k = min(4096, P - i)
         lab = rng.permuted(np.broadcast_to(base, (k, n)), axis=1)  # (k, n) topic of each word
         Z = (lab[:, :, None] == np.arange(T)[None, None, :]).astype(np.float64)  # (k, n, T)
-        s_same = np.einsum("kit,ij,kjt->k", Z, Wb, Z)
+        s_same = (Z * np.matmul(Wb[None], Z)).sum((1, 2))
         out[i:i + k] = (s_same - tr) / n_same - (total - s_same) / n_diff
     return out
 
@@ -427,9 +406,42 @@ def beyond_relabellings(cid: str, score: float, noise: np.ndarray, *, what: str,
     from properties import check_at_least
 
     P = int(noise.size)
+    floor = Tolerance.roundoff(float(np.abs(noise).max()) + abs(score) + 1.0, ops=64).value
     check_at_least(cid, float(score), Threshold(
-        float(noise.max()), f"the statement's order against 0 beyond the statistic's own noise: "
+        float(noise.max()) + floor, f"the statement's order against 0 beyond the statistic's own noise: "
                             f"the largest of {P} {kind} of the same weights (a permutation "
                             f"test, exact level 1/({P}+1) = {1 / (P + 1):.2g}; their median "
-                            f"{float(np.median(noise)):.3g})", "derived", 1.0 / (P + 1)),
+                            f"{float(np.median(noise)):.3g}) + round-off {floor:.2g}", "derived",
+        1.0 / (P + 1)),
+        what=what, name=name)
+
+
+def order_beyond_seed_noise(cid: str, score: float, scores, calibration: dict, *, level: float,
+                            what: str, name: str | None = None,
+                            audit_seeds: range = EMPIRICAL_AUDIT_SEEDS) -> None:
+    """The order 'A > B' of a statement (score = a log ratio of A to B, one trained element)
+    shown against 0 with its own seed error: score >= t_{n-1} s sqrt(1 + 1/n), s the sd of the
+    same statistic over n calibration elements on seeds disjoint from the audit's (the
+    seed-to-seed noise only: their mean, the size of the effect, is not used).  Under the
+    normal model of that noise, an element whose statistic has mean 0 passes with probability
+    `level` (Student t: the sd is estimated)."""
+    from scipy import stats
+
+    from properties import check_at_least
+
+    x = np.asarray(scores, dtype=np.float64)
+    cal = range(*calibration["generator_seeds"])
+    if max(cal.start, audit_seeds.start) < min(cal.stop, audit_seeds.stop):
+        raise ValueError(f"calibration seeds {cal} must be disjoint from audit seeds {audit_seeds}")
+    n = x.size
+    t = float(stats.t.isf(level, n - 1))
+    sd = float(x.std(ddof=1))
+    check_at_least(cid, float(score), Threshold(
+        t * sd * math.sqrt(1 + 1 / n),
+        f"the statement's order against 0 with its own seed error: t_{n - 1} {t:.2f} x sd "
+        f"{sd:.3g} x sqrt(1 + 1/{n}), the sd of the statistic over {n} calibration elements "
+        f"(generator seeds [{cal.start}, {cal.stop}) x {calibration['elements_per_seed']}, "
+        f"disjoint from the audit's; the noise only, their mean is not used; Shapiro-Wilk p = "
+        f"{stats.shapiro(x).pvalue:.2g}); one-sided level {level:g} under the normal model of "
+        f"the seed-to-seed spread", "derived", level),
         what=what, name=name)

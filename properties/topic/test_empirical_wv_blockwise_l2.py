@@ -26,7 +26,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Threshold, Tolerance, audits, check_at_least, examples, null, register
-from properties.topic.common import beyond_relabellings, permutation_levels, relabelled_contrasts
+from properties.topic.common import beyond_relabellings, permutations_for, relabelled_contrasts
 from properties.topic.runs import WV_BLOCKWISE, block_contrast, train_wv_blockwise
 from sim import topic as sm
 from theory import topic as th
@@ -123,7 +123,7 @@ def test_empirical_wv_blockwise_l2(world, seed):
     W0 = train_wv_blockwise(seed, lam=0.0)  # the reference run without L2 (same seed)
     unit = th.c3(*c["p"]) / c["v"]
     score = float(block_contrast(W)[0])
-    P = permutation_levels(0, PERM_LEVEL)
+    P = permutations_for(PERM_LEVEL)
     noise = relabelled_contrasts(W[0], c["T"], c["v"], P, PERM_SEED + seed) / unit
     beyond_relabellings(CID, score, noise, kind="relabellings of the word ids",
                         what=f"(A) block contrast {score:.4f} c3/v (T = v = {c['T']})")
