@@ -103,6 +103,11 @@ register(Claim(
             "and, for (b), the diagonal W^V.  (a) uses the jointly trained W^V "
             "(block-plus-diagonal here).  The explicit example is seed 0 with the paper's p_m, "
             "p_c, p_r.",
+    paper_setting="the paper's T = v = 10 (Sec. 6) is not run: the order is tested against "
+                  "the seed-to-seed noise of the statistic, measured at T = v = 5 only (80 "
+                  "calibration elements); at T = v = 10 that noise would need its own "
+                  "calibration runs (~14 s + 8 s per element for the joint and D^V models on "
+                  "one core, measured 2026-12-04), not made in this session",
     history=(
         "2026-12-02 (old code, 17e18a7): (a) moved from documents N in 20..30 to the paper's N "
         "in 100..150 after (a) was not seen with short documents at 400 steps (ratio ~ 1.0).",

@@ -9,7 +9,7 @@ mean different-topic entry, over the mean diagonal; the paper's "block-wise": sa
 embeddings have larger inner products) to exceed every one of P = 49999 random relabellings of
 the word ids of the same E (a permutation test per setting: the statistic's own noise,
 distribution-free; all four settings pass under no topic structure with probability at most
-1/(P+1) = 2e-5 per draw).  Nothing is calibrated on the effect.
+1/(P+1) = 1.6e-5 per draw, P = 62499).  Nothing is calibrated on the effect.
 
 Nulls: "training_off" (zero optimiser steps: W^E at its N(0, 1/d) init), "topics_relabelled"
 (the trained E read against a random relabelling of the word ids).
@@ -22,10 +22,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import attach_plot
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register
+from properties import (Claim, Threshold, audits, check_at_least, examples, null, paper_example,
+                        register)
 from properties.topic.figures import plot_embedding_block
-from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, permutations_for,
-                                     relabelled_contrasts)
+from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
+                                     paper_size_gate, permutations_for, relabelled_contrasts,
+                                     run_tv)
 from properties.topic.runs import EMBEDDING, embedding_contrast, train_embedding
 
 CID = "topic.empirical.embedding_block"
@@ -33,20 +35,20 @@ AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
 SETTINGS = tuple(f"{loss}/{opt}" for loss, opt, _ in EMBEDDING["settings"])
 
 
-def training_off(seed):
+def training_off(seed, tv=None):
     """Null: the optimiser switched off (zero steps): E of the N(0, 1/d) init of W^E."""
-    return train_embedding(seed, steps=0)
+    return train_embedding(seed, steps=0, tv=tv)
 
 
-def topics_relabelled(seed):
+def topics_relabelled(seed, tv=None):
     """Null: the trained E read against a random relabelling of the word ids."""
-    E = train_embedding(seed)
+    E = train_embedding(seed, tv=tv)
     n = E.shape[-1]
     perm = np.r_[0, 1 + np.random.default_rng(seed).permutation(n - 1)]
     return E[..., perm][..., perm, :]
 
 
-PERM_LEVEL = 2e-5  # per draw, all four settings together (4 draws under ci: 8e-5)
+PERM_LEVEL = 1.6e-5  # per draw, all four settings together (5 draws at ladder: 8e-5)
 PERM_SEED = 2 * 10 ** 6  # relabellings from np.random.default_rng(PERM_SEED + seed)
 
 
@@ -57,7 +59,8 @@ register(Claim(
               "Adam.",
     assumptions="LDA data (Dirichlet(0.1)), p_m = 0.15, p_c = p_r = 0.1, biases b^K, b^Q, b^V "
                 "(Section 6); trainable W^E (d = Tv + 1, N(0, 1/d) init), W^K, W^Q, W^V, b^pred "
-                "(N(0, 0.01^2) init); CI size T = v = 5 (the paper's T = v = 10 is not run).",
+                "(N(0, 0.01^2) init); CI size T = v = 5 (the paper's T = v = 10 runs at --size "
+                "ladder).",
     prediction="block structure of E = W^E^T W^E in every (loss, optimiser) setting: the block "
                "contrast (same-topic > different-topic inner products) beyond its own "
                "relabelling noise",
@@ -66,9 +69,9 @@ register(Claim(
                "steps, batch 16, documents N in 20..30)",
     metric="(mean same-topic off-diagonal - mean different-topic entry of E's word block) / "
            "mean diagonal entry, per setting",
-    tolerance="per setting, the largest block contrast of P = 49999 random relabellings of the "
+    tolerance="per setting, the largest block contrast of P = 62499 random relabellings of the "
               "word ids of the same E (a permutation test; all four together at level "
-              "1/(P+1) = 2e-5 per draw)",
+              "1/(P+1) = 1.6e-5 per draw)",
     reading="'Block-wise' read as the paper's Theorem 1 / Figure 3 sentence 'same-topic words "
             "have more similar embeddings, and therefore larger embedding dot products, than "
             "different-topic words': the same-topic vs different-topic contrast of E, an order "
@@ -92,8 +95,11 @@ register(Claim(
         "N in 20..30) are kept as the old code left them.",
         "2026-12-04 (issue 24): the calibrated bounds (mean - 4.3 sd of the trained contrasts "
         "of seeds 10000..10001: the claimed effect) replaced by the order against 0 beyond a "
-        "permutation noise floor of the same E.",
+        "permutation noise floor of the same E (level 2e-5 per draw on the first ci run, "
+        "holds; 1.6e-5 since the paper's T = v = 10 draw was added: rates set to fit the claim "
+        "share of the stated allocation rule).",
     ),
+    paper_setting=PAPER_TV_WHY,
     alternatives=(
         null("training_off", training_off, "optimiser off: W^E at its N(0, 1/d) init",
              replaces="train"),
@@ -106,20 +112,23 @@ attach_plot(CID, plot_embedding_block)
 
 @audits(CID)
 @examples(3)
-@example(seed=0)
-@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
-def test_empirical_embedding_block(world, seed):
-    E = world.simulation(train_embedding, "train", pure=True)(seed)
-    scores = embedding_contrast(E)[:, 0]
+@example(seed=0, tv=EMBEDDING["T"])
+@paper_example(where=PAPER_WHERE, seed=0, tv=PAPER_TV)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1), tv=st.just(EMBEDDING["T"]))
+def test_empirical_embedding_block(world, seed, tv):
+    paper_size_gate(tv)
+    E = world.simulation(train_embedding, "train", pure=True)(seed, tv=run_tv(tv))
+    scores = embedding_contrast(E, tv)[:, 0]
     P = permutations_for(PERM_LEVEL)
-    T, v = EMBEDDING["T"], EMBEDDING["v"]
+    T, v = tv, tv
     floors = []
     for k, score in enumerate(scores):
         diag = float(np.abs(np.diagonal(E[k, 0])[1:].mean()))
         noise = relabelled_contrasts(E[k, 0], T, v, P, PERM_SEED + 10 * seed + k) / diag
         floors.append(float(noise.max()))
     margins = scores - np.array(floors)
-    what = ", ".join(f"{s} {x:.4f} (noise max {f:.3f})" for s, x, f in zip(SETTINGS, scores, floors))
+    what = ", ".join(f"{s} {x:.4f} (noise max {f:.3f})"
+                     for s, x, f in zip(SETTINGS, scores, floors))
     check_at_least(CID, float(margins.min()), Threshold(
         0.0, f"every setting's block contrast beyond the largest of {P} random relabellings of "
              f"the word ids of its own E (permutation tests: under no topic structure all four "
