@@ -93,6 +93,11 @@ register(Claim(
             "documents), not evidence for the lemma itself; its explicit example uses the "
             "paper's p_m, p_c, p_r at T = 5, v = 4 (the paper's T = v = 10 costs ~1 GB per "
             "chunk of documents).",
+    history=(
+        "2026-12-04 (issue 24): the global minimum 1 - 1/(tau v) and the nullity n - T of M "
+        "became assertions (simulator sanity) instead of checks: no alternative could fail "
+        "them (the gate 'faced no alternative'); no threshold changed.",
+    ),
     alternatives=CONSTANT_RIVALS + (
         null("random_matrix", random_matrix, "no minimisation: a random W in place of a "
              "minimiser", replaces="minimiser"),

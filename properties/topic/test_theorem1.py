@@ -110,6 +110,12 @@ register(Claim(
             "same-topic blocks), so the optimum over PSD E is the family's PSD part, which "
             "L-BFGS on W^E reaches.  'Larger inner products' read as: own-topic block sums "
             "exceed the mean other-topic block sum (by exactly c3 > 1 in the family).",
+    history=(
+        "2026-12-04 (issue 24): rival c3_one added (the own-minus-other block-sum check faced "
+        "no alternative: the untrained null's gradient-based tolerance is too wide to reject "
+        "it there); the same-topic inequality became an assertion that follows from that "
+        "check (own - other within 2 x bound of c3 > 1); no threshold changed.",
+    ),
     alternatives=(
         rival("c1_kept", constants, "Lemma 1's conditions: E_i0 = -c1 - c2 u_i (the neighbouring "
               "closed form, -c1 not removed)", replaces="constants"),

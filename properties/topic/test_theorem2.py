@@ -131,6 +131,9 @@ register(Claim(
         "round-off (false-fail 1e-6); the W* rivals were taken out of the ridge property (a "
         "rival ~1e-9 from W* lies below its smallest ridge error) and are decided by the exact "
         "C M^+ = W* property.",
+        "2026-12-04 (issue 24): `prediction` declares only theory.topic.theorem2_wstar, which "
+        "the properties call (theorem2_min_norm_u, the sympy derivation, is a unit test of "
+        "theory/ and was declared but never called).",
     ),
     alternatives=WSTAR_RIVALS + (
         rival("rate_half", lambda: 0.5, "ridge error ~ lambda^(1/2) (another exponent)",

@@ -167,6 +167,10 @@ register(Claim(
         "T = 2, v = 1, tau = 1, p = (0.05, 0.6, 0.35) (not a ci draw) the row spread was 9.2x "
         "and the c2 error 10.6x the old bound (change of u 2.6e-4); applies to the spread, "
         "interval and crossing checks too.",
+        "2026-12-04 (issue 24): the row-spread and interval checks became assertions "
+        "(measurement sanity; no alternative could fail them): the intervals follow from the "
+        "measured constants' agreement with theory.topic.c1, c2, c3 plus algebra; no "
+        "threshold changed.",
     ),
     alternatives=(
         rival("printed_no_crossing", boundary_printed, "the printed form: c1 < 1 on the whole "
