@@ -99,7 +99,10 @@ register(Claim(
         "holds; 1.6e-5 since the paper's T = v = 10 draw was added: rates set to fit the claim "
         "share of the stated allocation rule).",
     ),
-    paper_setting=PAPER_TV_WHY,
+    paper_setting=PAPER_TV_WHY + ".  Run at --size ladder on 2026-12-04 (seed 0): it holds "
+                  "there, but thinly: the contrasts are 0.36 / 0.022 / 0.67 / 0.083 (squared "
+                  "Adam / SGD, CE Adam / SGD) after the CI's 250 steps, the SGD settings within "
+                  "~0.001 of their relabelling noise floors (under-trained at that size)",
     alternatives=(
         null("training_off", training_off, "optimiser off: W^E at its N(0, 1/d) init",
              replaces="train"),
