@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from properties import figstyle
-from properties.topic.runs import TWO_STAGE, two_stage_run
+from properties.topic.runs import TWO_STAGE, TWO_STAGE_GRID, two_stage_run
 from sim import topic as sm
 from theory import topic as th
 
@@ -18,7 +18,8 @@ from theory import topic as th
 def plot_two_stage(path):
     """Section 5.1 (Figure 4): ||W^V||_F, ||W^K||_F, ||W^Q||_F under Adam from near-zero
     positive init, one element per init scale of the ladder (generator seed 0)."""
-    run = two_stage_run(0)
+    opt, lr, N_range = TWO_STAGE_GRID[0]  # the setting CI runs (the property's stored run)
+    run = two_stage_run(0, opt=opt, lr=lr, N_range=N_range)
     R = TWO_STAGE["replicates"]
     with figstyle.figure(path, 1, len(TWO_STAGE["scales"]), figsize=(11, 3.5),
                          sharey=True) as (fig, axs):

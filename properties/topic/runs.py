@@ -32,27 +32,42 @@ WV_BLOCKWISE = dict(T=5, v=5, steps=300, batch=32, lr=0.02, lam=1e-4, scale=0.01
                     p=(0.15, 0.1, 0.1))
 
 
-def train_wv_blockwise(seed: int, S: int = 1, steps: int | None = None) -> np.ndarray:
-    """Trained W^V, shape (S, n, n), of the WV_BLOCKWISE setting from generator seed `seed`."""
+@run_cache(maxsize=8)
+def train_wv_blockwise(seed: int, S: int = 1, steps: int | None = None,
+                       lam: float | None = None, tv: int | None = None) -> np.ndarray:
+    """Trained W^V, shape (S, n, n), of the WV_BLOCKWISE setting from generator seed `seed`
+    (ridge `lam`, default WV_BLOCKWISE's; runs with equal seed and steps but different lam see
+    the same init and training documents: common random numbers).  tv: T = v = tv (the
+    paper's Section 6 uses 10), default WV_BLOCKWISE's (CI size 5)."""
     c = WV_BLOCKWISE
-    T, v = c["T"], c["v"]
+    T, v = _size(c, tv)
     n = T * v + 1
     g = make_generator(seed)
     sw = sm.Switches(onehot=True, uniform=True)
     p = sm.init_params(g, S, n, sw=sw, scale=c["scale"], device="cpu")
     k = c["steps"] if steps is None else steps
     sm.train(p, g, T=T, v=v, steps=k, batch=c["batch"], sw=sw, loss="squared", opt="adam",
-             lr=c["lr"], lam=c["lam"], model="lda", p_m=c["p"][0], p_c=c["p"][1],
-             p_r=c["p"][2], log_every=max(k, 1))
+             lr=c["lr"], lam=c["lam"] if lam is None else lam, model="lda", p_m=c["p"][0],
+             p_c=c["p"][1], p_r=c["p"][2], log_every=max(k, 1))
     return p["WV"].numpy()
 
 
-def block_contrast(W) -> np.ndarray:
+def _size(c: dict, tv: int | None) -> tuple:
+    """(T, v) of a run: T = v = tv, or the setting's CI size."""
+    if tv is None:
+        return c["T"], c["v"]
+    if isinstance(tv, bool) or not isinstance(tv, int) or not 2 <= tv <= 32:
+        raise ValueError(f"tv must be an integer in [2, 32] (T = v = tv), got {tv!r}")
+    return tv, tv
+
+
+def block_contrast(W, tv: int | None = None) -> np.ndarray:
     """(mean same-topic off-diagonal - mean different-topic entry of the word block) / (c3/v):
     the block contrast relative to Theorem 2's contrast c3/v, per leading index."""
     c = WV_BLOCKWISE
-    sc = sm.block_scores(W, c["T"], c["v"])
-    return (sc["same_topic"] - sc["diff_topic"]) / (th.c3(*c["p"]) / c["v"])
+    T, v = _size(c, tv)
+    sc = sm.block_scores(W, T, v)
+    return (sc["same_topic"] - sc["diff_topic"]) / (th.c3(*c["p"]) / v)
 
 
 def calibrate_wv_blockwise(seeds=(10000, 10001, 10002, 10003), S=40) -> list:
@@ -107,34 +122,38 @@ EMP = dict(T=5, v=5, p=(0.15, 0.1, 0.1), heldout_docs=200, heldout_N=(100, 150))
 #   "uniform": W^K = W^Q = 0 frozen (uniform attention), W^V, b^V, b^pred trained, 300 steps
 #              (topic.empirical.uniform_loss_gap);
 #   "dv":      W^V frozen to Definition 2's D^V, W^K, W^Q, the biases, b^pred trained, 200 steps
-#              (topic.empirical.attention_order (b)).
+#              (topic.empirical.attention_order (b));
+#   "wstar":   the same with W^V frozen to Theorem 2's block-uniform W* (attention_order (b)'s
+#              null: the diagonal W^V switched off).
 LDA_MODELS = {
     "joint": dict(sw=sm.Switches(onehot=True, biases=True), steps=300),
     "uniform": dict(sw=sm.Switches(onehot=True, uniform=True, biases=True), steps=300),
     "dv": dict(sw=sm.Switches(onehot=True, biases=True, freeze_v=True), steps=200),
+    "wstar": dict(sw=sm.Switches(onehot=True, biases=True, freeze_v=True), steps=200),
 }
 LDA_TRAIN = dict(batch=8, lr=0.01, scale=0.01, N_range=(100, 150))
 
 
-def heldout_documents(g: torch.Generator, S: int):
+def heldout_documents(g: torch.Generator, S: int, tv: int | None = None):
     """S x D held-out LDA documents, masked: (words, valid, tokens, masked), each (S, D, N)."""
-    T, v, D = EMP["T"], EMP["v"], EMP["heldout_docs"]
+    (T, v), D = _size(EMP, tv), EMP["heldout_docs"]
     w, valid = sm.sample_documents(g, S * D, T, v, model="lda", N_range=EMP["heldout_N"])
     tok, m = sm.mask_tokens(g, w, valid, *EMP["p"], T * v)
     return tuple(x.view(S, D, -1) for x in (w, valid, tok, m))
 
 
 @run_cache(maxsize=16)
-def lda_run(model: str, seed: int, S: int = 1, steps: int | None = None):
+def lda_run(model: str, seed: int, S: int = 1, steps: int | None = None, tv: int | None = None):
     """(params, held-out documents) of LDA_MODELS[model] from generator seed `seed`, S elements;
-    steps=0 is the untrained model (training off)."""
+    steps=0 is the untrained model (training off); tv: T = v = tv (default EMP's CI size)."""
     if model not in LDA_MODELS:
         raise ValueError(f"model must be one of {sorted(LDA_MODELS)}, got {model!r}")
-    c, T, v = LDA_MODELS[model], EMP["T"], EMP["v"]
+    c, (T, v) = LDA_MODELS[model], _size(EMP, tv)
     n = T * v + 1
     g = make_generator(seed)
-    held = heldout_documents(g, S)
-    WV = th.definition2_dv(T, v, *EMP["p"]) if model == "dv" else None
+    held = heldout_documents(g, S, tv)
+    WV = (th.definition2_dv(T, v, *EMP["p"]) if model == "dv" else
+          th.theorem2_wstar(T, v, *EMP["p"]) if model == "wstar" else None)
     p = sm.init_params(g, S, n, sw=c["sw"], scale=LDA_TRAIN["scale"], WV=WV, device="cpu")
     k = c["steps"] if steps is None else steps
     sm.train(p, g, T=T, v=v, steps=k, batch=LDA_TRAIN["batch"], sw=c["sw"], loss="squared",
@@ -205,11 +224,11 @@ def attention_order_scores(model: str, seed: int, S: int = 1, steps: int | None 
 
 
 def uniform_loss_gap(seed: int, S: int = 1, joint_steps: int | None = None,
-                     uniform_steps: int | None = None) -> dict:
+                     uniform_steps: int | None = None, tv: int | None = None) -> dict:
     """Relative held-out loss gap (L_uniform - L_joint) / L_uniform per element, with its paired
     Monte Carlo SE over the D held-out documents (common to both models)."""
-    pu, held = lda_run("uniform", seed, S, uniform_steps)
-    pj, held_j = lda_run("joint", seed, S, joint_steps)
+    pu, held = lda_run("uniform", seed, S, uniform_steps, tv)
+    pj, held_j = lda_run("joint", seed, S, joint_steps, tv)
     if not all(torch.equal(a, b) for a, b in zip(held, held_j)):
         raise RuntimeError("the two models must be compared on the same held-out documents")
     lu, lj = heldout_losses("uniform", pu, held), heldout_losses("joint", pj, held)
@@ -228,10 +247,12 @@ EMBEDDING = dict(T=5, v=5, steps=250, batch=16, N_range=(20, 30), scale=0.01,
 
 
 @run_cache(maxsize=8)
-def train_embedding(seed: int, S: int = 1, steps: int | None = None) -> np.ndarray:
-    """E = W^E^T W^E after training, (len(settings), S, n, n), from generator seed `seed`."""
+def train_embedding(seed: int, S: int = 1, steps: int | None = None,
+                    tv: int | None = None) -> np.ndarray:
+    """E = W^E^T W^E after training, (len(settings), S, n, n), from generator seed `seed`;
+    tv: T = v = tv (default EMBEDDING's CI size)."""
     c = EMBEDDING
-    T, v = c["T"], c["v"]
+    T, v = _size(c, tv)
     n = T * v + 1
     k = c["steps"] if steps is None else steps
     sw = sm.Switches(biases=True)
@@ -247,10 +268,10 @@ def train_embedding(seed: int, S: int = 1, steps: int | None = None) -> np.ndarr
     return np.stack(out)
 
 
-def embedding_contrast(E) -> np.ndarray:
+def embedding_contrast(E, tv: int | None = None) -> np.ndarray:
     """(mean same-topic off-diagonal - mean different-topic entry) / mean diagonal entry of the
     word block of E, per leading index."""
-    sc = sm.block_scores(E, EMBEDDING["T"], EMBEDDING["v"])
+    sc = sm.block_scores(E, *_size(EMBEDDING, tv))
     return (sc["same_topic"] - sc["diff_topic"]) / np.abs(sc["diag"])
 
 
@@ -260,12 +281,13 @@ WV_DIAGONAL = dict(T=5, v=5, steps=300, batch=32, lr=0.02, scale=0.01)
 
 
 @run_cache(maxsize=8)
-def train_wv_diagonal(seed: int, S: int = 1, lam: float = 0.0, steps: int | None = None) -> dict:
+def train_wv_diagonal(seed: int, S: int = 1, lam: float = 0.0, steps: int | None = None,
+                      tv: int | None = None) -> dict:
     """{"WV": trained W^V (S, n, n), "heldout_loss": (S, D) per-document MLM loss on held-out
     documents drawn after training from the same generator}.  Runs with equal seed and steps
     but different lam see the same training and held-out documents (common random numbers)."""
     c = WV_DIAGONAL
-    T, v = c["T"], c["v"]
+    T, v = _size(c, tv)
     n = T * v + 1
     k = c["steps"] if steps is None else steps
     sw = sm.Switches(onehot=True, uniform=True, biases=True)
@@ -274,7 +296,7 @@ def train_wv_diagonal(seed: int, S: int = 1, lam: float = 0.0, steps: int | None
     sm.train(p, g, T=T, v=v, steps=k, batch=c["batch"], sw=sw, loss="squared", opt="adam",
              lr=c["lr"], lam=lam, p_m=EMP["p"][0], p_c=EMP["p"][1], p_r=EMP["p"][2],
              log_every=max(k, 1))
-    held = heldout_documents(g, S)
+    held = heldout_documents(g, S, tv)
     with torch.no_grad():
         w, valid, tok, m = held
         f = sm.forward(p, tok, valid, sw)
@@ -284,11 +306,11 @@ def train_wv_diagonal(seed: int, S: int = 1, lam: float = 0.0, steps: int | None
     return {"WV": p["WV"].numpy(), "heldout_loss": loss}
 
 
-def diagonal_excess(W) -> np.ndarray:
+def diagonal_excess(W, tv: int | None = None) -> np.ndarray:
     """(mean diagonal - mean same-topic off-diagonal entry of the word block) / (c3/v)."""
-    c = WV_DIAGONAL
-    sc = sm.block_scores(W, c["T"], c["v"])
-    return (sc["diag"] - sc["same_topic"]) / (th.c3(*EMP["p"]) / c["v"])
+    T, v = _size(WV_DIAGONAL, tv)
+    sc = sm.block_scores(W, T, v)
+    return (sc["diag"] - sc["same_topic"]) / (th.c3(*EMP["p"]) / v)
 
 
 # topic.empirical.two_stage: one-hot W^E, biases, near-zero positive init |N(0, s^2)| of W^K,
@@ -298,10 +320,28 @@ TWO_STAGE = dict(T=5, v=5, steps=300, batch=8, lr=0.01, scales=(0.02, 0.005, 0.0
                  replicates=4, N_range=(20, 30), log_every=5)
 
 
+# The sweep over what the paper says the two stages depend on ("sensitive to hyperparameters
+# like initialization and learning rate", Section 5.1; the issue adds the optimiser and the
+# documents' length): (optimiser, lr, N_range), each run on the whole init-scale ladder.  Fixed
+# on 2026-12-04 before any of the new settings ran.  CI runs the first setting only; the named
+# size `ladder` (and `paper`) runs all four.
+TWO_STAGE_GRID = (("adam", 0.01, (20, 30)), ("adam", 0.01, (100, 150)),
+                  ("adam", 0.001, (20, 30)), ("sgd", 0.3, (20, 30)))
+
+
+def two_stage_settings() -> tuple:
+    """The settings of TWO_STAGE_GRID run at the named size (properties.settings.size())."""
+    from properties.settings import size
+
+    return TWO_STAGE_GRID[:1] if size() == "ci" else TWO_STAGE_GRID
+
+
 @run_cache(maxsize=8)
-def two_stage_run(seed: int, steps: int | None = None) -> dict:
+def two_stage_run(seed: int, steps: int | None = None, opt: str = "adam", lr: float | None = None,
+                  N_range: tuple | None = None) -> dict:
     """Norm curves (logged steps, elements) of W^V, W^K, W^Q; element e has init scale
-    scales[e // replicates]."""
+    scales[e // replicates].  opt, lr, N_range: one setting of TWO_STAGE_GRID (default: the
+    TWO_STAGE setting, Adam lr 0.01, N in 20..30)."""
     c = TWO_STAGE
     T, v = c["T"], c["v"]
     n = T * v + 1
@@ -315,8 +355,9 @@ def two_stage_run(seed: int, steps: int | None = None) -> dict:
     for name in ("WK", "WQ", "WV"):
         p[name] = p[name] * s
     log = sm.train(p, g, T=T, v=v, steps=k, batch=c["batch"], sw=sw, loss="squared",
-                   opt="adam", lr=c["lr"], p_m=EMP["p"][0], p_c=EMP["p"][1], p_r=EMP["p"][2],
-                   N_range=c["N_range"], log_every=c["log_every"])
+                   opt=opt, lr=c["lr"] if lr is None else lr, p_m=EMP["p"][0], p_c=EMP["p"][1],
+                   p_r=EMP["p"][2], N_range=c["N_range"] if N_range is None else tuple(N_range),
+                   log_every=c["log_every"])
     return {"step": np.array(log.step), "scale": np.repeat(sc, R),
             **{name: np.array(log.norms[name]) for name in ("WV", "WK", "WQ")}}
 

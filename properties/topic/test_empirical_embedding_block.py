@@ -5,9 +5,11 @@ and either SGD or Adam (Section 6, Figure 1).
 One property: train the full model (runs.train_embedding: trainable W^E, W^K, W^Q, W^V, biases,
 b^pred; CI size T = v = 5) in each of the four (loss, optimiser) settings from the drawn
 generator seed, and require each setting's block contrast of E (mean same-topic off-diagonal -
-mean different-topic entry, over the mean diagonal) to reach that setting's threshold: a normal
-lower prediction bound from 80 calibration elements on generator seeds 10000..10001 (disjoint
-from the audit's 0..9999), false-fail 1e-4 per draw (2.5e-5 per setting).
+mean different-topic entry, over the mean diagonal; the paper's "block-wise": same-topic
+embeddings have larger inner products) to exceed every one of P = 49999 random relabellings of
+the word ids of the same E (a permutation test per setting: the statistic's own noise,
+distribution-free; all four settings pass under no topic structure with probability at most
+1/(P+1) = 1.6e-5 per draw, P = 62499).  Nothing is calibrated on the effect.
 
 Nulls: "training_off" (zero optimiser steps: W^E at its N(0, 1/d) init), "topics_relabelled"
 (the trained E read against a random relabelling of the word ids).
@@ -20,34 +22,34 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import attach_plot
-from properties import Claim, audits, check_at_least, examples, null, register
+from properties import (Claim, Threshold, audits, check_at_least, examples, null, paper_example,
+                        register)
 from properties.topic.figures import plot_embedding_block
-from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, EMPIRICAL_FALSE_FAIL, normal_bound
-from properties.topic.runs import (EMBEDDING, EMBEDDING_CALIBRATION, embedding_contrast,
-                                   train_embedding)
+from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
+                                     paper_size_gate, permutations_for, relabelled_contrasts,
+                                     run_tv)
+from properties.topic.runs import EMBEDDING, embedding_contrast, train_embedding
 
 CID = "topic.empirical.embedding_block"
 AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
 SETTINGS = tuple(f"{loss}/{opt}" for loss, opt, _ in EMBEDDING["settings"])
 
 
-def training_off(seed):
+def training_off(seed, tv=None):
     """Null: the optimiser switched off (zero steps): E of the N(0, 1/d) init of W^E."""
-    return train_embedding(seed, steps=0)
+    return train_embedding(seed, steps=0, tv=tv)
 
 
-def topics_relabelled(seed):
+def topics_relabelled(seed, tv=None):
     """Null: the trained E read against a random relabelling of the word ids."""
-    E = train_embedding(seed)
+    E = train_embedding(seed, tv=tv)
     n = E.shape[-1]
     perm = np.r_[0, 1 + np.random.default_rng(seed).permutation(n - 1)]
     return E[..., perm][..., perm, :]
 
 
-def threshold(setting):
-    return normal_bound(EMBEDDING_CALIBRATION[setting], EMBEDDING_CALIBRATION, side="lower",
-                        what=f"block contrast of E, {setting}",
-                        false_fail=EMPIRICAL_FALSE_FAIL / len(SETTINGS))
+PERM_LEVEL = 1.6e-5  # per draw, all four settings together (5 draws at ladder: 8e-5)
+PERM_SEED = 2 * 10 ** 6  # relabellings from np.random.default_rng(PERM_SEED + seed)
 
 
 register(Claim(
@@ -57,20 +59,25 @@ register(Claim(
               "Adam.",
     assumptions="LDA data (Dirichlet(0.1)), p_m = 0.15, p_c = p_r = 0.1, biases b^K, b^Q, b^V "
                 "(Section 6); trainable W^E (d = Tv + 1, N(0, 1/d) init), W^K, W^Q, W^V, b^pred "
-                "(N(0, 0.01^2) init); CI size T = v = 5 (the paper's T = v = 10 is not run).",
+                "(N(0, 0.01^2) init); CI size T = v = 5 (the paper's T = v = 10 runs at --size "
+                "ladder).",
     prediction="block structure of E = W^E^T W^E in every (loss, optimiser) setting: the block "
-               "contrast reaches the level of the calibration runs of that setting",
+               "contrast (same-topic > different-topic inner products) beyond its own "
+               "relabelling noise",
     simulation="properties.topic.runs.train_embedding (sim.topic.train(Switches(biases=True)); "
                "squared/Adam lr 0.01, squared/SGD lr 0.2, CE/Adam lr 0.01, CE/SGD lr 0.5; 250 "
                "steps, batch 16, documents N in 20..30)",
     metric="(mean same-topic off-diagonal - mean different-topic entry of E's word block) / "
            "mean diagonal entry, per setting",
-    tolerance="per setting, a normal lower prediction bound (false-fail 2.5e-5 per setting, "
-              "1e-4 per draw) from 80 calibration elements on generator seeds 10000..10001, "
-              "disjoint from the audit's 0..9999",
-    reading="'Block-wise' read as a same-topic vs different-topic contrast of E as large as the "
-            "calibration runs of the same setting give; the nulls show that the property needs "
-            "both the training and the true topic labels.  Every (loss, optimiser) pair is run "
+    tolerance="per setting, the largest block contrast of P = 62499 random relabellings of the "
+              "word ids of the same E (a permutation test; all four together at level "
+              "1/(P+1) = 1.6e-5 per draw)",
+    reading="'Block-wise' read as the paper's Theorem 1 / Figure 3 sentence 'same-topic words "
+            "have more similar embeddings, and therefore larger embedding dot products, than "
+            "different-topic words': the same-topic vs different-topic contrast of E, an order "
+            "against 0 shown beyond the noise the same statistic has on the same E with the "
+            "topics scrambled (per trained run: the seed is data); the nulls show that the "
+            "property needs both the training and the true topic labels.  Every (loss, optimiser) pair is run "
             "on every draw.  Documents are shortened to N in 20..30 for cost (the attention "
             "cost is N^2; the embedding block needs no long documents).  SGD with squared loss "
             "is the weakest setting (calibration mean contrast 0.21 against 0.66-0.88 for the "
@@ -86,7 +93,16 @@ register(Claim(
         "control (relabelled score) replaced by the nulls training_off and topics_relabelled; "
         "one element per draw (was 3 batched seeds with a min).  The settings (lr, 250 steps, "
         "N in 20..30) are kept as the old code left them.",
+        "2026-12-04 (issue 24): the calibrated bounds (mean - 4.3 sd of the trained contrasts "
+        "of seeds 10000..10001: the claimed effect) replaced by the order against 0 beyond a "
+        "permutation noise floor of the same E (level 2e-5 per draw on the first ci run, "
+        "holds; 1.6e-5 since the paper's T = v = 10 draw was added: rates set to fit the claim "
+        "share of the stated allocation rule).",
     ),
+    paper_setting=PAPER_TV_WHY + ".  Run at --size ladder on 2026-12-04 (seed 0): it holds "
+                  "there, but thinly: the contrasts are 0.36 / 0.022 / 0.67 / 0.083 (squared "
+                  "Adam / SGD, CE Adam / SGD) after the CI's 250 steps, the SGD settings within "
+                  "~0.001 of their relabelling noise floors (under-trained at that size)",
     alternatives=(
         null("training_off", training_off, "optimiser off: W^E at its N(0, 1/d) init",
              replaces="train"),
@@ -99,12 +115,26 @@ attach_plot(CID, plot_embedding_block)
 
 @audits(CID)
 @examples(3)
-@example(seed=0)
-@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
-def test_empirical_embedding_block(world, seed):
-    E = world.simulation(train_embedding, "train", pure=True)(seed)
-    scores = embedding_contrast(E)[:, 0]
-    what = ", ".join(f"{s} {x:.4f}" for s, x in zip(SETTINGS, scores))
-    for setting, score in zip(SETTINGS, scores):
-        check_at_least(CID, float(score), threshold(setting),
-                       what=f"block contrast of E, {setting} ({what}; T = v = {EMBEDDING['T']})")
+@example(seed=0, tv=EMBEDDING["T"])
+@paper_example(where=PAPER_WHERE, seed=0, tv=PAPER_TV)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1), tv=st.just(EMBEDDING["T"]))
+def test_empirical_embedding_block(world, seed, tv):
+    paper_size_gate(tv)
+    E = world.simulation(train_embedding, "train", pure=True)(seed, tv=run_tv(tv))
+    scores = embedding_contrast(E, tv)[:, 0]
+    P = permutations_for(PERM_LEVEL)
+    T, v = tv, tv
+    floors = []
+    for k, score in enumerate(scores):
+        diag = float(np.abs(np.diagonal(E[k, 0])[1:].mean()))
+        noise = relabelled_contrasts(E[k, 0], T, v, P, PERM_SEED + 10 * seed + k) / diag
+        floors.append(float(noise.max()))
+    margins = scores - np.array(floors)
+    what = ", ".join(f"{s} {x:.4f} (noise max {f:.3f})"
+                     for s, x, f in zip(SETTINGS, scores, floors))
+    check_at_least(CID, float(margins.min()), Threshold(
+        0.0, f"every setting's block contrast beyond the largest of {P} random relabellings of "
+             f"the word ids of its own E (permutation tests: under no topic structure all four "
+             f"pass with probability <= 1/({P}+1) = {1 / (P + 1):.2g})", "derived", 1 / (P + 1)),
+        what=f"block contrast of E minus its relabelling noise floor, worst setting ({what}; "
+             f"T = v = {T})")

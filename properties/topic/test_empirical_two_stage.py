@@ -2,18 +2,25 @@
 near-zero initialisation, W^V's norm grows first while W^K, W^Q stay near 0, and only after
 ||W^V||_F plateaus do W^K and W^Q move (Section 5.1, Figure 4).
 
-A "first ... then" statement, so it is decided by a trend (the asymptotic policy): near-zero
-initialisation is the limit of an init-scale ladder s in {0.02, 0.005, 0.00125} (positive init
-|N(0, s^2)| of W^K, W^Q, W^V, 4 replicate elements per size, all in one program:
-runs.two_stage_run).  Per element, t_V is the first logged step with ||W^V||_F >= 0.9 of its
-maximum ("plateau") and f the fraction of W^K's (or W^Q's, the larger) total norm change done by
-t_V.  The statement predicts f -> 0 as s -> 0 (the stages separate): f must increase with s,
-significantly (check_trend, direction increasing, se from the replicates, false-fail 1e-5).
+Reading, fixed on 2026-12-04 from the paper's text before the sweep ran (see the claim's
+`reading` and `history`): the statement is existential in the hyperparameters ("with certain
+initialization and learning rate settings"; "this two-stage phenomenon is sensitive to
+hyperparameters like initialization and learning rate ... not usually visibly two-stage using the
+common default hyperparameters") and asymptotic in the init scale ("from near-zero
+initialisation").  So: on a grid of settings (optimiser, lr, documents' length) declared in
+runs.TWO_STAGE_GRID, each run on the init-scale ladder s in {0.02, 0.005, 0.00125} (positive
+init |N(0, s^2)| of W^K, W^Q, W^V, 4 replicate elements per size, one program:
+runs.two_stage_run), f (the share of W^K's / W^Q's norm change done by t_V, the first logged step
+with ||W^V||_F >= 0.9 of its maximum) must shrink as s -> 0 in at least one setting: the
+setting with the strongest increasing trend of f in s is decided by check_trend (direction
+increasing, the replicates' SE with 3 dof, Student t, false-fail 1e-5 / K for the selection among
+K settings).  A setting whose W^K, W^Q never move (total growth below 1%) has no second stage and
+is not a candidate.  No setting can refute an existential statement: if none shows it, the draw
+is inconclusive with every setting's numbers.  CI runs the first setting only (cost); the named
+size `ladder` runs all four.
 
 Rival (slot "direction"): the other direction (f decreasing in s: the stages merge as the init
-shrinks).  The statement is existential in the hyperparameters ("with certain initialisation
-and learning-rate settings"): a trend against it in the one setting audited is reported as
-not-audited with the numbers, not as a refutation.
+shrinks), decided on the same selected setting.
 """
 
 from __future__ import annotations
@@ -26,23 +33,38 @@ from properties import Claim, audits, check_trend, examples, register, rival
 from properties.check import ClaimMismatch, Inconclusive
 from properties.topic.common import EMPIRICAL_AUDIT_SEEDS
 from properties.topic.figures import plot_two_stage
-from properties.topic.runs import TWO_STAGE, two_stage_fraction, two_stage_run
+from properties.topic.runs import TWO_STAGE, two_stage_fraction, two_stage_run, two_stage_settings
 
 CID = "topic.empirical.two_stage"
 AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
 DIRECTION = "increasing"  # f(s) increasing in s: f -> 0 as the init scale s -> 0
-TREND_FALSE_FAIL = 1e-5
+TREND_FALSE_FAIL = 1e-5  # for the selected setting, divided by the number of settings run
+MOVES = 1.01  # W^K, W^Q must grow by at least 1% over the run to have a second stage
 
 
-def stages(seed):
-    """Per init scale: mean and SE over the replicates of f, and the other numbers."""
-    run = two_stage_run(seed)
-    fr = two_stage_fraction(run)
+def stages(seed, settings):
+    """Per setting and init scale: mean and SE over the replicates of f, and the other numbers."""
     R = TWO_STAGE["replicates"]
-    out = {k: np.asarray(fr[k], dtype=np.float64).reshape(-1, R) for k in fr}
-    return {"scales": np.array(TWO_STAGE["scales"]), "f": out["fraction"].mean(1),
-            "se": out["fraction"].std(1, ddof=1) / np.sqrt(R), "tV": out["tV"].mean(1),
-            "kq_at_tV": out["kq_at_tV"].mean(1), "growth": out["growth"].mean(1)}
+    out = []
+    for opt, lr, N_range in settings:
+        fr = two_stage_fraction(two_stage_run(seed, opt=opt, lr=lr, N_range=N_range))
+        per = {k: np.asarray(fr[k], dtype=np.float64).reshape(-1, R) for k in fr}
+        out.append({"setting": (opt, lr, tuple(N_range)), "scales": np.array(TWO_STAGE["scales"]),
+                    "f": per["fraction"].mean(1),
+                    "se": per["fraction"].std(1, ddof=1) / np.sqrt(R), "tV": per["tV"].mean(1),
+                    "kq_at_tV": per["kq_at_tV"].mean(1), "growth": per["growth"].mean(1),
+                    "moves": bool(np.all(per["growth"] >= MOVES))})
+    return out
+
+
+def trend_t(r) -> float:
+    """Weighted least-squares slope of f over log s divided by its standard error (the
+    selection statistic: the setting with the largest is decided)."""
+    lx = np.log(r["scales"])
+    w = 1.0 / np.maximum(r["se"], 1e-300) ** 2
+    xm = np.sum(w * lx) / np.sum(w)
+    sxx = float(np.sum(w * (lx - xm) ** 2))
+    return float(np.sum(w * (lx - xm) * r["f"]) / sxx * np.sqrt(sxx))
 
 
 def direction():
@@ -54,6 +76,15 @@ def other_direction():
     return "decreasing"
 
 
+def _describe(r):
+    opt, lr, N = r["setting"]
+    return (f"{opt} lr {lr:g}, N in {N[0]}..{N[1]}: f by init scale "
+            f"{dict(zip(r['scales'].tolist(), np.round(r['f'], 3).tolist()))} (SE "
+            f"{np.round(r['se'], 3).tolist()}; t_V {r['tV'].tolist()}; max(||W^K||, ||W^Q||)/"
+            f"||W^V|| at t_V {np.round(r['kq_at_tV'], 2).tolist()}; growth "
+            f"{np.round(r['growth'], 2).tolist()})")
+
+
 register(Claim(
     id=CID, where="Section 5.1 (Figure 4)",
     statement="With certain initialisation and learning-rate settings, from near-zero "
@@ -62,26 +93,39 @@ register(Claim(
               "move significantly.",
     assumptions="LDA data (Dirichlet(0.1)), p_m = 0.15, p_c = p_r = 0.1, biases (Section 6); "
                 "one-hot W^E, near-zero positive init |N(0, s^2)| of W^K, W^Q, W^V, squared "
-                "loss, Adam lr 0.01, batch 8, 300 steps, joint training, documents N in "
-                "20..30; CI size T = v = 5.",
-    prediction="the fraction f of W^K's / W^Q's norm change done when ||W^V||_F plateaus tends "
-               "to 0 as the init scale s -> 0: f increasing in s",
+                "loss, batch 8, 300 steps, joint training; the settings (optimiser, lr, N) of "
+                "runs.TWO_STAGE_GRID: Adam 0.01 N 20..30 (CI), Adam 0.01 N 100..150, Adam 0.001 "
+                "N 20..30, SGD 0.3 N 20..30; CI size T = v = 5.",
+    prediction="in at least one setting of the declared grid, the fraction f of W^K's / W^Q's "
+               "norm change done when ||W^V||_F plateaus tends to 0 as the init scale s -> 0: "
+               "f increasing in s",
     simulation="properties.topic.runs.two_stage_run (sim.topic.train(Switches(onehot, "
-               "biases)), 3 init scales x 4 replicates in one program, norms every 5 steps",
+               "biases))), per setting 3 init scales x 4 replicates in one program, norms every "
+               "5 steps",
     metric="f = max over W^K, W^Q of (||W||(t_V) - ||W||(0)) / (||W||(end) - ||W||(0)), t_V = "
-           "first logged step with ||W^V||_F >= 0.9 max; weighted trend of f over log s",
-    tolerance="check_trend: direction with the replicates' SE per size (normal critical value, "
-              "two-sided false-fail 1e-5)",
-    reading="'First ... then' read asymptotically in the init scale ('from near-zero "
-            "initialisation'): the stages separate as s -> 0, so f (the share of the key/query "
-            "movement that happens before W^V plateaus) must shrink with s; one size alone "
-            "decides nothing.  The statement is existential in the hyperparameters: the "
-            "audited setting (Adam lr 0.01, positive init, documents N in 20..30 for cost) is "
-            "our choice, and a trend against it here is reported not-audited, not refuted.  "
-            "SGD is not run: from near-zero init at lr 0.3-0.5 it leaves W^K, W^Q frozen for "
-            "> 1000 steps (|grad| ~ ||W^Q|| ||W^V||/sqrt d) and diverges at lr >= 0.5 with the "
-            "biases.  No null: with training off (or W^K, W^Q frozen) f is 0/0.",
+           "first logged step with ||W^V||_F >= 0.9 max; weighted trend of f over log s in the "
+           "setting with the largest trend t-statistic",
+    tolerance="check_trend: direction with the replicates' SE per size, Student t with 3 dof "
+              "(4 replicates), two-sided false-fail 1e-5 / K (K settings run: Bonferroni for "
+              "the selection of the best one)",
+    reading="Fixed on 2026-12-04 from the paper's text, before the sweep ran: existential in "
+            "the hyperparameters (Section 5.1: 'with certain initialization and learning rate "
+            "settings'; 'this two-stage phenomenon is sensitive to hyperparameters like "
+            "initialization and learning rate ... not usually visibly two-stage using the common "
+            "default hyperparameters') and asymptotic in the init scale ('from near-zero "
+            "initialization'): the stages separate as s -> 0 (f shrinks with s) in at least "
+            "one setting of a grid declared beforehand over what the paper (and the issue) says "
+            "the stages depend on: optimiser (Adam, SGD), learning rate (Adam 0.01, 0.001; SGD "
+            "0.3) and the documents' length (N in 20..30, 100..150), each on the init-scale "
+            "ladder.  Holds if the best setting's trend is significantly increasing (its "
+            "selection paid by Bonferroni over the settings run); no finite grid refutes an "
+            "existential statement, so a grid without such a setting is not-audited with every "
+            "setting's numbers.  A setting whose W^K, W^Q do not move (growth < 1%) has no "
+            "Stage 2 and is no candidate.  CI runs the first setting only; --size ladder runs "
+            "the grid.  No null: with training off (or W^K, W^Q frozen) f is 0/0.",
     asymptotic="init scale s",
+    paper_setting="the paper gives no hyperparameters for Figure 4 (nor T, v, N for it); the "
+                  "grid stands in for 'certain initialization and learning rate settings'",
     history=(
         "2026-12-02 (old code, 0d46842): the threshold on f (one size, init 0.005) loosened "
         "from < 30% to < 50% after the calibration seeds gave ~25%.",
@@ -92,6 +136,13 @@ register(Claim(
         "t_V); the existential reading (a trend against the statement in this one setting is "
         "not-audited, not refuted) and the short documents (cost) were chosen after seeing "
         "these numbers.",
+        "2026-12-04 (issue 24): the reading above was rewritten before the sweep ran: "
+        "existential over a declared grid of (optimiser, lr, N) settings (was: one setting, "
+        "Adam lr 0.01, N 20..30, whose audit at f65afb7 gave f = 0.425 / 0.449 / 0.542 at "
+        "s = 0.02 / 0.005 / 0.00125, inconclusive); the replicates' SE now carries its 3 dof "
+        "(was: 2 assumed).  The grid's settings were chosen from the paper's sentence and the "
+        "issue's list, not from runs (the 2026-12-03 exploration had seen Adam 0.01 at both "
+        "N ranges).",
     ),
     alternatives=(
         rival("other_direction", other_direction, "f decreasing in s: the stages merge as "
@@ -106,17 +157,21 @@ register(Claim(
 @example(seed=0)
 @given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
 def test_empirical_two_stage(world, seed):
-    r = world.simulation(stages, "runs", pure=True)(seed)
+    settings = two_stage_settings()
+    rs = world.simulation(stages, "runs", pure=True)(seed, settings)
     want = world.prediction(direction, "direction")()
-    what = (f"f by init scale {dict(zip(r['scales'].tolist(), np.round(r['f'], 3).tolist()))} "
-            f"(SE {np.round(r['se'], 3).tolist()}; t_V {r['tV'].tolist()}; max(||W^K||, "
-            f"||W^Q||)/||W^V|| at t_V {np.round(r['kq_at_tV'], 2).tolist()}; growth "
-            f"{np.round(r['growth'], 1).tolist()})")
+    what = " | ".join(_describe(r) for r in rs)
+    cands = [r for r in rs if r["moves"]]
+    if not cands:
+        raise Inconclusive(f"no setting has a second stage (W^K, W^Q grow < 1%): {what}")
+    best = max(cands, key=trend_t)
+    R = TWO_STAGE["replicates"]
     try:
-        check_trend(CID, r["scales"], r["f"], direction=want, se=r["se"], log_values=False,
-                    false_fail=TREND_FALSE_FAIL, what=what)
+        check_trend(CID, best["scales"], best["f"], direction=want, se=best["se"], dof=R - 1,
+                    log_values=False, false_fail=TREND_FALSE_FAIL / len(settings),
+                    what=f"best of {len(settings)} setting(s): {_describe(best)}; all: {what}")
     except ClaimMismatch as e:
         if want != DIRECTION:
             raise  # a rival's direction refuted by the data: the rival is rejected
-        raise Inconclusive(f"{e} -- the statement is existential in the hyperparameters: a "
-                           "trend against it in this setting is not a refutation") from e
+        raise Inconclusive(f"{e} -- existential in the hyperparameters: no setting of the "
+                           "declared grid showed the stages separating; not a refutation") from e

@@ -7,8 +7,9 @@ the "joint" model (runs.lda_run, the same steps, CI size T = v = 5) and compare 
 on the same 200 held-out documents (drawn from the seed before the init: common random numbers):
 relative gap g = (L_uniform - L_joint) / L_uniform with its paired Monte Carlo SE.
   "greater":  g >= -z SE (derived: Monte Carlo, false-fail 1e-6);
-  "slightly": g <= a normal upper prediction bound from 80 calibration elements on generator
-              seeds 10000..10003 (disjoint from the audit's 0..9999), false-fail 1e-4 per draw.
+  "slightly": |g| <= the glossary's reading of "slight" (a relative difference of 5%, bracket
+              2%-10%) plus z SE (Monte Carlo, false-fail 1e-6); nothing calibrated on the
+              effect.
 
 Nulls (slot "runs"): "joint_training_off" (the joint model untrained: it must lose the "greater"
 check), "uniform_training_off" (the uniform model untrained: W^V not learnt, the gap is no longer
@@ -22,31 +23,30 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from properties import attach_plot
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register
-from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, normal_bound
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
+                        null, paper_example, register)
+from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
+                                     paper_size_gate, run_tv)
 from properties.topic.figures import plot_uniform_loss_gap
-from properties.topic.runs import EMP, LDA_CALIBRATION, uniform_loss_gap
+from properties.topic.runs import EMP, uniform_loss_gap
 
 CID = "topic.empirical.uniform_loss_gap"
 AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
 MC_FALSE_FAIL = 1e-6
 
 
-def joint_training_off(seed):
+def joint_training_off(seed, tv=None):
     """Null: the joint model untrained (zero steps)."""
-    return uniform_loss_gap(seed, joint_steps=0)
+    return uniform_loss_gap(seed, joint_steps=0, tv=tv)
 
 
-def uniform_training_off(seed):
+def uniform_training_off(seed, tv=None):
     """Null: the uniform-attention model untrained (zero steps: W^V not learnt)."""
-    return uniform_loss_gap(seed, uniform_steps=0)
+    return uniform_loss_gap(seed, uniform_steps=0, tv=tv)
 
 
-def upper_bound():
-    """The calibrated upper bound of the relative gap, as a lower bound on -gap."""
-    t = normal_bound(LDA_CALIBRATION["loss:gap"], LDA_CALIBRATION, side="upper",
-                     what="relative held-out loss gap (L_uniform - L_joint) / L_uniform")
-    return Threshold(-t.value, f"-({t.model})", t.origin, t.false_fail)
+SENTENCE = ("Empirically, the loss achieved by freezing W^K = W^Q = 0 and only training W^V is "
+            "only slightly greater than the loss achieved by training all of them jointly")
 
 
 register(Claim(
@@ -55,23 +55,23 @@ register(Claim(
               "slightly greater than the loss achieved by training all of them jointly.",
     assumptions="LDA data (Dirichlet(0.1), N in 100..150), p_m = 0.15, p_c = p_r = 0.1, biases "
                 "(Section 6); one-hot W^E, squared loss, Adam lr 0.01, batch 8, 300 steps for "
-                "both models, N(0, 0.01^2) init; CI size T = v = 5 (the paper's T = v = 10 is "
-                "not run).",
+                "both models, N(0, 0.01^2) init; CI size T = v = 5 (the paper's T = v = 10 "
+                "runs at --size ladder).",
     prediction="relative gap (L_uniform - L_joint) / L_uniform >= 0 (within Monte Carlo error) "
-               "and at most the level the calibration runs give",
+               "and slight: at most the glossary's reading of 'slight' (5%)",
     simulation="properties.topic.runs.uniform_loss_gap (lda_run 'uniform' = Switches(onehot, "
                "uniform, biases) and 'joint' = Switches(onehot, biases)), squared MLM loss on "
                "200 held-out documents common to both models",
     metric="relative held-out loss gap per draw, with the SE of the paired per-document "
            "differences",
-    tolerance="'greater': -z SE (Monte Carlo, one-sided false-fail 1e-6); 'slightly': a normal "
-              "upper prediction bound (false-fail 1e-4 per draw) from 80 calibration elements on "
-              "generator seeds 10000..10003 (20 each), disjoint from the audit's 0..9999",
+    tolerance="'greater': -z SE (Monte Carlo, one-sided false-fail 1e-6); 'slightly': the "
+              "reading of 'slight' (properties/readings.py: 0.05, bracket 0.02-0.1) + z SE "
+              "(Monte Carlo, false-fail 1e-6)",
     reading="'Greater' read as: not smaller beyond Monte Carlo error (one draw cannot show a "
             "small positive gap significantly; the 80 calibration gaps are all positive, mean "
             "0.0097, min 0.0025).  "
-            "'Only slightly' read as: no larger than the gaps the calibration runs give (the "
-            "bound is 0.022, i.e. 2.2% of L_uniform); the "
+            "'Only slightly' read as the glossary's 'slight': a relative difference of at most "
+            "5% (decided at 2% and 10% too); the "
             "null uniform_training_off (W^V not learnt) shows the bound has content.  Both "
             "models see the same number of steps and the same held-out documents.  The paper "
             "gives no loss values for this comparison.  The explicit example is seed 0.",
@@ -83,7 +83,16 @@ register(Claim(
         "draw (was 3 batched seeds); the joint run is shared with topic.empirical."
         "attention_order (a) and its held-out documents are now drawn from the run's seed "
         "before the init.",
+        "2026-12-04 (issue 24): 'slightly' reads the glossary's 'slight' (5% relative, bracket "
+        "2%-10%) + z SE, instead of the upper prediction bound 0.022 calibrated on the trained "
+        "gaps of seeds 10000..10003 (the claimed effect itself).",
     ),
+    paper_setting=PAPER_TV_WHY + ".  Run at --size ladder on 2026-12-04 (seed 0): at T = v = "
+                  "10 the CI's 300 steps leave the models under-trained (held-out loss: joint "
+                  "0.959, uniform 0.964, untrained 1.001), so the null uniform_training_off's "
+                  "gap, 4.2% (SE 0.17%), is itself within 'slight' and is not told apart "
+                  "(NoPower at that size); the paper's setting needs longer training than run "
+                  "here",
     alternatives=(
         null("joint_training_off", joint_training_off, "joint model untrained (zero steps)",
              replaces="runs"),
@@ -96,16 +105,20 @@ attach_plot(CID, plot_uniform_loss_gap)
 
 @audits(CID)
 @examples(3)
-@example(seed=0)
-@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
-def test_empirical_uniform_loss_gap(world, seed):
-    r = world.simulation(uniform_loss_gap, "runs", pure=True)(seed)
+@example(seed=0, tv=EMP["T"])
+@paper_example(where=PAPER_WHERE, seed=0, tv=PAPER_TV)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1), tv=st.just(EMP["T"]))
+def test_empirical_uniform_loss_gap(world, seed, tv):
+    paper_size_gate(tv)
+    r = world.simulation(uniform_loss_gap, "runs", pure=True)(seed, tv=run_tv(tv))
     gap, se = float(r["gap"][0]), float(r["se"][0])
     what = (f"relative gap {gap:.4f} (SE {se:.2g}; L_uniform {r['L_uniform'][0]:.4f}, L_joint "
-            f"{r['L_joint'][0]:.4f}; T = v = {EMP['T']})")
+            f"{r['L_joint'][0]:.4f}; T = v = {tv})")
     z = float(stats.norm.isf(MC_FALSE_FAIL))
     check_at_least(CID, gap, Threshold(
         -z * se, f"Monte Carlo: -{z:.2f} x SE {se:.3g} of the paired held-out difference "
                  f"(one-sided false-fail {MC_FALSE_FAIL:g})", "derived", MC_FALSE_FAIL),
         what="uniform attention not better than joint: " + what)
-    check_at_least(CID, -gap, upper_bound(), what="gap only slight (score = -gap): " + what)
+    check_close(CID, gap, 0.0, Tolerance.reading(
+        "slight", SENTENCE, plus=Tolerance.monte_carlo(se, MC_FALSE_FAIL)),
+        what="gap only slight: " + what)

@@ -1,15 +1,23 @@
 """topic.empirical.wv_blockwise_l2: with one-hot embeddings frozen and uniform attention, the
 trained W^V (with L2) has a block-wise pattern corresponding to the topics (Section 6, Figure 2).
 
-One property: train W^V (runs.train_wv_blockwise: Adam with ridge on fresh LDA documents, CI size
-T = v = 5, the paper's p_m, p_c, p_r) from the drawn generator seed and require its block
-contrast (mean same-topic - mean different-topic entry, in units of Theorem 2's c3/v) to reach a
-threshold set on 160 calibration elements from generator seeds 10000..10003 (disjoint from the
-audit's 0..9999).
+One property: train W^V (runs.train_wv_blockwise: Adam with ridge 1e-4 on fresh LDA documents,
+CI size T = v = 5, the paper's p_m, p_c, p_r) from the drawn generator seed, and the same run
+without the ridge (same init and documents: common random numbers), and require
+  (A) block-wise, as the paper defines it (Section 1: "the (i,j)-th entry of W^V is on average
+      larger when the tokens i and j belong to the same topic, and on average smaller when [they]
+      belong to different topics"): the block contrast (mean same-topic off-diagonal - mean
+      different-topic entry of the word block, in units of Theorem 2's c3/v) exceeds every one
+      of P = 62499 random relabellings of the same W^V's word ids (a permutation test: the
+      statistic's own noise, distribution-free, exact level 1/(P+1) = 1.6e-5; nothing
+      calibrated on the effect);
+  (B) "with L2": the L2 run's same-topic blocks are more uniform than the run without L2 -- its
+      diagonal excess (mean diagonal - mean same-topic off-diagonal entry, c3/v units; Theorem
+      2's W* has none) is smaller -- an exact comparison of two deterministic runs (round-off).
 
-Nulls: "training_off" (zero optimiser steps: W^V at its N(0, 0.01^2) init), "topics_relabelled"
-(the trained W^V read against a random relabelling of the word ids: the blocks no longer match
-the topics).
+Nulls (slot "train"): "no_l2" (the same run with the ridge switched off: the claim's own
+mechanism; (B) must reject it), "training_off" (zero optimiser steps: W^V at its N(0, 0.01^2)
+init), "topics_relabelled" (the trained W^V read against a random relabelling of the word ids).
 """
 
 from __future__ import annotations
@@ -17,75 +25,93 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
-from scipy import stats
 
-from properties import Claim, Tolerance, audits, check_at_least, examples, null, register
-from properties.topic.runs import (WV_BLOCKWISE, WV_BLOCKWISE_CALIBRATION, block_contrast,
-                                   train_wv_blockwise)
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, examples, null,
+                        paper_example, register)
+from properties.topic.common import (PAPER_TV, PAPER_TV_WHY, PAPER_WHERE, beyond_relabellings,
+                                     paper_size_gate, permutations_for, relabelled_contrasts,
+                                     run_tv)
+from properties.topic.runs import WV_BLOCKWISE, block_contrast, train_wv_blockwise
+from sim import topic as sm
+from theory import topic as th
 
 CID = "topic.empirical.wv_blockwise_l2"
 AUDIT_SEEDS = range(0, 10000)
-FALSE_FAIL = 1e-4  # per draw, under the normal model of the seed-to-seed variation
+PERM_LEVEL = 1.6e-5  # per draw (5 draws with the paper's at ladder: 8e-5 of the 1e-4 share)
+PERM_SEED = 10 ** 6  # relabellings from np.random.default_rng(PERM_SEED + seed)
 
 
-def training_off(seed):
+def no_l2(seed, tv=None):
+    """Null: the claim's mechanism switched off, the same run without the ridge."""
+    return train_wv_blockwise(seed, lam=0.0, tv=tv)
+
+
+def training_off(seed, tv=None):
     """Null: the optimiser switched off (zero steps)."""
-    return train_wv_blockwise(seed, steps=0)
+    return train_wv_blockwise(seed, steps=0, tv=tv)
 
 
-def topics_relabelled(seed):
+def topics_relabelled(seed, tv=None):
     """Null: the trained W^V read against a random relabelling of the word ids."""
-    W = train_wv_blockwise(seed)
+    W = train_wv_blockwise(seed, tv=tv)
     n = W.shape[-1]
     perm = np.r_[0, 1 + np.random.default_rng(seed).permutation(n - 1)]
     return W[:, perm][:, :, perm]
 
 
-def threshold():
-    """Lower prediction bound for one new element's block contrast: mean - t_{n-1} sd
-    sqrt(1 + 1/n) of the calibration scores (normal model), one-sided false-fail FALSE_FAIL."""
-    x = np.asarray(WV_BLOCKWISE_CALIBRATION["scores"], dtype=np.float64)
-    cal = WV_BLOCKWISE_CALIBRATION["generator_seeds"]
-    if max(cal.start, AUDIT_SEEDS.start) < min(cal.stop, AUDIT_SEEDS.stop):
-        raise ValueError("calibration seeds must be disjoint from the audit's")
-    n = x.size
-    t = float(stats.t.isf(FALSE_FAIL, n - 1))
-    value = float(x.mean() - t * x.std(ddof=1) * np.sqrt(1 + 1 / n))
-    return Tolerance.derived(
-        value, f"normal lower prediction bound from {n} calibration elements (generator seeds "
-               f"[{cal.start}, {cal.stop}) x {WV_BLOCKWISE_CALIBRATION['elements_per_seed']}; "
-               f"audit seeds [{AUDIT_SEEDS.start}, {AUDIT_SEEDS.stop})): mean {x.mean():.4f} - "
-               f"t_{n - 1} {t:.2f} x sd {x.std(ddof=1):.4f}; calibration min {x.min():.4f}; "
-               f"Shapiro-Wilk p = {stats.shapiro(x).pvalue:.2f}",
-        FALSE_FAIL)
+def diagonal_excess(W, tv) -> np.ndarray:
+    """(mean diagonal - mean same-topic off-diagonal entry of the word block) / (c3/v)."""
+    sc = sm.block_scores(W, tv, tv)
+    return (sc["diag"] - sc["same_topic"]) / (th.c3(*WV_BLOCKWISE["p"]) / tv)
 
 
 register(Claim(
-    id=CID, where="Section 6 (Figure 2)",
+    id=CID, where="Section 6 (Figure 2); the definition of block-wise in Section 1",
     statement="With one-hot embeddings frozen and uniform attention (W^K = W^Q = 0), the trained "
               "W^V (with L2) has a block-wise pattern corresponding to the topics.",
     assumptions="LDA data (T = 10 topics in the paper; Dirichlet(0.1), N in 100..150), p_m = 0.15, "
                 "p_c = p_r = 0.1, squared loss, Adam, ridge on W^V, finite documents.",
-    prediction="block structure: the block contrast reaches the level of the calibration runs",
+    prediction="(A) the order same-topic > different-topic entries of W^V (block contrast > 0), "
+               "shown beyond the statistic's own relabelling noise; (B) with L2 the blocks are "
+               "more uniform (smaller diagonal excess) than without",
     simulation="properties.topic.runs.train_wv_blockwise (sim.topic.train(Switches(onehot, "
-               "uniform)), Adam lr 0.02, ridge 1e-4, 300 steps, batch 32, T = v = 5)",
-    metric="(mean same-topic off-diagonal - mean diff-topic entry of the word block) / (c3/v)",
-    tolerance="normal lower prediction bound (false-fail 1e-4 per draw) from 160 calibration "
-              "elements on generator seeds 10000..10003, disjoint from the audit's 0..9999",
-    reading="'Block-wise' read as a same-topic vs different-topic contrast of W^V's word block "
-            "as large as the calibration runs give (mean 0.93 c3/v); the nulls show that the "
-            "property needs both the training and the true topic labels.  CI size T = v = 5 in "
-            "every profile (the paper's T = v = 10 is not run); the explicit example is seed 0 "
-            "with the paper's p_m, p_c, p_r and optimiser.  The threshold uses a normal model of "
-            "the seed-to-seed variation instead of the distribution-free rank (the smallest of "
-            "160 elements would cost 1/161 false-fails per draw).",
+               "uniform)), Adam lr 0.02, ridge 1e-4 (and 0 for the reference run), 300 steps, "
+               "batch 32, T = v = 5)",
+    metric="(A) (mean same-topic off-diagonal - mean diff-topic entry of the word block) / "
+           "(c3/v); (B) diagonal excess (c3/v units) without L2 minus with L2, same seed",
+    tolerance="(A) the largest block contrast of P = 62499 random relabellings of the same W^V "
+              "(permutation test, exact level 1.6e-5 per draw); (B) > float64 round-off of the "
+              "two block means (an exact comparison of two deterministic runs)",
+    reading="'Block-wise' read as the paper's own definition (Section 1: entries on average "
+            "larger for same-topic pairs, smaller for different-topic pairs): the block "
+            "contrast, an order against 0 shown beyond the noise the same statistic has on the "
+            "same weights with the topics scrambled.  'With L2' read as what L2 adds in the "
+            "paper (Appendix C: 'the uniqueness of the optima (i.e. a clean block-wise pattern) "
+            "crucially depends on the L2 regularization'; Figure 2 with L2 against Figure 9 "
+            "without: uniform blocks against a diagonal pattern): on the same seed, the L2 "
+            "run's diagonal excess is below the run's without L2.  Per trained run (the seed "
+            "is data); CI size T = v = 5; the paper's T = v = 10 is the @paper_example (seed 0), "
+            "run at --size ladder / paper (see paper_setting).",
     history=(
         "2026-12-03: threshold 0.5 c3/v (set from 2-3 seeds, 'a judgement') replaced by a "
         "normal prediction bound on 160 calibration elements (issue finding); the number control "
         "(relabelled score) replaced by the nulls training_off and topics_relabelled; one "
         "element per draw (was 3 batched seeds with a min).",
+        "2026-12-04 (issue 24): the calibrated bound (mean - 4.3 sd of the trained contrast on "
+        "seeds 10000..10003: the claimed effect) replaced by the order against 0 beyond a "
+        "permutation noise floor (A); 'with L2' made a check (B) with the null no_l2 (the "
+        "issue's finding: without L2 the contrast was 0.908 / 0.924 / 0.927, above the old "
+        "threshold).  Reading (B) was chosen after looking at 8 elements of seed 0: contrast "
+        "0.93 with L2 vs 0.93 without (L2 does not make the blocks), diagonal excess 0.23-0.36 "
+        "with L2 vs 0.26-0.42 without, smaller with L2 on all 8.  The permutation level was "
+        "2e-5 on the first ci run (holds, margins > 0.4 c3/v) and is 1.6e-5 since the paper's "
+        "T = v = 10 draw was added (rates set to fit the claim share of the stated allocation "
+        "rule: 5 draws at ladder).",
     ),
+    paper_setting=PAPER_TV_WHY,
     alternatives=(
+        null("no_l2", no_l2, "the ridge switched off (the claim's mechanism): the same run "
+             "without L2", replaces="train"),
         null("training_off", training_off, "optimiser off: W^V at its N(0, 0.01^2) init",
              replaces="train"),
         null("topics_relabelled", topics_relabelled, "topics relabelled at random: the block "
@@ -96,10 +122,23 @@ register(Claim(
 
 @audits(CID)
 @examples(3)
-@example(seed=0)
-@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
-def test_empirical_wv_blockwise_l2(world, seed):
-    W = world.simulation(train_wv_blockwise, "train", pure=True)(seed)
-    score = float(block_contrast(W)[0])
-    check_at_least(CID, score, threshold(),
-                   what=f"block contrast {score:.4f} c3/v (T = v = {WV_BLOCKWISE['T']})")
+@example(seed=0, tv=WV_BLOCKWISE["T"])
+@paper_example(where=PAPER_WHERE, seed=0, tv=PAPER_TV)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1), tv=st.just(WV_BLOCKWISE["T"]))
+def test_empirical_wv_blockwise_l2(world, seed, tv):
+    paper_size_gate(tv)
+    c = WV_BLOCKWISE
+    W = world.simulation(train_wv_blockwise, "train", pure=True)(seed, tv=run_tv(tv))
+    W0 = train_wv_blockwise(seed, lam=0.0, tv=run_tv(tv))  # the run without L2, same seed
+    unit = th.c3(*c["p"]) / tv
+    score = float(block_contrast(W, tv)[0])
+    P = permutations_for(PERM_LEVEL)
+    noise = relabelled_contrasts(W[0], tv, tv, P, PERM_SEED + seed) / unit
+    beyond_relabellings(CID, score, noise, kind="relabellings of the word ids",
+                        what=f"(A) block contrast {score:.4f} c3/v (T = v = {tv})")
+    d_l2, d_no = float(diagonal_excess(W, tv)[0]), float(diagonal_excess(W0, tv)[0])
+    ro = Tolerance.roundoff(float(np.abs(W).max() + np.abs(W0).max()) / unit, ops=4 * tv * tv)
+    check_at_least(CID, d_no - d_l2, Threshold(
+        ro.value, "the order 'more uniform with L2' of two deterministic runs on common random "
+                  "numbers: beyond " + ro.model, "derived"),
+        what=f"(B) diagonal excess without L2 {d_no:.4f} - with L2 {d_l2:.4f} (c3/v)")

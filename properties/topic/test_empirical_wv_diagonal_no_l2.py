@@ -5,15 +5,19 @@ tends to a diagonal pattern (Appendix E.1, Figure 9).
 One property: train W^V without ridge (runs.train_wv_diagonal: Adam on fresh LDA documents, CI
 size T = v = 5) from the drawn generator seed and require
   (1) its diagonal excess (mean diagonal - mean same-topic off-diagonal entry of the word block,
-      in units of Theorem 2's c3/v; W* has none) to reach a normal lower prediction bound from
-      80 calibration elements on generator seeds 10000..10001 (disjoint from the audit's),
-      false-fail 1e-4 per draw;
+      in units of Theorem 2's c3/v; W* has none) to exceed every one of P = 62499 random
+      within-topic column permutations of the same W^V (the block sums kept: a permutation
+      test, the statistic's own noise, exact level 1/(P+1) = 1.6e-5 per draw; nothing
+      calibrated on the effect);
+  (1b) "without L2" as the cause: that excess to be larger than the same run's with ridge 1e-3
+      on W^V (same init and documents; an exact comparison of two deterministic runs);
   (2) its held-out loss to be no higher (beyond Monte Carlo error, false-fail 1e-6) than that of
       the same run with ridge 1e-3 on W^V (which approaches W*), on the same documents: the
       diagonal W^V is a minimiser as good as the regularised one.
 
-Nulls: "training_off" (zero steps: W^V at its N(0, 0.01^2) init), "l2_on" (the same run with
-ridge 1e-3 on W^V: Theorem 2's regularised problem, whose minimiser W* has no diagonal excess).
+Nulls: "training_off" (zero steps: W^V at its N(0, 0.01^2) init), "l2_on" (the claim's
+mechanism switched off: the same run with ridge 1e-3 on W^V, Theorem 2's regularised problem,
+whose minimiser W* has no diagonal excess; (1b) must reject it).
 """
 
 from __future__ import annotations
@@ -25,31 +29,35 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from properties import attach_plot
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register
+import numpy as np
+
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, examples, null,
+                        paper_example, register)
 from properties.topic.figures import plot_wv_diagonal_no_l2
-from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, normal_bound
-from properties.topic.runs import (WV_DIAGONAL, WV_DIAGONAL_CALIBRATION, diagonal_excess,
-                                   train_wv_diagonal)
+from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
+                                     beyond_relabellings, paper_size_gate, permutations_for,
+                                     run_tv, within_topic_diagonal)
+from properties.topic.runs import EMP, WV_DIAGONAL, diagonal_excess, train_wv_diagonal
+from theory import topic as th
 
 CID = "topic.empirical.wv_diagonal_no_l2"
 AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
 L2 = 1e-3  # ridge of the reference run and of the null l2_on
 LOSS_FALSE_FAIL = 1e-6
+PERM_LEVEL = 1.6e-5  # per draw (5 draws at ladder: 8e-5, with the loss check's 5e-6)
+PERM_SEED = 3 * 10 ** 6  # permutations from np.random.default_rng(PERM_SEED + seed)
 
 
-def training_off(seed):
+def training_off(seed, tv=None):
     """Null: the optimiser switched off (zero steps)."""
-    return train_wv_diagonal(seed, steps=0)
+    return train_wv_diagonal(seed, steps=0, tv=tv)
 
 
-def l2_on(seed):
+def l2_on(seed, tv=None):
     """Null: the same run with ridge L2 ||W^V||_F^2 (Theorem 2's regularised problem)."""
-    return train_wv_diagonal(seed, lam=L2)
+    return train_wv_diagonal(seed, lam=L2, tv=tv)
 
 
-def threshold():
-    return normal_bound(WV_DIAGONAL_CALIBRATION["diagonal_excess"], WV_DIAGONAL_CALIBRATION,
-                        side="lower", what="diagonal excess of W^V without L2 (c3/v units)")
 
 
 register(Claim(
@@ -59,23 +67,27 @@ register(Claim(
               "diagonal pattern (diagonal above the same-topic off-diagonal entries).",
     assumptions="LDA data (Dirichlet(0.1), N in 100..150), p_m = 0.15, p_c = p_r = 0.1, biases "
                 "b^V (Section 6); one-hot W^E, W^K = W^Q = 0 frozen, squared loss, N(0, 0.01^2) "
-                "init, no ridge; CI size T = v = 5 (the paper's T = v = 10 is not run).",
+                "init, no ridge; CI size T = v = 5 (the paper's T = v = 10 runs at --size ladder).",
     prediction="(1) a diagonal excess (diagonal above the same-topic off-diagonal entries; W* "
-               "has none) at the level of the calibration runs; (2) held-out loss no higher "
-               "than the ridge-trained model's (a minimiser)",
+               "has none) beyond its own within-topic permutation noise, (1b) larger than with "
+               "ridge on the same run; (2) held-out loss no higher than the ridge-trained "
+               "model's (a minimiser)",
     simulation="properties.topic.runs.train_wv_diagonal (sim.topic.train(Switches(onehot, "
                "uniform, biases)), Adam lr 0.02, 300 steps, batch 32, T = v = 5), held-out loss "
                "on 200 documents drawn after training",
     metric="(1) (mean diagonal - mean same-topic off-diagonal entry of W^V's word block) / "
            "(c3/v); (2) mean over held-out documents of L(ridge 1e-3) - L(no ridge), paired",
-    tolerance="(1) normal lower prediction bound (false-fail 1e-4 per draw) from 80 calibration "
-              "elements on generator seeds 10000..10001, disjoint from the audit's 0..9999; "
-              "(2) Monte Carlo: -z SE of the paired difference (false-fail 1e-6)",
+    tolerance="(1) the largest diagonal excess of P = 62499 within-topic column permutations "
+              "of the same W^V (permutation test, exact level 1.6e-5 per draw); (1b) > float64 "
+              "round-off (exact comparison of two deterministic runs); (2) Monte Carlo: -z SE "
+              "of the paired difference (false-fail 1e-6)",
     reading="'Tends to a diagonal pattern' read as the paper's 'this type of diagonally "
             "structured W^V often occurs when we train ... without L2 regularization' (Appendix "
-            "C): the trained W^V shows a diagonal excess, not a limit in the number of steps. "
-            "'Other than W*': the excess is one W* does not have, and the null l2_on (ridge "
-            "1e-3, the regularised problem whose minimiser is W*) must fail it.  'A Theorem 4 "
+            "C): the trained W^V shows a diagonal excess (an order against 0, shown beyond the "
+            "statistic's own noise on the same weights), not a limit in the number of steps. "
+            "'Other than W*': the excess is one W* does not have, and 'without L2' is its "
+            "cause: the same run with ridge 1e-3 (the regularised problem whose minimiser is "
+            "W*; the null l2_on) has a smaller one.  'A Theorem 4 "
             "minimiser': Theorem 4's family is exact for Assumption 1's infinite documents "
             "(audited in topic.theorem4); on finite LDA documents it is read as: a held-out loss "
             "no higher than the ridge-trained model's.  CI size T = v = 5 in every profile; the "
@@ -88,7 +100,14 @@ register(Claim(
         "'r(L2).max() - 0.1' and 0.0 replaced by the nulls training_off and l2_on; the loss "
         "check (2) added for 'a Theorem 4 minimiser'; one element per draw (was 3 batched "
         "seeds with a min).",
+        "2026-12-04 (issue 24): the calibrated bound (mean - 3.9 sd of the trained excess of "
+        "seeds 10000..10001: the claimed effect) replaced by the order against 0 beyond a "
+        "within-topic permutation noise floor (1) and the paired comparison with the ridge run "
+        "(1b), which the null l2_on must fail (its own mechanism).  Level 2e-5 per draw on "
+        "the first ci run (holds), 1.6e-5 since the paper's T = v = 10 draw was added (rates "
+        "set to fit the claim share of the stated allocation rule).",
     ),
+    paper_setting=PAPER_TV_WHY,
     alternatives=(
         null("training_off", training_off, "optimiser off: W^V at its N(0, 0.01^2) init",
              replaces="train"),
@@ -101,15 +120,27 @@ attach_plot(CID, plot_wv_diagonal_no_l2)
 
 @audits(CID)
 @examples(3)
-@example(seed=0)
-@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
-def test_empirical_wv_diagonal_no_l2(world, seed):
-    run = world.simulation(train_wv_diagonal, "train", pure=True)(seed)
-    ref = train_wv_diagonal(seed, lam=L2)
-    score = float(diagonal_excess(run["WV"])[0])
-    what = (f"diagonal excess {score:.4f} c3/v (ridge-trained {diagonal_excess(ref['WV'])[0]:.4f}; "
-            f"T = v = {WV_DIAGONAL['T']})")
-    check_at_least(CID, score, threshold(), what=what)
+@example(seed=0, tv=WV_DIAGONAL["T"])
+@paper_example(where=PAPER_WHERE, seed=0, tv=PAPER_TV)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1), tv=st.just(WV_DIAGONAL["T"]))
+def test_empirical_wv_diagonal_no_l2(world, seed, tv):
+    paper_size_gate(tv)
+    run = world.simulation(train_wv_diagonal, "train", pure=True)(seed, tv=run_tv(tv))
+    ref = train_wv_diagonal(seed, lam=L2, tv=run_tv(tv))
+    T, v = tv, tv
+    unit = th.c3(*EMP["p"]) / v
+    score = float(diagonal_excess(run["WV"], tv)[0])
+    score_l2 = float(diagonal_excess(ref["WV"], tv)[0])
+    what = f"diagonal excess {score:.4f} c3/v (ridge-trained {score_l2:.4f}; T = v = {T})"
+    noise = within_topic_diagonal(run["WV"][0], T, v, permutations_for(PERM_LEVEL),
+                                  PERM_SEED + seed) / unit
+    beyond_relabellings(CID, score, noise, kind="within-topic column permutations",
+                        what="(1) " + what)
+    ro = Tolerance.roundoff(float(np.abs(run["WV"]).max() + np.abs(ref["WV"]).max()) / unit,
+                            ops=4 * T * v)
+    check_at_least(CID, score - score_l2, Threshold(
+        ro.value, "the order 'larger without L2' of two deterministic runs on common random "
+                  "numbers: beyond " + ro.model, "derived"), what="(1b) " + what)
     d = ref["heldout_loss"][0] - run["heldout_loss"][0]
     se = float(d.std(ddof=1) / math.sqrt(d.size))
     z = float(stats.norm.isf(LOSS_FALSE_FAIL))

@@ -93,6 +93,11 @@ register(Claim(
             "documents), not evidence for the lemma itself; its explicit example uses the "
             "paper's p_m, p_c, p_r at T = 5, v = 4 (the paper's T = v = 10 costs ~1 GB per "
             "chunk of documents).",
+    history=(
+        "2026-12-04 (issue 24): the global minimum 1 - 1/(tau v) and the nullity n - T of M "
+        "became assertions (simulator sanity) instead of checks: no alternative could fail "
+        "them (the gate 'faced no alternative'); no threshold changed.",
+    ),
     alternatives=CONSTANT_RIVALS + (
         null("random_matrix", random_matrix, "no minimisation: a random W in place of a "
              "minimiser", replaces="minimiser"),
@@ -119,8 +124,10 @@ def test_lemma1_family_attains_minimum(world, m, seed):
     L = sm.infinite_loss(torch.tensor(Ws), mom).numpy()
     Lmin = float(sm.infinite_loss(torch.tensor(sm.min_norm_minimiser(mom)), mom))
     tol = exact_tol(Ws, mom)
-    check_close(CID, Lmin, float(th.min_loss().subs({th.tau: tau, th.v: v})),
-                tol, what="global minimum = 1 - 1/(tau v)")
+    # simulator sanity (no alternative reaches it: not a check): the simulator's global minimum
+    # is the sympy value 1 - 1/(tau v)
+    lmin_th = float(th.min_loss().subs({th.tau: tau, th.v: v}))
+    assert abs(Lmin - lmin_th) <= tol.value, (Lmin, lmin_th, tol.value)
     check_close(CID, L, np.full_like(L, Lmin), tol, what="family members attain the minimum")
     check_close(CID, grad(Ws, mom), 0.0 * Ws, tol, what="zero gradient at family members")
 
@@ -141,10 +148,10 @@ def test_lemma1_minimisers_are_in_family(world, m, seed):
     cond = float(np.linalg.cond(mom["M"] + np.eye(n) - mom["M"] @ Mp))
     tol = Tolerance.roundoff(float(np.abs(W).max() + 1) * cond, ops=10 * n)
     check_close(CID, res, np.zeros_like(res), tol, what="a random minimiser fits the family")
+    # the family's n - T free parameters per row equal the nullity of M: a property of the
+    # simulator's moments that no alternative here reaches, so an assertion, not a check
     nullity = n - np.linalg.matrix_rank(mom["M"], tol=1e-10)
-    check_close(CID, float(nullity), float(n - T),
-                Tolerance.derived(0.5, "integer count: a difference below 1 is equality"),
-                what="family dimension n - T per row = nullity of M")
+    assert nullity == n - T, (nullity, n - T)
 
 
 @audits(CID)

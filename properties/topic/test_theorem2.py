@@ -108,8 +108,9 @@ register(Claim(
               "(c2 c3 - c1 Tv)/(c2^2 + Tv); W*_il = -(c1 c2 + c3)/(c2^2 + Tv) for l not in "
               "topic(i); W*_il = that + c3/v for l in topic(i).",
     assumptions=SETTING + ", b^pred = 0, ridge lambda ||W^V||_F^2 with lambda -> 0.",
-    prediction="theory.topic.theorem2_wstar (printed); theory.topic.theorem2_min_norm_u (sympy "
-               "derivation of the minimum-norm family member, tests/test_topic.py)",
+    prediction="theory.topic.theorem2_wstar (printed; the sympy derivation of the minimum-norm "
+               "family member it agrees with is a unit test of theory/, tests/test_topic.py, "
+               "not called by the properties)",
     simulation="sim.topic.ridge_minimiser C (M + lambda I)^-1 and min_norm_minimiser C M^+",
     metric="max_abs(C M^+ - W*); log-log slope of ||C (M + lambda I)^-1 - W*||_F against "
            "lambda = mu_min 10^-k, k = 2..5",
@@ -130,6 +131,9 @@ register(Claim(
         "round-off (false-fail 1e-6); the W* rivals were taken out of the ridge property (a "
         "rival ~1e-9 from W* lies below its smallest ridge error) and are decided by the exact "
         "C M^+ = W* property.",
+        "2026-12-04 (issue 24): `prediction` declares only theory.topic.theorem2_wstar, which "
+        "the properties call (theorem2_min_norm_u, the sympy derivation, is a unit test of "
+        "theory/ and was declared but never called).",
     ),
     alternatives=WSTAR_RIVALS + (
         rival("rate_half", lambda: 0.5, "ridge error ~ lambda^(1/2) (another exponent)",
