@@ -177,14 +177,19 @@ def check_power(deciding: list[dict]) -> list[dict]:
             continue
         alts = [a for a in r.get("alternatives", []) if a["draws"] > 0]
         for name, info in sorted(r["named_checks"].items()):
-            # over the draws where the alternative could be told apart (a close draw is
-            # reported against the alternative, not against each check)
+            # over the decisive draws on which the alternative met this check (a close draw
+            # is reported against the alternative, not against each check; a check inside a
+            # branch meets an alternative only on the draws that take the branch)
+            def met(a, name=name):
+                if "met_check" in a:
+                    return a["met_check"].get(name, 0)
+                return a["draws"] - a.get("not_told_apart", 0)  # an older row
+
             def need(a):
-                return max(1, _need(a.get("must_reject", 1.0),
-                                    a["draws"] - a.get("not_told_apart", 0)))
+                return max(1, _need(a.get("must_reject", 1.0), met(a)))
             rejected = [f"{a['kind']}:{a['name']}" for a in alts
-                        if a.get("by_check", {}).get(name, 0) >= need(a)]
-            partly = [f"{a['kind']}:{a['name']} ({a['by_check'][name]} of {a['draws']})"
+                        if met(a) > 0 and a.get("by_check", {}).get(name, 0) >= need(a)]
+            partly = [f"{a['kind']}:{a['name']} ({a['by_check'][name]} of {met(a)})"
                       for a in alts if 0 < a.get("by_check", {}).get(name, 0) < need(a)]
             trend = [f"trend rival {label}" for label, ok in
                      sorted((r.get("trend_rivals") or {}).get(name, {}).items()) if ok]
@@ -221,12 +226,13 @@ def _readings(rows: list[dict]) -> list[dict]:
 def _resolution(verdict: str, deciding: list[dict]) -> dict | None:
     """The smallest discrepancy the verdict would have caught: over the deciding properties
     that ask for a prediction, the largest of their smallest relative perturbations of it
-    rejected on every draw (`None` with the reason where one is not rejected even at +-100%);
+    rejected on every draw (`None` with the reason where one is not rejected even at x or / 10);
     a trend's exponent shift is reported beside it.  A property with no numeric prediction
     (nulls only, an ordering) is listed with why, and does not set the number."""
     if verdict not in ("holds", "erratum", "consistency", "inconsistent") or not deciding:
         return None
-    per, notes, deltas, unresolved = [], [], [], []
+    from properties.world import perturbation_label
+    per, notes, deltas, unresolved, one = [], [], [], [], []
     trend = [d for r in deciding for d in (r.get("trend_resolution") or {}).values()]
     for r in deciding:
         res = r.get("resolution")
@@ -236,16 +242,26 @@ def _resolution(verdict: str, deciding: list[dict]) -> dict | None:
         per.append({"test": _name(r), **res})
         if res.get("delta") is not None:
             deltas.append(res["delta"])
+        elif res.get("one_sided"):
+            one.append(res["one_sided"])
         elif "not rejected" in res.get("why", ""):
             unresolved.append(f"{_name(r)}: {res['why']}")
         else:
             notes.append(f"{_name(r)}: {res['why']}")
-    out = {"delta": max(deltas) if deltas and not unresolved else None,
+    out = {"delta": max(deltas) if deltas and not unresolved and not one else None,
            "trend_exponent": max(trend) if trend else None, "per_property": per}
+    if one and not unresolved:
+        worst = max(one, key=lambda o: o["delta"])
+        out["one_sided"] = worst
     if unresolved:
         out["why"] = "not resolved: " + "; ".join(unresolved)
+    elif one:
+        w = out["one_sided"]
+        out["why"] = (f"one-sided (a bound): the prediction {'divided' if w['side'] == 'down' else 'multiplied'} "
+                      f"by {1 + w['delta']:g} is rejected on every draw, the other side is not"
+                      + (f"; two-sided properties resolve {max(deltas):g}" if deltas else ""))
     elif out["delta"] is not None:
-        out["why"] = (f"the prediction scaled by 1 +- {out['delta']:g} is rejected on every draw "
+        out["why"] = (f"the prediction {perturbation_label(out['delta'])} is rejected on every draw "
                       "by every deciding property that asks for one")
     elif out["trend_exponent"] is not None:
         out["why"] = f"a trend: the exponent moved by +-{out['trend_exponent']:.3g} is rejected"
@@ -634,6 +650,9 @@ def resolution_cell(r) -> str:
     if res.get("delta") is not None:
         d = res["delta"]
         parts.append(f"{d:.0%}" if d >= 0.01 else f"{d:.0e}".replace("e-0", "e-"))
+    if res.get("one_sided"):
+        o = res["one_sided"]
+        parts.append(f"{'/' if o['side'] == 'down' else 'x'}{1 + o['delta']:.3g} (one side)")
     if res.get("trend_exponent") is not None:
         parts.append(f"exp +-{res['trend_exponent']:.2g}")
     return ", ".join(parts) or "-"

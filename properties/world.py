@@ -250,8 +250,15 @@ def scale_prediction(x, factor: float, slot: str = "prediction"):
 # --------------------------------------------------------------------------------------------
 # The per-test run state (read by properties.plugin)
 # --------------------------------------------------------------------------------------------
-# The resolution: relative perturbations of every prediction, 1 +- delta over this grid.
-RESOLUTION_GRID = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0)
+# The resolution: every prediction multiplied and divided by 1 + delta, delta over this grid
+# (to 1 + delta = 10: a bound loose by a constant factor is resolved to that factor; dividing
+# instead of x (1 - delta) keeps the prediction's sign, so +-100% never zeroes it).
+RESOLUTION_GRID = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 9.0)
+
+
+def perturbation_label(delta: float) -> str:
+    """How the report writes one grid step: 'x (1 +- 0.01)' below 30%, 'x or / 2' above."""
+    return f"x (1 +- {delta:g})" if delta < 0.3 else f"x or / {1 + delta:g}"
 RESOLUTION_ENV = "THEOREM_AUDIT_RESOLUTION"  # "0": skip the perturbation runs (a quick loop)
 
 
@@ -287,6 +294,7 @@ class AltOutcome:
     survived: int = 0
     excused: int = 0
     by_check: dict = field(default_factory=dict)
+    met_check: dict = field(default_factory=dict)   # check -> decisive draws that called it
     messages: list = field(default_factory=list)
     close_messages: list = field(default_factory=list)
 
@@ -297,11 +305,17 @@ class AltOutcome:
         return cls(alt.name, alt.kind, alt.replaces, alt.source, alt.must_reject,
                    alt.same_as_claim_why or None)
 
-    def count(self, outcome: str, by=(), msg: str | None = None, draw: str = "") -> None:
-        """Count one draw on which the alternative ran, with its outcome from `_soft`."""
+    def count(self, outcome: str, by=(), msg: str | None = None, draw: str = "",
+              met=()) -> None:
+        """Count one draw on which the alternative ran, with its outcome from `_soft`; `met`:
+        the checks the body called in the alternative's world on that draw (a check inside a
+        branch meets the alternative only on the draws that take the branch)."""
         if outcome not in ("rejected", "close", "survived"):
             raise ValueError(f"outcome must be rejected, close or survived, got {outcome!r}")
         self.draws += 1
+        if outcome != "close":  # decisive draws: the per-check power is counted over these
+            for c in set(met) | set(by):
+                self.met_check[c] = self.met_check.get(c, 0) + 1
         if outcome == "rejected":
             self.rejected_draws += 1
             for c in set(by):
@@ -330,6 +344,7 @@ class AltOutcome:
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["by_check"] = dict(self.by_check)
+        d["met_check"] = dict(self.met_check)
         d.update(rejected=self.rejected, told_apart=self.told_apart)
         return d
 
@@ -358,23 +373,35 @@ class Run:
         return self.alternatives.setdefault(alt.name, AltOutcome.of(alt))
 
     def resolution_row(self) -> dict | None:
-        """The smallest relative perturbation of the predictions rejected on every draw."""
+        """The smallest relative perturbation of the predictions rejected on every draw, on
+        both sides (`delta`), or on one side only (`one_sided`: a bound)."""
         if not self.resolution:
             return None
         whys = [r for r in self.resolution if isinstance(r, str)]
-        nums = [r for r in self.resolution if not isinstance(r, str)]
+        pairs = [r for r in self.resolution if not isinstance(r, str)]
         if whys:
             return {"delta": None, "draws": len(self.resolution), "why": whys[0]}
-        worst = max(nums)
-        if not math.isfinite(worst):
-            return {"delta": None, "draws": len(nums),
-                    "why": f"a perturbation of the prediction by +-{RESOLUTION_GRID[-1]:.0%} "
-                           f"was not rejected on {sum(not math.isfinite(x) for x in nums)} of "
-                           f"{len(nums)} draws"}
-        return {"delta": worst, "draws": len(nums),
-                "why": f"the prediction x (1 +- {worst:g}) is rejected on every one of {len(nums)} "
-                       f"draws (grid {RESOLUTION_GRID[0]:g}..{RESOLUTION_GRID[-1]:g}); "
-                       f"finest per draw {min(nums):g}"}
+        n = len(pairs)
+        grid = f"(grid {RESOLUTION_GRID[0]:g}..{RESOLUTION_GRID[-1]:g})"
+        both = [max(p) for p in pairs]
+        worst = max(both)
+        if math.isfinite(worst):
+            return {"delta": worst, "draws": n,
+                    "why": f"the prediction {perturbation_label(worst)} is rejected on every one "
+                           f"of {n} draws {grid}; finest per draw {min(both):g}"}
+        for side, k, word in (("down", 1, "divided"), ("up", 0, "multiplied")):
+            w = max(p[k] for p in pairs)
+            if math.isfinite(w):
+                other = "multiplied" if side == "down" else "divided"
+                return {"delta": None, "draws": n,
+                        "one_sided": {"side": side, "delta": w},
+                        "why": f"one-sided (a bound): the prediction {word} by {1 + w:g} is "
+                               f"rejected on every one of {n} draws {grid}; {other} by "
+                               f"{1 + RESOLUTION_GRID[-1]:g} it is not rejected on "
+                               f"{sum(not math.isfinite(p[1 - k]) for p in pairs)} of {n}"}
+        return {"delta": None, "draws": n,
+                "why": f"the prediction {perturbation_label(RESOLUTION_GRID[-1])} was not "
+                       f"rejected on {sum(not math.isfinite(b) for b in both)} of {n} draws"}
 
     def as_row(self) -> dict:
         alts = [a.as_dict() for a in self.alternatives.values()]
@@ -469,17 +496,19 @@ def _soft(inner: Callable, args, kwargs, world: World, what: str):
                                     f"{_draw_repr(world._draw or {})}: {type(e).__name__}: "
                                     f"{e}") from e
             # rejected by the checks before the crash; the later checks did not meet it
+    met = list(sink.named)
     if sink.failed:
-        return "rejected", [n for n, _ in sink.failed], sink.failed[0][1]
+        return "rejected", [n for n, _ in sink.failed], sink.failed[0][1], met
     if stopped or sink.undecided:
-        return "close", [], stopped or sink.undecided[0][1]
-    return "survived", [], None
+        return "close", [], stopped or sink.undecided[0][1], met
+    return "survived", [], None, met
 
 
 def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs):
-    """The smallest delta of RESOLUTION_GRID at which both x (1 + delta) and x (1 - delta) of
-    every prediction are rejected on this draw (bisection: rejection grows with delta), inf if
-    not even the largest is, or a string saying why a relative perturbation does not apply."""
+    """Per side, the smallest delta of RESOLUTION_GRID at which x (1 + delta) (up) and
+    / (1 + delta) (down) of every prediction are rejected on this draw: (up, down), inf for a
+    side not rejected even at the largest (a one-sided bound is resolved on one side only), or
+    a string saying why a relative perturbation does not apply."""
     def rejected(factor):
         pw = World(claim_id, None, memo, draw_kwargs, perturb=factor)
         try:
@@ -492,20 +521,26 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs):
                              f"{str(cause)[:120]})") from None
 
     grid = RESOLUTION_GRID
-    try:
-        def both(i):
-            return rejected(1 + grid[i]) and rejected(1 - grid[i])
+
+    def smallest(side):
+        """The smallest grid delta rejected on one side (x (1 + d) up, / (1 + d) down), inf
+        if not even the largest is (bisection: rejection grows with delta)."""
+        def rej(i):
+            return rejected(1 + grid[i] if side == "up" else 1 / (1 + grid[i]))
         hi = len(grid) - 1
-        if not both(hi):
+        if not rej(hi):
             return float("inf")
         lo = -1
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if both(mid):
+            if rej(mid):
                 hi = mid
             else:
                 lo = mid
         return grid[hi]
+
+    try:
+        return (smallest("up"), smallest("down"))
     except NotANumber as e:
         return str(e)
 
@@ -670,8 +705,8 @@ def _run_draw(inner: Callable, args, kwargs):
                 stats.excused += 1
                 continue
         aw = World(run.claim_id, alt, memo, draw_kwargs)
-        outcome, by, msg = _soft(inner, args, kwargs, aw, f"alternative {alt.label}")
-        stats.count(outcome, by, msg, _draw_repr(draw_kwargs))
+        outcome, by, msg, met = _soft(inner, args, kwargs, aw, f"alternative {alt.label}")
+        stats.count(outcome, by, msg, _draw_repr(draw_kwargs), met=met)
     if world.predictions and resolution_enabled():
         run.resolution.append(_resolution_of_draw(inner, args, kwargs, run.claim_id, memo,
                                                   draw_kwargs))

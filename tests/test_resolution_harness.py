@@ -19,7 +19,7 @@ from properties import check as C
 from properties import world as W
 from properties.readings import GLOSSARY, lookup
 from properties.report import CLAIM_SHARE, NO_CHECK_POWER, _unstated, build, readme_section, \
-    summary, table, verdict_for
+    resolution_cell, summary, table, verdict_for
 
 from test_harness import EXACT, run_row  # noqa: E402 (the shared runner of synthetic properties)
 
@@ -92,6 +92,33 @@ def test_power_is_credited_to_every_check_not_to_the_first_that_fails():
     v = verdict_for(W._claim("res.order"), [row])
     assert exc is None and v["verdict"] == "holds"
     assert all(c["rejected"] == ["rival:half"] for c in v["checks"]) and len(v["checks"]) == 2
+
+
+claim("res.branch", (rival("half", lambda x: x, "drops the factor 2"),))
+
+
+@audits("res.branch")
+@CI
+@example(x=2.0)
+@example(x=7.0)
+@given(x=XS)
+def prop_branch(world, x):
+    """A check inside a branch meets the alternative only on the draws that take the branch:
+    its power is counted over those draws, not over every draw of the property."""
+    p = world.prediction(two_x)(x)
+    check_close("res.branch", two_x(x), p, EXACT, name="always")
+    if x > 5.0:
+        check_close("res.branch", 3 * two_x(x), 3 * p, EXACT, name="large x")
+
+
+def test_a_check_in_a_branch_is_credited_over_the_draws_that_met_it():
+    exc, row = run_row(prop_branch)
+    v = verdict_for(W._claim("res.branch"), [row])
+    assert exc is None and v["verdict"] == "holds", v["detail"]
+    by = {c["check"]: c for c in v["checks"]}
+    assert by["check_close large x"]["rejected"] == ["rival:half"]
+    alt = row["alternatives"][0]
+    assert 0 < alt["met_check"]["check_close large x"] < alt["draws"]
 
 
 # --- 1b. a trend with no alternative of its own, then with a trend rival --------------------
@@ -308,6 +335,33 @@ def test_the_perturbation_grid_finds_the_smallest_rejected_delta():
     assert W.scale_prediction((1.0, np.array([2.0])), 2.0)[1][0] == 4.0
     with pytest.raises(W.NotANumber):
         W.scale_prediction("increasing", 2.0)
+
+
+claim("res.loose", (rival("half", lambda x: 0.5 * x, "a bound below the value"),))
+
+
+@audits("res.loose")
+@CI
+@example(x=2.0)
+@given(x=XS)
+def prop_loose(world, x):
+    # a bound y <= 4x on y = x, loose by a factor 4 (the rival bound x/2 is below the value):
+    # resolved to a factor, not 'not resolved at +-100%'
+    b = world.prediction(lambda x: 4.0 * x)(x)
+    check_at_least("res.loose", b - x, Threshold(0.0, "bound - y >= 0", "derived"), name="upper")
+
+
+def test_a_loose_bound_is_resolved_to_its_factor():
+    exc, row = run_row(prop_loose)
+    res = row["resolution"]
+    # 4x / (1 + delta) < x needs 1 + delta > 4: the grid's 9 (a factor 10) is the first; a
+    # larger bound is never rejected: resolved on one side only
+    assert res["delta"] is None and res["one_sided"] == {"side": "down", "delta": 9.0}, res
+    v = verdict_for(W._claim("res.loose"), [row])
+    assert exc is None and v["verdict"] == "holds"
+    assert v["resolution"]["one_sided"]["delta"] == 9.0 and "one-sided" in v["resolution"]["why"]
+    assert resolution_cell(v) == "/10 (one side)"
+    assert W.perturbation_label(0.01) == "x (1 +- 0.01)"
 
 
 # --- 7. the paper's own setting ---------------------------------------------------------------
