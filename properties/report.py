@@ -332,10 +332,29 @@ def _name(r) -> str:
     return r["nodeid"].split("::")[-1]
 
 
+def _other_readings(verdict: str, alt_rows: list[dict]) -> list[str]:
+    """Where a property under a neighbouring reading (`audits(reading=...)`) decides otherwise
+    than the literal reading's verdict: one line per such reading (empty: no flip)."""
+    out = []
+    for r in alt_rows:
+        f = _failure(r)
+        if f == "mismatch" and verdict == "holds":
+            out.append(f"under the reading '{r['reading']}' the {r['form']} form fails "
+                       f"({_name(r)})")
+        elif f == "none" and r["form"] == "printed" and verdict in ("erratum", "refuted"):
+            out.append(f"under the reading '{r['reading']}' the printed form holds "
+                       f"({_name(r)}, {r.get('draws', 0)} draws)")
+    return out
+
+
 def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
+    # properties under a neighbouring reading are set apart from the verdict's basis (the
+    # literal reading); they can only make it reading-dependent (below)
+    alt_rows = [r for r in rows if r.get("reading")]
+    all_rows, rows = rows, [r for r in rows if not r.get("reading")]
     printed = [r for r in rows if r["form"] == "printed"]
     corrected = [r for r in rows if r["form"] == "corrected"]
-    errored = [r for r in rows if _failure(r) in ("error", "power", "unexpected-pass")]
+    errored = [r for r in all_rows if _failure(r) in ("error", "power", "unexpected-pass")]
     inconclusive = [r for r in rows if _failure(r) == "inconclusive"]
     detail, deciding = [], []
 
@@ -398,6 +417,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
                       "threshold without provenance (neither derived nor calibrated): "
                       + unstated] + detail
             verdict = "not-audited"
+    rows = all_rows  # below: what the report lists (thresholds, failing draws, properties)
     alts = _alternatives(claim, deciding or [r for r in rows if r.get("takes_world")], rows)
     sources = _sources(claim, rows)
     if verdict in ("holds", "erratum"):
@@ -422,6 +442,11 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
                       f"{x['word']!r}: " + ", ".join(f"{k} {_fmt(x['levels'][k])} {v}"
                                                      for k, v in x["verdict_at"].items())
                       + f" (worst observed {_fmt(x['worst'])})" for x in flips)] + detail
+        verdict = "reading-dependent"
+    other = _other_readings(verdict, alt_rows) if not errored else []
+    if other and verdict in ("holds", "erratum", "refuted"):
+        detail = [f"{verdict} under the literal reading (the verdict's basis), but "
+                  + "; ".join(other)] + detail
         verdict = "reading-dependent"
     close = [a for a in alts if verdict in ("holds", "erratum") and not a["rejected"]
              and a.get("told_apart")]

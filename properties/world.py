@@ -368,6 +368,7 @@ class Run:
     resolution: list = field(default_factory=list)      # per draw: delta, inf, or a why (str)
     traced: bool = False                                # the first draw ran under the tracer
     theory_called: set = field(default_factory=set)     # dotted names of theory/ it called
+    reading: str | None = None                          # a neighbouring reading (audits)
 
     def alt_stats(self, alt: Alternative) -> AltOutcome:
         return self.alternatives.setdefault(alt.name, AltOutcome.of(alt))
@@ -424,7 +425,7 @@ class Run:
                 "mismatched_draws": len(self.mismatches),
                 "mismatches": [{"draw": d, "message": m} for d, m in self.mismatches[:50]],
                 "inconclusive": [m for _, m in self.inconclusive][:5],
-                "failing_draw": self.failing_draw}
+                "failing_draw": self.failing_draw, "reading": self.reading}
 
 
 _CURRENT: Run | None = None
@@ -789,7 +790,8 @@ def _check_fails(fails, form):
         raise ValueError("fails= is for a printed form expected to fail")
 
 
-def audits(claim_id: str, form: str = "printed", fails: str | dict | None = None):
+def audits(claim_id: str, form: str = "printed", fails: str | dict | None = None,
+           reading: str | None = None):
     """Mark a property as auditing `claim_id` (apply it outermost, above @examples/@given).
 
     form  -- "printed" (the statement exactly as printed) or "corrected" (an erratum's fix).
@@ -800,9 +802,15 @@ def audits(claim_id: str, form: str = "printed", fails: str | dict | None = None
              A mapping `{size: reason}` expects the failure only at those sizes; the size is
              read when the suite is collected and run (`properties.settings.size()`), never at
              import.
+    reading -- the statement under a neighbouring reading of one of its words (another sign
+             convention, another meaning of a symbol), named in a few words: the property is
+             set apart from the verdict's basis (the claim's literal reading) and, where it
+             decides otherwise than the literal reading, the claim is `reading-dependent`.
     A property that takes a `world` argument is run against the claim's alternatives."""
     if form not in ("printed", "corrected"):
         raise ValueError(f"form must be 'printed' or 'corrected', got {form!r}")
+    if reading is not None and not (isinstance(reading, str) and reading.strip()):
+        raise ValueError(f"reading must be a non-empty string naming the reading, got {reading!r}")
     _check_fails(fails, form)
 
     def deco(fn):
@@ -827,7 +835,8 @@ def audits(claim_id: str, form: str = "printed", fails: str | dict | None = None
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             global _CURRENT, LAST_RUN
-            run = Run(claim_id, form, fails_at(fails), takes_world, paper_settings=dict(paper))
+            run = Run(claim_id, form, fails_at(fails), takes_world, paper_settings=dict(paper),
+                      reading=reading)
             _CURRENT = LAST_RUN = run
             try:
                 _claim(claim_id)

@@ -489,3 +489,45 @@ def test_alternative_outcome_is_a_typed_record():
     assert o.as_dict()["close_messages"] == ["draw x=1.0: undecided trend"]
     with pytest.raises(ValueError, match="outcome"):
         o.count("maybe")
+
+
+# --- 3b. a categorical reading: a neighbouring reading of a word decides otherwise ------------
+claim("res.convention", (rival("plus", lambda x: 3.0 * x, "the printed sum"),))
+
+
+@audits("res.convention", form="printed", fails="y = 3x as printed")
+@CI
+@example(x=2.0)
+@given(x=XS)
+def prop_conv_printed(x):
+    check_close("res.convention", two_x(x), 3.0 * x, EXACT, name="printed")
+
+
+@audits("res.convention", form="corrected")
+@CI
+@example(x=2.0)
+@given(x=XS)
+def prop_conv_corrected(world, x):
+    check_close("res.convention", two_x(x), world.prediction(two_x)(x), EXACT, name="v")
+
+
+@audits("res.convention", form="printed", reading="x counted with the other sign convention")
+@CI
+@example(x=2.0)
+@given(x=XS)
+def prop_conv_other(x):
+    # under the other convention the simulated quantity is 3x: the printed form is exact
+    check_close("res.convention", 3.0 * x, 3.0 * x, EXACT, name="printed, other convention")
+
+
+def test_a_neighbouring_reading_that_decides_otherwise_makes_the_claim_reading_dependent():
+    rows = [run_row(p)[1] for p in (prop_conv_printed, prop_conv_corrected)]
+    assert verdict_for(W._claim("res.convention"), rows)["verdict"] == "erratum"
+    other = run_row(prop_conv_other)[1]
+    assert other["reading"] == "x counted with the other sign convention"
+    v = verdict_for(W._claim("res.convention"), rows + [other])
+    assert v["verdict"] == "reading-dependent"
+    assert "erratum under the literal reading" in v["detail"]
+    assert "other sign convention" in v["detail"]
+    with pytest.raises(ValueError, match="reading"):
+        audits("res.convention", reading="")
