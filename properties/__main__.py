@@ -227,17 +227,18 @@ def check_outputs(report_arg: str, json_arg: str | None) -> tuple[Path, Path]:
         if not _is_audit_json(jp):
             raise UsageError(f"--json: {jp} exists and is not an audit report; remove it or "
                              "choose another path (only an earlier audit.json is rotated)")
-    _check_report_dir(jp.parent)
+    _check_report_dir(jp.parent, "--json")
     return report, jp
 
 
-def _check_report_dir(report: Path):
+def _check_report_dir(report: Path, option: str = "--report"):
     try:
         report.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=report, prefix=".write-test-"):
             pass
     except OSError as e:
-        raise UsageError(f"--report: {report} is not a writable directory ({e.strerror or e})")
+        raise UsageError(f"{option}: {report} is not a writable directory ({e.strerror or e})"
+                         ) from None
 
 
 class _Lock:
