@@ -581,14 +581,46 @@ class ShardJob:
 
 
 MAX_RESUBMIT = 2  # a shard job that ends without a result is submitted again this many times
+_ENDED = {"CANCELLED", "FAILED", "NODE_FAIL", "PREEMPTED", "TIMEOUT", "BOOT_FAIL", "DEADLINE",
+          "OUT_OF_MEMORY", "COMPLETED", "SPECIAL_EXIT", "REVOKED"}
+
+
+def _queue_state(job) -> str | None:
+    """A Slurm job's state from squeue ('' once it has left the queue), or None where that
+    cannot be told (not a Slurm job, no squeue).  submitit reads job states with sacct, which
+    a cluster without job accounting lacks: there a cancelled job would stay UNKNOWN forever."""
+    if type(job).__name__ != "SlurmJob":
+        return None
+    try:
+        out = subprocess.run(["squeue", "-h", "-j", str(job.job_id), "-o", "%T"],
+                             capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode not in (0, 1):
+        return None
+    return out.stdout.strip().split("\n")[0].strip().upper() if out.stdout.strip() else ""
+
+
+def _ended_without_result(job, seen: dict, k: int) -> bool:
+    """True once squeue has said, on three checks a few seconds apart, that `job` ended (or left
+    the queue) while no result of it has appeared."""
+    now = time.monotonic()
+    last, count = seen.get(k, (0.0, 0))
+    if now - last < 3.0:
+        return False
+    state = _queue_state(job)
+    ended = state is not None and (state == "" or state in _ENDED)
+    seen[k] = (now, count + 1 if ended else 0)
+    return ended and count + 1 >= 3 and not job.paths.result_pickle.exists()
 
 
 def _run_shards(cmds, env, executor: str, folder: Path) -> tuple[int, bool, dict]:
     """Run the shards' pytest commands: `local` one after another in this machine's process
     group handling; `slurm` as a submitit job array (AutoExecutor: Slurm where there is one,
     local processes otherwise).  A job that ends without a result (cancelled, preempted, its
-    node lost) is submitted again, up to MAX_RESUBMIT times; one that still fails is given up.
-    Returns (worst exit code, interrupted, {shard index: why it failed for good})."""
+    node lost) is submitted again, up to MAX_RESUBMIT times ($THEOREM_AUDIT_MAX_RESUBMIT); one
+    that still fails is given up.  Returns (worst exit code, interrupted, {shard index: why it
+    failed for good})."""
     if executor == "local":
         rcs, interrupted = [], False
         for c in cmds:
@@ -601,31 +633,40 @@ def _run_shards(cmds, env, executor: str, folder: Path) -> tuple[int, bool, dict
         import submitit
     except ImportError:
         raise UsageError("--executor slurm needs submitit: pip install 'theorem-audit[cluster]'") from None
+    max_resubmit = int(os.environ.get("THEOREM_AUDIT_MAX_RESUBMIT", MAX_RESUBMIT))
     ex = submitit.AutoExecutor(folder=str(folder / "submitit"))
     ex.update_parameters(timeout_min=int(os.environ.get("THEOREM_AUDIT_TIMEOUT_MIN", "120")),
                          cpus_per_task=int(os.environ.get("THEOREM_AUDIT_CPUS", "2")),
-                         name="theorem-audit")
+                         name=os.environ.get("THEOREM_AUDIT_JOB_NAME", "theorem-audit"))
     with ex.batch():
         jobs = {k: ex.submit(ShardJob(), c, env) for k, c in enumerate(cmds)}
-    pending, rcs, failed, tries = dict(jobs), {}, {}, {k: 0 for k in jobs}
+    pending, rcs, failed, tries, seen = dict(jobs), {}, {}, {k: 0 for k in jobs}, {}
     try:
         while pending:
             for k, job in list(pending.items()):
-                if not job.done():
+                why = None
+                if job.done():
+                    try:
+                        rcs[k] = job.result()
+                    except Exception as e:  # noqa: BLE001 -- the job ended without a result
+                        text = str(e).strip().splitlines()
+                        why = f"job {job.job_id} {type(e).__name__}: {text[0] if text else ''}"
+                elif _ended_without_result(job, seen, k):
+                    why = f"job {job.job_id} left the queue without a result"
+                else:
                     continue
                 del pending[k]
-                try:
-                    rcs[k] = job.result()
-                except Exception as e:  # noqa: BLE001 -- the job ended without a result
-                    why = f"job {job.job_id} {getattr(job, 'state', '?')}: {type(e).__name__}: " \
-                          f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-                    if tries[k] < MAX_RESUBMIT:
-                        tries[k] += 1
-                        print(f"shard {k}: {why}; submitting it again ({tries[k]}/{MAX_RESUBMIT},"
-                              " its stored runs are read from the run cache)", file=sys.stderr)
-                        pending[k] = ex.submit(ShardJob(), cmds[k], env)
-                    else:
-                        failed[k] = why
+                seen.pop(k, None)
+                if why is None:
+                    continue
+                if tries[k] < max_resubmit:
+                    tries[k] += 1
+                    print(f"shard {k}: {why}; submitting it again ({tries[k]}/{max_resubmit}; "
+                          "the runs it stored are read from the run cache)", file=sys.stderr)
+                    pending[k] = ex.submit(ShardJob(), cmds[k], env)
+                else:
+                    failed[k] = why
+                    print(f"shard {k}: {why}; given up", file=sys.stderr)
             time.sleep(0.5)
     except KeyboardInterrupt:
         for j in pending.values():

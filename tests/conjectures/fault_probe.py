@@ -3,6 +3,8 @@ properties take well under a second, and misbehave on request through $THEOREM_A
 
   kill      the property of `fault.lost` SIGKILLs the process running it (a lost xdist worker)
   sleep     the property of `fault.lost` sleeps for a minute (something to interrupt)
+  sleep-once  as sleep, but only while the file $THEOREM_AUDIT_FAULT_MARK does not exist (it
+            creates it first): a rerun after an interruption runs normally
   exit      this file calls sys.exit(0) when imported (a conjecture that exits)
   raise     this file raises when imported
   clash     this file re-registers an existing claim id with other content
@@ -57,6 +59,10 @@ def test_lost(seed):
     if FAULT == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     if FAULT == "sleep":
+        time.sleep(60)
+    mark = os.environ.get("THEOREM_AUDIT_FAULT_MARK", "")
+    if FAULT == "sleep-once" and mark and not os.path.exists(mark):
+        open(mark, "w").close()
         time.sleep(60)
     _zero.claim = "fault.lost"
     _zero(seed)
