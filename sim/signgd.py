@@ -508,6 +508,9 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
     _check_problem("train", prob, params, "params")
     _check_pos("eta", eta)
     _check_int("steps", steps, 0, MAX_STEPS)
+    if eta * max(steps, 1) > 1e150:  # the weights move by up to eta per step
+        raise ValueError(f"eta * steps must be <= 1e150 (the weights' squares overflow float64 "
+                         f"beyond), got eta = {eta:g}, steps = {steps}")
     _check_int("log_every", log_every, 1)
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")

@@ -140,7 +140,11 @@ def ridge_minimiser(mom: dict, lam: float) -> np.ndarray:
     _check_moments("ridge_minimiser", mom)
     chk.number("lam", lam, lo=0, lo_open=True)
     n = mom["n"]
-    return np.linalg.solve((mom["M"] + lam * np.eye(n)).T, mom["C"].T).T
+    try:
+        return np.linalg.solve((mom["M"] + lam * np.eye(n)).T, mom["C"].T).T
+    except np.linalg.LinAlgError:
+        raise ValueError(f"lam = {lam:g} is too small: M + lam I is singular in float64 (use "
+                         "min_norm_minimiser for the lam -> 0 limit)") from None
 
 
 def min_norm_minimiser(mom: dict) -> np.ndarray:
@@ -161,8 +165,13 @@ def gd_infinite(W0, mom, steps: int, lr: float, lam: float = 0.0):
         raise ValueError(f"gd_infinite: W0 must be (..., n, n) with n = {n}, got {W0a.shape}")
     W = np.array(W0, dtype=np.float64)
     M, C = mom["M"], mom["C"]
-    for _ in range(steps):
-        W -= lr * 2 * (W @ M - C + lam * W)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(steps):
+            W -= lr * 2 * (W @ M - C + lam * W)
+    if not np.all(np.isfinite(W)):  # diverged: lr is past the stable range
+        top = float(np.linalg.eigvalsh((M + M.T) / 2).max()) + lam
+        raise ValueError(f"gd_infinite: lr = {lr:g} makes gradient descent diverge to inf/NaN "
+                         f"(it is stable for lr < 1/(lambda_max(M) + lam) = {1 / top:.3g})")
     return W
 
 
@@ -431,7 +440,11 @@ def ridge(p: dict, names, lam: float):
         raise ValueError(f"ridge: p must be a dict of tensors holding every name in names {names}")
     if not lam:
         return 0.0
-    return lam * sum((p[k] ** 2).flatten(1).sum(-1) for k in names)
+    out = lam * sum((p[k] ** 2).flatten(1).sum(-1) for k in names)
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError(f"ridge: lam = {lam:g} times the squared norms overflows "
+                         f"{out.dtype}: lam must be smaller")
+    return out
 
 
 @dataclass

@@ -182,6 +182,7 @@ def constants(p_m_, p_c_, p_r_, T_, v_):
 def theorem2_wstar(T_: int, v_: int, p_m_: float, p_c_: float, p_r_: float) -> np.ndarray:
     """W^V* of Theorem 2 as printed, a (Tv+1) x (Tv+1) numpy array."""
     check_params(T_=T_, v_=v_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="theorem2_wstar")
+    chk.number("theorem2_wstar: p_m_", p_m_, lo=1e-100, hi=1, hi_open=True)  # 1/p_m_^k overflows
     chk.elements("theorem2_wstar", T_v_plus_1=T_ * v_ + 1, Tv_plus_1=T_ * v_ + 1)  # a dense matrix
     n = T_ * v_ + 1
     args = (p_m_, p_c_, p_r_, T_, v_)

@@ -88,6 +88,7 @@ def eq9_exact_mp(e, h: int, depth: int, dps: int = 60):
     <= 10000."""
     _check_eq9(h, depth, dps, "eq9_exact_mp")
     chk.number("eq9_exact_mp: e", float(e), lo=0, hi=1, lo_open=True, hi_open=True)
+    chk.number("eq9_exact_mp: e", float(e), lo=10.0 ** (5 - dps), hi=1, hi_open=True)  # 1 - e != 1
     with mpmath.workdps(dps):
         r = 1 - mpmath.mpf(e)
         b = r ** depth
