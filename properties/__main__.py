@@ -370,7 +370,7 @@ def _run_pytest(cmd, env) -> tuple[int, bool]:
     of a pytest that died) is killed.  Returns (exit code, interrupted)."""
     env = dict(env, **{PARENT_ENV: str(os.getpid())})
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, start_new_session=True,
-                            preexec_fn=_child_setup)
+                            preexec_fn=_child_setup)  # noqa: PLW1509 -- signal() only
     state = {"interrupted": False, "deadline": None}
 
     def stop(signum, frame):

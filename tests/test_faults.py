@@ -29,7 +29,8 @@ def _env(**kw):
 
 
 def _processes_mentioning(text: str) -> list[str]:
-    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True,
+                         check=False).stdout
     return [line for line in out.splitlines() if text in line and "ps -eo" not in line]
 
 
@@ -44,7 +45,8 @@ def _session(sid) -> list[str]:
     """The live processes of session `sid` (none for None)."""
     if sid is None:
         return []
-    out = subprocess.run(["ps", "-ww", "-eo", "pid,sid,stat,args"], capture_output=True, text=True).stdout
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,sid,stat,args"], capture_output=True, text=True,
+                         check=False).stdout
     return [x for x in out.splitlines()[1:]
             if x.split()[1] == str(sid) and not x.split()[2].startswith("Z")]
 
@@ -78,7 +80,7 @@ def test_a_lost_worker_is_an_error_naming_its_claim_not_a_hang(tmp_path):
     as 'no property collected'; the other claim keeps its result."""
     t0 = time.monotonic()
     proc = subprocess.run(_audit_cmd(tmp_path, "-n", "2"), cwd=ROOT, capture_output=True,
-                          text=True, timeout=240, env=_env(THEOREM_AUDIT_FAULT="kill"))
+                          text=True, timeout=240, env=_env(THEOREM_AUDIT_FAULT="kill"), check=False)
     assert proc.returncode == 3, (proc.returncode, proc.stderr[-2000:])
     assert time.monotonic() - t0 < 200
     rows = {r["id"]: r for r in json.loads((tmp_path / "audit.json").read_text())["claims"]}
@@ -125,7 +127,7 @@ def test_an_audit_started_with_sigint_ignored_stops_on_sighup(tmp_path):
     def ignore_sigint():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-    proc = subprocess.Popen(_audit_cmd(tmp_path, "-n", "0"), cwd=ROOT, preexec_fn=ignore_sigint,
+    proc = subprocess.Popen(_audit_cmd(tmp_path, "-n", "0"), cwd=ROOT, preexec_fn=ignore_sigint,  # noqa: PLW1509
                             env=_env(THEOREM_AUDIT_FAULT="sleep"), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     marker = str(tmp_path / ".audit-run-")
@@ -167,9 +169,8 @@ def test_an_empty_or_dead_lock_is_taken_over_with_a_note_and_a_live_one_refuses(
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         lock.write_text(str(live.pid))
-        with pytest.raises(UsageError, match=f"another audit \\(pid {live.pid}\\)"):
-            with _Lock(tmp_path):
-                pass
+        with pytest.raises(UsageError, match=f"another audit \\(pid {live.pid}\\)"), _Lock(tmp_path):
+            pass
         assert lock.read_text() == str(live.pid)  # left to its owner
     finally:
         live.kill()

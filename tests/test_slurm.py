@@ -65,7 +65,7 @@ def test_a_cancelled_shard_is_submitted_again_and_completes(tmp_path):
                   THEOREM_AUDIT_FAULT_MARK=str(mark))
     try:
         assert _cancel_when(mark.exists, name) >= 1
-        out, err = proc.communicate(timeout=300)
+        _, err = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
