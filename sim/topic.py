@@ -32,9 +32,18 @@ F64 = torch.float64
 # --------------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------------
-def check_params(T=None, v=None, tau=None, p_m=None, p_c=None, p_r=None):
+_UNSET = object()  # check_params: a parameter not given (None, given, is an invalid value)
+
+
+def check_params(T=_UNSET, v=_UNSET, tau=_UNSET, p_m=_UNSET, p_c=_UNSET, p_r=_UNSET, *,
+                 none_ok=()):
     """Raise ValueError naming the parameter and its valid range: T, v, tau integers >= 1 with
-    tau <= T; p_m, p_c, p_r in (0, 1) with p_c + p_r < 1."""
+    tau <= T; p_m, p_c, p_r in (0, 1) with p_c + p_r < 1.  A parameter not given is not checked;
+    one given as None is an error unless it is named in `none_ok` (an optional one)."""
+    for name, val in (("T", T), ("v", v), ("tau", tau), ("p_m", p_m), ("p_c", p_c), ("p_r", p_r)):
+        if val is None and name not in none_ok:
+            raise ValueError(f"{name} must be given (a number), got None")
+    T, v, tau, p_m, p_c, p_r = (None if x is _UNSET else x for x in (T, v, tau, p_m, p_c, p_r))
     for name, val in (("T", T), ("v", v)):
         if val is not None:
             chk.integer(name, val, lo=1)
@@ -208,7 +217,7 @@ def sample_documents(gen: torch.Generator, D: int, T: int, v: int, *, model: str
 
 def _check_documents(D, T, v, model, tau, N, N_range, dirichlet) -> int:
     """sample_documents' checks (also run by train before any work): the longest document."""
-    check_params(T=T, v=v, tau=tau)
+    check_params(T=T, v=v, tau=tau, none_ok=("tau",))
     chk.integer("D", D, lo=1)
     if model not in ("theory", "lda"):
         raise ValueError(f"model must be 'theory' or 'lda', got {model!r}")
@@ -287,6 +296,7 @@ def init_params(gen: torch.Generator, S: int, n: int, d: int | None = None, *, s
                 scale: float = 0.02, positive: bool = False, WV=None, device=None) -> dict:
     """Parameters with a leading seed dim S.  positive=True: near-zero positive init
     (|N(0, scale^2)|), else N(0, scale^2).  WE is N(0, 1/d) unless one-hot.  WV overrides W^V."""
+    chk.device("device", device)
     chk.generator("gen", gen)
     _check_switches(sw)
     sw = sw or Switches()
@@ -463,7 +473,7 @@ def train(p: dict, gen: torch.Generator, *, T: int, v: int, steps: int, batch: i
     each seed's loss depends only on its own parameters, so summing over seeds keeps the
     per-seed gradients (and Adam/SGD are elementwise).  shared_data=False gives every seed its own
     documents."""
-    check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
+    check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r, none_ok=("tau",))
     if opt not in ("adam", "sgd"):
         raise ValueError(f"opt must be 'adam' or 'sgd', got {opt!r}")
     if loss not in ("squared", "ce"):

@@ -1047,6 +1047,21 @@ for _f in (TJ.theta1_gauss, TJ.theta2_gauss):
          {"r": BAD_FLOAT, "sigma": BAD_POS_FLOAT, "c_minus": BAD_FLOAT, "c_plus": [NAN, None]})
 
 
+# ---- devices: a typo, a number, a CUDA index this machine lacks ------------------------------------
+BAD_DEVICE = ["gpu", "cuda:99", 5, "cpu:x"]
+_DEVICE_FNS = (sim.make_generator, J.make_problem, J.make_hblt, J.random_embeddings,
+               J.sample_isotropic_noise, SG.make_problem, SG.init_params, ST.init_params,
+               TR.StackedTransformer)
+_with_device = [c for c in _one_per_valid_call(CASES) if c.fn in _DEVICE_FNS]
+_with_device.append(Case(ST.init_params, dict(gen=_gen(), S=1, n=7, d=3, device="cpu"), "device", ()))
+for _c in _with_device:
+    CASES.append(Case(_c.fn, _c.valid, "device", tuple(BAD_DEVICE), name=_c.name))
+
+
+def test_every_function_that_takes_a_device_is_fuzzed_on_it():
+    assert {c.fn for c in _with_device} == set(_DEVICE_FNS)
+
+
 # Extreme finite values: every float argument of every reference call set to +-1e300 and
 # +-1e-300 must give a ValueError naming one of the function's parameters, or a finite result
 # (no hang, no silent NaN/inf, no other exception).  A reference call whose result holds NaN
@@ -1086,6 +1101,33 @@ def test_extreme_finite_values_are_refused_or_give_finite_results():
             bad.append(f"{name}({k}={x:g}): {outcome}: {' '.join(msg.split())[:150]}")
         elif msg != "finite result" and name not in NAN_BY_DESIGN | KNOWN_NONFINITE:
             bad.append(f"{name}({k}={x:g}): {msg}")
+    assert not bad, f"{len(bad)} of {len(calls)}:\n" + "\n".join(bad)
+
+
+def _none_calls():
+    """Every number of every reference call set to None (a size or rate left out): only the
+    public functions themselves (a test wrapper's own conversions would be tested otherwise)."""
+    out = []
+    for c in _one_per_valid_call(CASES):
+        if c.fn.__module__ == __name__:
+            continue
+        name = c.name or public_name(c.fn)
+        for k, v in c.valid.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out.append((name, k, c.fn, dict(c.valid, **{k: None})))
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the box forks")
+def test_a_number_given_as_none_is_a_value_error_or_a_default():
+    """None where a number goes: a ValueError (never a TypeError from deep inside), or the
+    parameter's documented default (e.g. tau=None for LDA documents) with a finite result."""
+    calls = _none_calls()
+    assert len(calls) > 200
+    res = boxed_many([(fn, kw) for *_, fn, kw in calls])
+    bad = [f"{name}({k}=None): {outcome}: {' '.join(msg.split())[:150]}"
+           for (name, k, _, _), (outcome, msg) in zip(calls, res)
+           if outcome != "ValueError" and not (outcome == "accepted" and msg == "finite result")]
     assert not bad, f"{len(bad)} of {len(calls)}:\n" + "\n".join(bad)
 
 

@@ -240,3 +240,31 @@ def closed_form(f, names, *, positive=(), what: str = ""):
     import sys
     call.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)  # the defining module
     return call
+
+
+def device(name: str, d, *, none: bool = True):
+    """d, if it names a device this machine has: None (where the caller defaults it), 'cpu', a
+    torch.device, or 'cuda' / 'cuda:i' with CUDA present and i below the device count.  A typo
+    ('gpu'), a number, or CUDA without a GPU is a ValueError naming the parameter (not torch's
+    RuntimeError or AssertionError)."""
+    if d is None and none:
+        return d
+    import torch  # lazily: theory/ stays torch-free
+    if not isinstance(d, (str, torch.device)):
+        raise ValueError(f"{name} must be 'cpu', 'cuda', 'cuda:<i>' or a torch.device"
+                         f"{' (or None)' if none else ''}, got {d!r}")
+    try:
+        dev = torch.device(d)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"{name} must be 'cpu', 'cuda', 'cuda:<i>' or a torch.device, got "
+                         f"{d!r}") from None
+    if dev.type == "cpu":
+        return d
+    if dev.type != "cuda":
+        raise ValueError(f"{name} must be a cpu or cuda device, got {d!r}")
+    if not torch.cuda.is_available():
+        raise ValueError(f"{name} = {d!r}: torch {torch.__version__} finds no CUDA device here")
+    if dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"{name} = {d!r}: this machine has {torch.cuda.device_count()} CUDA "
+                         f"device(s)")
+    return d
