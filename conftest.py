@@ -1,9 +1,10 @@
 """Suite-wide pytest configuration.
 
 Hypothesis profiles (ci / dev / thorough, chosen by HYPOTHESIS_PROFILE), one torch thread per
-xdist worker, the `device` fixture and the audit hooks live in `properties/plugin.py`, loaded by
-`-p properties.plugin` in pyproject.toml, so that a conjecture file anywhere on disk gets the
-same setup.  This file only adds collection of the per-paper property modules.
+xdist worker, the `device` fixture and the audit hooks live in `properties/plugin.py` (an
+entry-point plugin, inert unless asked for), turned on by `-p properties.plugin` in pyproject.toml,
+so that a conjecture file anywhere on disk gets the same setup.  This file only adds collection
+of the per-paper property modules (of every paper package: found, never listed).
 """
 
 import pytest

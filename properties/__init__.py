@@ -8,11 +8,34 @@ Public API for a property (built-in or a researcher's conjecture):
                             check_trend)
 """
 
-from properties.check import (ClaimMismatch, Inconclusive, NoPower, PropertyError, Threshold,
-                              Tolerance, check_at_least, check_close, check_order, check_trend,
-                              examples, loglog_slope, order_slope_tolerance)
-from properties.registry import REGISTRY, Alternative, Claim, attach_plot, null, register, rival
-from properties.world import World, audits, paper_example
+import importlib
+
+# Lazy (PEP 562): the names load their module on first use, so importing `properties.plugin`
+# (a pytest11 entry point, loaded in every project that has this package installed) does not
+# import scipy, sympy or torch until an audit asks for them.
+_WHERE = {
+    **dict.fromkeys(("ClaimMismatch", "Inconclusive", "NoPower", "PropertyError", "Threshold",
+                     "Tolerance", "check_at_least", "check_close", "check_order", "check_trend",
+                     "examples", "loglog_slope", "order_slope_tolerance"), "properties.check"),
+    **dict.fromkeys(("REGISTRY", "Alternative", "Claim", "attach_plot", "null", "register",
+                     "rival"), "properties.registry"),
+    **dict.fromkeys(("World", "audits", "paper_example"), "properties.world"),
+}
+
+
+def __getattr__(name):
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module 'properties' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_WHERE))
+
 
 __all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples", "rival", "null",
            "Alternative", "World", "Tolerance", "Threshold", "check_close", "check_at_least",

@@ -9,6 +9,8 @@
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
     theorem-audit readme [--report DIR] [--readme README.md]
+    theorem-audit new-paper NAME [--title TITLE]  # skeleton: theory/, sim/, properties/NAME/
+    theorem-audit new-claim ID                    # skeleton properties/<paper>/test_<item>.py
 
 `audit` runs the properties in a pytest subprocess (so the CLI and CI share one code path); the
 plugin writes one row per property and prints one progress line per claim as its last property
@@ -75,15 +77,15 @@ class UsageError(Exception):
 _LOADED_CONJECTURES: list = []
 
 
-def load_registry(conjectures):
-    """Import every paper module (flat modules and each paper package's files) and the
-    researcher's conjecture files; return the claim registry.  A conjecture file that does not
-    import (a syntax error, an exception, a `sys.exit`, a claim id that is already registered
-    with other content) is a UsageError naming the file; a paper module that does not import
-    propagates (the audit itself is broken)."""
+def load_registry(conjectures, builtin: bool = True):
+    """Import every paper module (flat modules and each paper package's files; not with
+    builtin=False) and the researcher's conjecture files; return the claim registry.  A
+    conjecture file that does not import (a syntax error, an exception, a `sys.exit`, a claim id
+    that is already registered with other content) is a UsageError naming the file; a paper
+    module that does not import propagates (the audit itself is broken)."""
     from properties.registry import REGISTRY
 
-    for mod in PAPER_MODULES:
+    for mod in PAPER_MODULES if builtin else ():
         importlib.import_module(f"properties.{mod}")
     for i, path in enumerate(conjectures):
         _check_conjecture_path(path)
@@ -116,6 +118,23 @@ def _check_conjecture_path(path: str) -> None:
             pass
     except OSError as e:
         raise UsageError(f"--conjecture: {path!r} cannot be read ({e.strerror or e})") from None
+
+
+def only_conjectures(only: str | None, conjectures) -> bool:
+    """Whether the --only globs can match no built-in claim: each names a prefix (before its
+    first dot, no wildcard) that is no paper package.  Then the suite is not imported at all
+    (a one-claim conjecture audit starts in a second, not in the suite's import time)."""
+    from properties.registry import paper_packages
+
+    if not only or not conjectures:
+        return False
+    pats = [p.strip() for p in only.split(",") if p.strip()]
+    papers = set(paper_packages(ROOT))
+    for p in pats:
+        prefix = p.split(".", 1)[0]
+        if "." not in p or any(ch in prefix for ch in "*?[") or prefix in papers:
+            return False
+    return bool(pats)
 
 
 def properties_per_claim() -> dict[str, int]:
@@ -530,7 +549,8 @@ def cmd_audit(args) -> int:
     os.environ.update(run_env)  # the figures, drawn here, read the same cached runs
     with _Lock(report):
         try:
-            registry = load_registry(args.conjecture)
+            registry = load_registry(args.conjecture,
+                                     builtin=not only_conjectures(args.only, args.conjecture))
         except UsageError:
             raise
         except Exception as e:  # a property module that does not import: the audit is broken
@@ -682,6 +702,31 @@ def _worst(rcs) -> int:
     return max(rcs, key=lambda r: order.get(r, 3), default=5)
 
 
+# `-n auto` (the default) runs this few properties in the pytest process itself: starting xdist
+# workers (each importing the suite) costs more than it saves on a handful of properties
+SERIAL_UP_TO = 6
+
+
+def _workers(workers, expect: dict, ids) -> str:
+    """The -n of one pytest run: as asked, except that `auto` for at most SERIAL_UP_TO properties
+    is 0 (no xdist start-up: a one-claim conjecture audit gives its verdict in seconds)."""
+    if str(workers) == "auto" and sum(expect.get(i, 0) for i in ids) <= SERIAL_UP_TO:
+        return "0"
+    return str(workers)
+
+
+def _pytest_paths(ids, conjectures) -> list[str]:
+    """What one pytest run collects: the conjecture files, and properties/ only when one of the
+    chosen claims is registered there (a conjecture-only audit does not import the suite)."""
+    from properties.registry import REGISTERED_IN
+
+    paths = [str(Path(c).resolve()) for c in conjectures]
+    if not conjectures or any(REGISTERED_IN.get(i, "properties/").startswith("properties/")
+                              for i in ids):
+        paths.insert(0, str(ROOT / "properties"))
+    return paths
+
+
 # --------------------------------------------------------------------------------------------
 # The audit: run, collect, decide, draw, write, trim -- one pass, each step a function
 # --------------------------------------------------------------------------------------------
@@ -716,15 +761,16 @@ def _plan(args, chosen, pats, scratch: Path) -> Plan:
         cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT / "pyproject.toml"),
                "--rootdir", str(ROOT), "--audit-raw", str(raw_k), "--audit-expect",
                str(expect_path), "-p", "no:cacheprovider", "-p", "properties.__main__",
-               str(ROOT / "properties"), *[str(Path(c).resolve()) for c in args.conjecture]]
+               *_pytest_paths(ids, args.conjecture)]
         if args.shards != "none":
             cmd += ["--claims", ",".join(ids)]
         elif pats:
             cmd += ["--claims", ",".join(pats)]
-        if args.workers != "0":
+        workers = _workers(args.workers, {c: len(v) for c, v in expect.items()}, ids)
+        if workers != "0":
             # a lost worker is not replaced: its test is reported crashed and the run ends, so
             # the audit names what it held instead of waiting (pytest-xdist #1323, #1378)
-            cmd += ["-n", str(args.workers), "--max-worker-restart=0"]
+            cmd += ["-n", workers, "--max-worker-restart=0"]
         cmds.append(cmd)
         raws.append(raw_k)
     return Plan(cmds, raws, groups, expect)
@@ -934,7 +980,7 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
         shutil.rmtree(scratch, ignore_errors=True)
     _trim(args)
     print()
-    print(rep.table(rows))
+    print(rep.table(rows, meta))
     if write_error:
         print(f"theorem-audit: the report could not be written to {report} ({write_error}); "
               "the previous report there is untouched", file=sys.stderr)
@@ -981,6 +1027,10 @@ def cmd_list(args) -> int:
 def cmd_show(args) -> int:
     from properties.registry import REGISTERED_IN
     registry = load_registry(args.conjecture)
+    if args.id not in registry:  # a conjecture of the last report: load its file from there
+        known = _last_run(Path(args.report)).get(args.id, {}).get("file", "")
+        if known and Path(known).is_absolute() and Path(known).is_file():
+            registry = load_registry([known])
     if args.id not in registry:
         close = difflib.get_close_matches(args.id, sorted(registry), n=5, cutoff=0.5)
         raise UsageError(f"no claim {args.id!r}" + (f"; close matches: {', '.join(close)}"
@@ -1044,6 +1094,13 @@ def cmd_readme(args) -> int:
         raise UsageError(f"--report: {src} is not readable JSON ({type(e).__name__})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
         raise UsageError(f"--report: {src} is not an audit report")
+    try:
+        refusal = rep.readme_refusal(doc, load_registry([]))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise UsageError(f"--report: {src} is not an audit report of this version "
+                         f"({type(e).__name__}: {e})") from None
+    if refusal:
+        raise UsageError(f"readme: {src}: {refusal}; the README was not changed")
     readme = Path(args.readme)
     try:
         text = rep.update_readme(readme.read_text(), doc)
@@ -1059,6 +1116,32 @@ def cmd_readme(args) -> int:
     except OSError as e:
         raise UsageError(f"--readme {readme}: cannot be written ({e.strerror or e})") from None
     print(f"updated the verdict tables of {readme} from {src} ({len(doc.get('claims', []))} claims)")
+    return EXIT_OK
+
+
+def cmd_new_paper(args) -> int:
+    """Write the skeleton of a new paper (properties/scaffold.py)."""
+    from properties import scaffold
+    try:
+        written = scaffold.new_paper(args.name, Path(args.root), title=args.title)
+    except ValueError as e:
+        raise UsageError(f"new-paper: {e}") from None
+    print("wrote " + ", ".join(written))
+    print(f"next: theorem-audit audit --only '{args.name}.*'  (a verdict on the example claim), "
+          "then CONTRIBUTING.md, 'Adding a paper'")
+    return EXIT_OK
+
+
+def cmd_new_claim(args) -> int:
+    """Write the skeleton of a new claim file (properties/scaffold.py)."""
+    from properties import scaffold
+    try:
+        written = scaffold.new_claim(args.id, Path(args.root))
+    except ValueError as e:
+        raise UsageError(f"new-claim: {e}") from None
+    print("wrote " + ", ".join(written))
+    print(f"next: theorem-audit audit --only '{args.id}', fill in the TODOs, then "
+          "python tests/test_statements.py --update")
     return EXIT_OK
 
 
@@ -1131,10 +1214,18 @@ def _main(argv=None) -> int:
     r = sub.add_parser("readme", help="regenerate the README's verdict tables from a report")
     r.add_argument("--report", default="audit_report", help="report directory (default audit_report)")
     r.add_argument("--readme", default=str(ROOT / "README.md"), help="the README to update")
+    np_ = sub.add_parser("new-paper", help="write the skeleton files of a new paper")
+    np_.add_argument("name", help="the paper's claim-id prefix (a lower-case identifier)")
+    np_.add_argument("--title", default=None, help="display name, e.g. 'X (A et al., ICML 2025)'")
+    nc = sub.add_parser("new-claim", help="write the skeleton claim file of a new claim id")
+    nc.add_argument("id", help="the claim id, paper.item (the paper must exist)")
+    for p in (np_, nc):
+        p.add_argument("--root", default=str(ROOT), help="the checkout to write into")
     args = ap.parse_args(argv)
     try:
         return {"audit": cmd_audit, "list": cmd_list, "show": cmd_show,
-                "readme": cmd_readme}[args.cmd](args)
+                "readme": cmd_readme, "new-paper": cmd_new_paper,
+                "new-claim": cmd_new_claim}[args.cmd](args)
     except UsageError as e:
         print(f"theorem-audit: error: {e}", file=sys.stderr)
         return EXIT_USAGE

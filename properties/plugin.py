@@ -10,28 +10,29 @@ the controller collects one row per test.  `--audit-raw PATH` writes those rows 
 
 Shrinking a failing property is bounded (`SHRINK_SECONDS`), so a refuted conjecture reports its
 draw within a minute instead of five.
+
+The plugin is registered by entry point (`pytest11` in pyproject.toml, as pytest-cov is), so an
+installed theorem-audit is loaded in every pytest run; it is inert unless the audit is asked for:
+`-p properties.plugin` (this repository's `addopts`), `--theorem-audit`, `theorem_audit = true` in
+the ini file, or one of its run options (`--audit-raw`, `--claims`, `--audit-expect`).  Inert, it
+only adds its options: no fixtures, no Hypothesis profile, no thread setting, no hooks that act.
+
+A conjecture file outside the rootdir gets its absolute path as its node id (pytest would give it
+an empty one: two such files with a same-named function would collide, and xdist would run only
+one) and is imported under a name of its own (two files named alike do not clash).
 """
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
+import importlib.util
+import json
 import os
+import sys
 from pathlib import Path
 
-# One BLAS/OpenMP thread per xdist worker (two workers on two cores otherwise oversubscribe).
-# .ci/run exports it before Python starts; this covers a bare `pytest -n auto`.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
-
-import fnmatch  # noqa: E402
-import json  # noqa: E402
-
-import pytest  # noqa: E402
-from hypothesis import HealthCheck, settings  # noqa: E402
-
-from properties import check  # noqa: E402
-from properties import world as _world  # noqa: E402
-
-from properties.settings import PROFILES  # noqa: E402
+import pytest
 
 SHRINK_SECONDS = 60
 PROFILE = None  # set in pytest_configure
@@ -50,9 +51,34 @@ def thorough_database():
     return DirectoryBasedExampleDatabase(path)
 
 
+ACTIVE = False  # set in pytest_configure: the audit was asked for
+
+
+def _asked(config) -> bool:
+    """Whether this pytest run asked for the audit (else the plugin stays inert)."""
+    plugins = getattr(config.known_args_namespace, "plugins", None) or []
+    return bool("properties.plugin" in plugins or config.getoption("--theorem-audit")
+                or _ini_flag(config) or config.getoption("--audit-raw")
+                or config.getoption("--claims") or config.getoption("--audit-expect"))
+
+
+def _ini_flag(config) -> bool:
+    try:
+        return bool(config.getini("theorem_audit"))
+    except ValueError:  # pragma: no cover - the ini option is always registered below
+        return False
+
+
 def _setup_hypothesis_and_torch():
     """The plugin's global settings, applied in pytest_configure (not at import)."""
     global PROFILE
+    from hypothesis import HealthCheck, settings
+
+    from properties.settings import PROFILES
+    # One BLAS/OpenMP thread per xdist worker (two workers on two cores otherwise oversubscribe).
+    # .ci/run exports it before Python starts; this covers a bare `pytest -n auto`.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
     import torch
     torch.set_num_threads(1)  # one thread per xdist worker
     try:  # Hypothesis shrinks a failure for up to 300 s by default; bound it (private constant)
@@ -89,25 +115,71 @@ def _setup_hypothesis_and_torch():
     settings.load_profile(PROFILE)
 
 
-@pytest.fixture(scope="session")
-def world():
-    """A property that takes `world` is run by `@audits` once in the claim's world and once per
-    alternative; this placeholder is replaced on every draw."""
-    return _world.WORLD_PLACEHOLDER
+def _fixtures():
+    """The fixtures of the audit, as a plugin object registered only when the audit is asked for
+    (defined here, not at module level, so that the inert plugin module defines none)."""
+    import types
 
+    @pytest.fixture(scope="session")
+    def world():
+        """A property that takes `world` is run by `@audits` once in the claim's world and once
+        per alternative; this placeholder is replaced on every draw."""
+        from properties import world as _world
+        return _world.WORLD_PLACEHOLDER
 
-@pytest.fixture(scope="session")
-def device():
-    """CUDA when present, else CPU: every simulator takes this."""
-    from sim import default_device
-    return default_device()
+    @pytest.fixture(scope="session")
+    def device():
+        """CUDA when present, else CPU: every simulator takes this."""
+        from sim import default_device
+        return default_device()
+
+    mod = types.ModuleType("theorem_audit_fixtures")
+    mod.world, mod.device = world, device
+    return mod
 
 
 def pytest_report_header(config):
+    if not ACTIVE:
+        return None
     import torch
 
+    from properties.settings import size
     from sim import default_device
-    return f"audit: hypothesis profile={PROFILE}, torch {torch.__version__}, device={default_device()}"
+    return (f"audit: hypothesis profile={PROFILE}, size={size()}, torch {torch.__version__}, "
+            f"device={default_device()}")
+
+
+class _ConjectureModule(pytest.Module):
+    """A conjecture file outside the rootdir: imported under a name made from its absolute path
+    (not its basename), so two conjecture files named alike in different folders both load."""
+
+    def _getobj(self):
+        path = Path(self.path).resolve()
+        name = f"_conjecture_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}_{path.stem}"
+        mod = sys.modules.get(name)
+        if mod is None:
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            try:
+                spec.loader.exec_module(mod)
+            except BaseException:
+                del sys.modules[name]
+                raise
+        self.config.pluginmanager.consider_module(mod)
+        return mod
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makemodule(module_path, parent):
+    """A module outside the rootdir gets its absolute path as its node id (see the docstring)."""
+    if not ACTIVE:
+        return None
+    path = Path(module_path).resolve()
+    root = Path(parent.config.rootpath).resolve()
+    if path == root or root in path.parents:
+        return None
+    return _ConjectureModule.from_parent(parent, path=module_path, nodeid=str(path))
 
 
 def pytest_addoption(parser):
@@ -117,6 +189,10 @@ def pytest_addoption(parser):
                 help="comma-separated globs of claim ids; deselect properties of other claims")
     g.addoption("--audit-expect", default=None,
                 help="JSON {claim id: number of properties}: print a line as each claim finishes")
+    g.addoption("--theorem-audit", action="store_true", default=False,
+                help="turn the theorem-audit plugin on (it is inert unless asked for)")
+    parser.addini("theorem_audit", type="bool", default=False,
+                  help="turn the theorem-audit plugin on for this project")
 
 
 def _claim_mark(item):
@@ -127,6 +203,9 @@ def _claim_mark(item):
 
 
 def pytest_collection_modifyitems(config, items):
+    if not ACTIVE:
+        return
+    from properties import world as _world
     for it in items:  # printed forms expected to fail at some sizes only: decided for this run
         by_size = getattr(getattr(it, "function", None), _world.FAILS_ATTR, None)
         reason = _world.fails_at(by_size) if by_size else None
@@ -155,12 +234,18 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
+    if not ACTIVE:
+        yield
+        return
+    from properties import check
+    from properties import world as _world
     check.pop_records()  # nothing from an earlier test may leak into this one
     _world.pop_last_run()
     yield
 
 
 def _kind(exc) -> str:
+    from properties import check
     if isinstance(exc, check.ClaimMismatch):
         return "mismatch"
     if isinstance(exc, check.NoPower):
@@ -195,6 +280,10 @@ def failure_of(call, rep) -> tuple[str, list[str]]:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
+    if not ACTIVE:
+        return
+    from properties import check
+    from properties import world as _world
     rep = outcome.get_result()
     cm = _claim_mark(item)
     if cm is None:
@@ -207,7 +296,8 @@ def pytest_runtest_makereport(item, call):
         kind, messages = failure_of(call, rep)
         xfail = item.get_closest_marker("xfail")
         row.update(_world.property_info(getattr(item, "function", None)))
-        row.update(claim=cm[0], form=cm[1], failure=kind, messages=[m[-2000:] for m in messages],
+        row.update(claim=cm[0], form=cm[1], failure=kind, path=str(item.path),
+                   function=getattr(item, "originalname", item.name), messages=[m[-2000:] for m in messages],
                    expected_failure=None if xfail is None else xfail.kwargs.get("reason", ""))
         rep.user_properties.append(("audit", json.dumps(row, default=str)))
 
@@ -279,7 +369,12 @@ class _Collector:
 
 
 def pytest_configure(config):
+    global ACTIVE
+    ACTIVE = _asked(config)
+    if not ACTIVE:
+        return
     _setup_hypothesis_and_torch()
+    config.pluginmanager.register(_fixtures(), "theorem-audit-fixtures")
     path = config.getoption("--audit-raw")
     expect = config.getoption("--audit-expect")
     expect = json.loads(open(expect).read()) if expect else None

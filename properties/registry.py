@@ -15,15 +15,37 @@ from typing import Callable
 # skip them).
 HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugin", "report",
                              "world", "cli", "cache", "figstyle", "bench", "settings",
-                             "digest", "readings"})
+                             "digest", "readings", "scaffold"})
 
 CLAIM_KINDS = ("paper", "consistency")
 
-PAPERS = {
-    "joma": "JoMA (Tian et al., ICLR 2024)",
-    "topic": "Topic structure (Li, Li & Risteski, ICML 2023)",
-    "signgd": "SignGD on two-layer transformers (Li et al., ICLR 2025)",
-}
+PAPER_DOC = re.compile(r"^\s*Audit of (.+?):", re.S)
+
+
+def paper_packages(root=None) -> list[str]:
+    """The papers: every package `properties/<name>/` (a directory with an `__init__.py`), found
+    on disk, never listed by hand.  The harness modules are flat files, so every package is a
+    paper.  Sorted by name (the order of every table)."""
+    from pathlib import Path
+    base = Path(root) if root is not None else Path(__file__).resolve().parent.parent
+    d = base / "properties"
+    return sorted(p.name for p in d.iterdir()
+                  if p.is_dir() and (p / "__init__.py").is_file() and p.name.isidentifier())
+
+
+def paper_name(prefix: str) -> str:
+    """The display name of the paper `prefix` (a claim id's prefix): the `PAPER` attribute of its
+    package `properties/<prefix>/__init__.py`, else the part of that package's docstring between
+    "Audit of " and the first colon, else the prefix itself (a conjecture's)."""
+    import sys
+    mod = sys.modules.get(f"properties.{prefix}")
+    if mod is None:
+        return prefix
+    name = getattr(mod, "PAPER", None)
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    m = PAPER_DOC.match(mod.__doc__ or "")
+    return " ".join(m.group(1).split()) if m else prefix
 
 
 @dataclass(frozen=True)
@@ -91,7 +113,7 @@ class Claim:
             raise ValueError(f"{self.id}: kind must be one of {CLAIM_KINDS}, got {self.kind!r}")
         if not self.paper:
             prefix = self.id.split(".", 1)[0]
-            object.__setattr__(self, "paper", PAPERS.get(prefix, prefix))
+            object.__setattr__(self, "paper", paper_name(prefix))
         if (self.corrected is None) != (self.reason is None) and self.corrected is not None:
             raise ValueError(f"{self.id}: an erratum needs both `corrected` and `reason`")
         alts = tuple(self.alternatives)
@@ -192,7 +214,8 @@ def _caller_file() -> str:
     import sys
     f = sys._getframe(2).f_code.co_filename
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return os.path.relpath(f, root) if os.path.abspath(f).startswith(root + os.sep) else f
+    f = os.path.abspath(f)  # a file outside the checkout (a conjecture) by its absolute path
+    return os.path.relpath(f, root) if f.startswith(root + os.sep) else f
 
 
 def register(claim: Claim) -> Claim:

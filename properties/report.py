@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 import os
 import tempfile
 from collections import defaultdict
@@ -280,8 +282,13 @@ def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict]) -> list[
     few = [(r["nodeid"].split("::")[-1], r.get("draws", 0)) for r in deciding
            if r.get("draws", 0) < MIN_DRAWS]
     if few:
+        from properties.settings import profile
+        prof = profile()
+        hint = ("" if prof != "dev" else "; the `dev` profile draws half the `ci` budget, at "
+                "random: rerun with --profile ci (HYPOTHESIS_PROFILE=ci), the profile the "
+                "README's verdicts come from")
         why.append("too few draws: " + ", ".join(f"{n} saw {d} distinct draw(s)" for n, d in few)
-                   + f" (at least {MIN_DRAWS} needed)")
+                   + f" (at least {MIN_DRAWS} needed{hint})")
     no_example = [_name(r) for r in deciding if r.get("hypothesis") and not r.get("explicit_examples")]
     if no_example:
         why.append("no explicit @example (the paper's own setting) in " + ", ".join(no_example))
@@ -423,7 +430,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     for r in rows:
         for t in r.get("thresholds", []):
             thresholds[(t["value"], t["origin"], t["model"])] = t
-    failing = [{"test": _name(r), "draw": r["failing_draw"]} for r in rows if r.get("failing_draw")]
+    failing = failing_draws(rows)
     trend_log = [dict(t, test=_name(r)) for r in rows for t in r.get("trend_log", [])]
     checks = check_power(deciding)
     paper_cited = sorted({w for r in rows for w in r.get("paper_settings", []) or
@@ -473,6 +480,10 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
                         "failure": _failure(r), "draws": r.get("draws", 0),
                         "draw_params": r.get("draw_params", []),
                         "failing_draw": r.get("failing_draw"),
+                        "worst_failing_draw": next((f["draw"] for f in failing
+                                                    if f["nodeid"] == r["nodeid"]), None),
+                        "expected_failure": bool(r.get("expected_failure")),
+                        "path": r.get("path"), "function": r.get("function"),
                         "explicit_examples": r.get("explicit_examples", 0),
                         "seconds": round(r["seconds"], 3)} for r in rows],
     }
@@ -480,6 +491,57 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         row["verdict"] = "not-audited"
         row["detail"] = ("property carries an unregistered claim id | " + row["detail"]).rstrip(" |")
     return row
+
+
+_BAD_ERROR = re.compile(r"error (-?[0-9.]+(?:e[-+]?[0-9]+)?|nan|inf) > tolerance "
+                        r"(-?[0-9.]+(?:e[-+]?[0-9]+)?|inf)")
+_BAD_SCORE = re.compile(r"score (-?[0-9.]+(?:e[-+]?[0-9]+)?|nan|-?inf) < threshold "
+                        r"(-?[0-9.]+(?:e[-+]?[0-9]+)?|-?inf)")
+
+
+def badness(message: str) -> float:
+    """How far a failing check's message ("... error E > tolerance T", "... score S < threshold
+    T") is past its threshold: E / T, or T - S; nan where the message says neither (a trend,
+    an exception).  Orders the failing draws worst first."""
+    m = _BAD_ERROR.search(message or "")
+    if m:
+        e, t = float(m.group(1)), float(m.group(2))
+        if math.isnan(e):
+            return math.inf
+        return e / t if t > 0 else math.inf
+    m = _BAD_SCORE.search(message or "")
+    if m:
+        sc, t = float(m.group(1)), float(m.group(2))
+        return math.inf if math.isnan(sc) else t - sc
+    return math.nan
+
+
+def failing_draws(rows: list[dict]) -> list[dict]:
+    """Every failing draw of the claim's properties (for a printed form expected to fail, each
+    draw that refuted it, as the plugin lists them), worst first by `badness` within each
+    property and across them; draws whose message carries no numbers come last."""
+    out = []
+    for r in rows:
+        listed = r.get("mismatches") or []
+        if listed:
+            items = [(m.get("draw"), m.get("message", "")) for m in listed]
+        elif r.get("failing_draw"):
+            msgs = r.get("messages") or ([r["message"]] if r.get("message") else [""])
+            items = [(r["failing_draw"], msgs[0].splitlines()[0] if msgs[0] else "")]
+        else:
+            continue
+        for draw, msg in items:
+            out.append({"test": _name(r), "nodeid": r["nodeid"], "draw": draw, "message": msg,
+                        "badness": badness(msg),
+                        "of": r.get("mismatched_draws") or len(items),
+                        "draws": r.get("draws", 0)})
+    out.sort(key=lambda f: (math.isnan(f["badness"]),
+                            -f["badness"] if not math.isnan(f["badness"]) else 0.0))
+    return out
+
+
+def _failing_line(f: dict) -> str:
+    return f"{f['test']}: {f['draw']}" + (f" -- {f['message']}" if f.get("message") else "")
 
 
 def _file_of(claim: Claim | None, rows: list[dict]) -> str:
@@ -496,8 +558,29 @@ def build(registry: dict[str, Claim], raw: dict, selected=None) -> list[dict]:
         by_claim[r["claim"]].append(r)
     ids = sorted(set(registry) | set(by_claim))
     if selected is not None:
-        ids = [i for i in ids if selected(i)]
-    return [verdict_for(registry.get(i), by_claim.get(i, [])) for i in ids]
+        # a property that audits an id no Claim registers (a typo) is always a row of its own:
+        # its rows passed the run's --claims globs, and its error makes the audit broken (exit 3)
+        ids = [i for i in ids if selected(i) or i not in registry]
+    out = []
+    strays = sorted(i for i in by_claim if i not in registry)
+    for i in ids:
+        row = verdict_for(registry.get(i), by_claim.get(i, []))
+        if i in registry and not by_claim.get(i):
+            import difflib
+            near = difflib.get_close_matches(i, strays, n=3, cutoff=0.6)
+            if near:  # its property probably names it with a typo
+                row["detail"] += (f" (a property audits {', '.join(repr(c) for c in near)}, "
+                                  "which no Claim registers: a typo of this id?)")
+        if i not in registry:
+            import difflib
+            close = difflib.get_close_matches(i, sorted(registry), n=3, cutoff=0.6)
+            if close:
+                row["detail"] = row["detail"].replace(
+                    "property carries an unregistered claim id",
+                    f"property carries an unregistered claim id (did you mean "
+                    f"{', '.join(repr(c) for c in close)}?)", 1)
+        out.append(row)
+    return out
 
 
 def summary(rows: list[dict]) -> dict:
@@ -523,6 +606,8 @@ def _counts_line(counts: dict) -> str:
 def _fmt(x):
     if x is None:
         return "-"
+    if isinstance(x, float) and 0 < abs(x) < 1e-250:  # a floor (max(t, 1e-300)), not a number
+        return "0"
     if isinstance(x, float) and (x == 0 or 1e-3 <= abs(x) < 1e4):
         return f"{x:.4g}"
     return f"{x:.3g}" if isinstance(x, float) and math.isfinite(x) else str(x)
@@ -622,10 +707,23 @@ def _claim_sections(r) -> list[tuple[str, list[str]]]:
     return out
 
 
-def table(rows: list[dict]) -> str:
+def run_header(meta: dict | None, profile: str | None = None) -> str:
+    """One line naming what the verdicts depend on: Hypothesis profile, size, device, commit."""
+    meta = meta or {}
+    parts = [f"profile {meta.get('profile') or profile or '?'}", f"size {meta.get('size') or '?'}",
+             f"device {meta.get('device') or '?'}"]
+    if meta.get("commit"):
+        parts.append(f"commit {str(meta['commit'])[:10]}"
+                     + (" (uncommitted changes)" if meta.get("dirty") else ""))
+    return "audit: " + ", ".join(parts)
+
+
+def table(rows: list[dict], meta: dict | None = None) -> str:
     """The console table: one line per claim, nothing truncated (the citation and the detail
     are in audit.md).  For an erratum, the printed form's failure stands beside the corrected
-    form's numbers."""
+    form's numbers.  With `meta` (the run's stamp) a header line names the profile, size and
+    device; below the counts, each claim whose audit is broken (an error, no power, an expected
+    failure that passed) gets its reason, so a typo'd claim id is explained where it is seen."""
     head = ("id", "verdict", "error", "tolerance", "printed form", "draws", "alts rejected",
             "resolution", "seconds")
 
@@ -643,18 +741,27 @@ def table(rows: list[dict]) -> str:
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])] + [line(b) for b in body]
+    if meta is not None:
+        out.insert(0, run_header(meta))
     s = summary(rows)
     out.append("")
     out.append(_counts_line(s["counts"]))
     ff = s["false_fail_budget"]
     out.append(f"expected spurious failures of this run (false-fail budget): {ff:.3g}"
                + ("" if ff <= FALSE_FAIL_GOAL else f"  (above the goal {FALSE_FAIL_GOAL})"))
+    broken = [r for r in rows if any(p["failure"] in ("error", "power", "unexpected-pass")
+                                     for p in r.get("properties", []))]
+    for r in broken:
+        out.append(f"broken: {r['id']}: {_first_sentence(r.get('detail') or '')}")
     return "\n".join(out)
 
 
 def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict | None = None) -> str:
     s = summary(rows)
     out = [f"# Audit report (Hypothesis profile `{profile}`)", ""]
+    if meta:
+        out += [run_header(dict(meta, profile=profile)).removeprefix("audit: ").capitalize()
+                + ".", ""]
     if meta and meta.get("interrupted"):
         out += ["**This run was interrupted: the verdicts below are incomplete.**", ""]
     out += ["| paper | " + " | ".join(VERDICTS) + " |", "|---|" + "---|" * len(VERDICTS)]
@@ -695,10 +802,10 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
             out.append("**Alternatives** (must be rejected by the same property on the same draws):")
             out += [f"- {_alt_line(a)}" for a in r["alternatives"]]
             out.append("")
-        for head, lines in _claim_sections(r):
-            out += [f"**{head}:**"] + [f"- {x}" for x in lines] + [""]
         else:
             out += [f"**Alternatives:** none declared ({NO_POWER}).", ""]
+        for head, lines in _claim_sections(r):
+            out += [f"**{head}:**"] + [f"- {x}" for x in lines] + [""]
         if r["thresholds"]:
             out.append("**Thresholds:**")
             for t in r["thresholds"]:
@@ -714,8 +821,10 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
             out += [f"- {h}" for h in r["history"]]
             out.append("")
         if r["failing_draws"]:
-            out += ["Failing draws: " + "; ".join(f"`{f['test']}`: {f['draw']}"
-                                                  for f in r["failing_draws"]), ""]
+            out += [f"**Failing draws** ({len(r['failing_draws'])}, worst first):"]
+            out += [f"- `{f['test']}`: `{f['draw']}`" + (f" -- {f['message']}" if f.get("message")
+                                                          else "") for f in r["failing_draws"]]
+            out.append("")
         if r.get("rerun"):
             out += ["Rerun: " + "; ".join(f"`{c}`" for c in r["rerun"]), ""]
         for p in r["properties"]:
@@ -736,25 +845,41 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
 
 def rerun_commands(row: dict, profile: str) -> list[str]:
     """One shell command per failing (or erroring, or expected-to-fail) property of a claim row:
-    it reruns exactly the draw that failed when the draw can be replayed (THEOREM_AUDIT_DRAW),
-    else the whole property."""
+    it reruns exactly the worst failing draw when the draw can be replayed (THEOREM_AUDIT_DRAW),
+    else the whole property.  It works as printed from any directory (it starts with `cd` to the
+    checkout; a conjecture file outside it is named by its absolute path, with the checkout's
+    pytest configuration), runs at the audit's size, and for a printed form expected to fail
+    passes `--runxfail`, so that the failure's numbers are printed instead of "1 xfailed"."""
     import shlex
 
+    from properties.settings import SIZE_ENV
     from properties.world import REPLAY_ENV, parse_draw
 
+    root = Path(__file__).resolve().parent.parent
     out = []
     for p in row["properties"]:
         if p["failure"] in ("none", "skipped"):
             continue
         env = f"HYPOTHESIS_PROFILE={profile} "
-        d = p.get("failing_draw")
+        if os.environ.get(SIZE_ENV) and os.environ[SIZE_ENV] != "ci":
+            env += f"{SIZE_ENV}={shlex.quote(os.environ[SIZE_ENV])} "
+        d = p.get("worst_failing_draw") or p.get("failing_draw")
         if d:
             try:
                 parse_draw(d)
                 env = f"{REPLAY_ENV}={shlex.quote(d)} " + env
             except ValueError:
                 pass
-        out.append(f"{env}python -m pytest -p no:cacheprovider {shlex.quote(p['test'])}")
+        test = p["test"]
+        if test.startswith("::") and p.get("path"):  # a row of an older plugin: no path in it
+            test = f"{p['path']}{test}"
+        path = Path(test.split("::", 1)[0])
+        inside = not path.is_absolute() or path.resolve() == root or root in path.resolve().parents
+        opts = "-p no:cacheprovider" + ("" if inside else " -c pyproject.toml --rootdir .")
+        if p.get("expected_failure"):
+            opts += " --runxfail"
+        out.append(f"cd {shlex.quote(str(root))} && {env}python -m pytest {opts} "
+                   f"{shlex.quote(test)}")
     return out
 
 
@@ -852,11 +977,11 @@ def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta
             t.append("<p><b>Alternatives</b> (rejected by the same property on the same draws):</p><ul>")
             t += [f"<li>{e(_alt_line(a))}</li>" for a in r["alternatives"]]
             t.append("</ul>")
+        else:
+            t.append(f"<p><b>Alternatives:</b> none declared ({NO_POWER}).</p>")
         for head, lines in _claim_sections(r):
             t.append(f"<p><b>{e(head)}:</b></p><ul>" + "".join(f"<li>{e(x)}</li>" for x in lines)
                      + "</ul>")
-        else:
-            t.append(f"<p><b>Alternatives:</b> none declared ({NO_POWER}).</p>")
         if r["thresholds"]:
             t.append("<p><b>Thresholds:</b></p><ul>")
             t += [f"<li>{_fmt(x['value'])}: {x['origin']}, false-fail {_fmt(x['false_fail'])} per "
@@ -872,9 +997,10 @@ def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta
             t += [f"<li>{e(h)}</li>" for h in r["history"]]
             t.append("</ul>")
         if r["failing_draws"]:
-            t.append("<p><b>Failing draws:</b> " + "; ".join(
-                f"<code>{e(f['test'])}</code>: <code>{e(str(f['draw']))}</code>" for f in r["failing_draws"])
-                + "</p>")
+            t.append(f"<p><b>Failing draws</b> ({len(r['failing_draws'])}, worst first):</p><ul>"
+                     + "".join(f"<li><code>{e(f['test'])}</code>: <code>{e(str(f['draw']))}</code>"
+                               + (f" &mdash; {e(f['message'])}" if f.get("message") else "")
+                               + "</li>" for f in r["failing_draws"]) + "</ul>")
         if r.get("rerun"):
             t.append("<p><b>Rerun</b> (exactly the failing draw where it can be replayed):</p>")
             t += [f"<pre>{e(c)}</pre>" for c in r["rerun"]]
@@ -900,7 +1026,6 @@ def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta
 
 README_BEGIN = "<!-- audit-tables:begin (generated by `python -m properties readme`; do not edit) -->"
 README_END = "<!-- audit-tables:end -->"
-PAPER_ORDER = ("joma", "topic", "signgd")
 
 
 _ABBREV = ("Fig.", "Figs.", "e.g.", "i.e.", "Eq.", "Eqn.", "Eqns.", "al.", "vs.", "cf.", "Sec.",
@@ -944,8 +1069,7 @@ def readme_section(doc: dict) -> str:
            + f": {len(rows)} claims, false-fail budget {s['false_fail_budget']:.3g}.", "",
            "| paper | " + " | ".join(PAPER_VERDICTS) + " | consistency checks |",
            "|---|" + "---|" * (len(PAPER_VERDICTS) + 1)]
-    papers = sorted(s["papers"], key=lambda p: (PAPER_ORDER.index(p) if p in PAPER_ORDER
-                                               else len(PAPER_ORDER), p))
+    papers = sorted(s["papers"])  # found from the claims' ids, never listed by hand
 
     def cons(c):
         n = c.get("consistency", 0) + c.get("inconsistent", 0)
@@ -978,6 +1102,28 @@ def readme_section(doc: dict) -> str:
             out += head + [line(r) for r in checks]
     out += ["", README_END]
     return "\n".join(out)
+
+
+def readme_refusal(doc: dict, suite_ids) -> str | None:
+    """Why the report `doc` (an audit.json) may not replace the README's verdict tables, or None:
+    the tables are the whole suite's verdicts under `ci`, so a report that is interrupted, under
+    another profile, missing some of the suite's claims (an --only run), or holding claims that
+    are not the suite's (conjectures) is refused."""
+    ids = {r["id"] for r in doc.get("claims", [])}
+    suite = set(suite_ids)
+    if doc.get("interrupted"):
+        return "the report is of an interrupted run (incomplete)"
+    if doc.get("profile") != "ci":
+        return (f"the report is under the {doc.get('profile')!r} profile; the README's tables are "
+                "the `ci` profile's (theorem-audit audit --profile ci)")
+    missing, extra = sorted(suite - ids), sorted(ids - suite)
+    if missing:
+        return (f"the report is partial: {len(missing)} of the suite's {len(suite)} claims are not "
+                f"in it (e.g. {', '.join(missing[:3])}); run the whole audit (no --only)")
+    if extra:
+        return (f"the report holds {len(extra)} claims that are not the suite's "
+                f"({', '.join(extra[:3])}: conjectures?); run the audit without --conjecture")
+    return None
 
 
 def update_readme(readme_text: str, doc: dict) -> str:

@@ -57,7 +57,8 @@ def test_audit_reports_true_and_false_conjecture(single_run):
     assert false["rerun"] and "false_softmax_logits.py::test_softmax_logits_nonnegative" in false["rerun"][0]
     # the rerun command replays exactly the failing draw (one draw, no search, no shrinking)
     draw = false["failing_draws"][0]["draw"]
-    assert false["rerun"][0].startswith("THEOREM_AUDIT_DRAW=") and draw.split("=")[1] in false["rerun"][0]
+    assert false["rerun"][0].startswith(f"cd {ROOT} && THEOREM_AUDIT_DRAW=")
+    assert draw.split("=")[1] in false["rerun"][0]
     cmd = false["rerun"][0].replace(" python -m pytest", f" {sys.executable} -m pytest", 1)
     rerun = subprocess.run(cmd + " -q -s", shell=True, cwd=ROOT, capture_output=True,
                            text=True, timeout=300, env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))

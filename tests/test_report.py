@@ -140,3 +140,80 @@ def test_readme_why_is_the_first_sentence_not_an_abbreviation_and_says_when_cut(
     long = "word " * 200
     out = f(long)
     assert len(out) < rep.README_WHY_CHARS + 30 and out.endswith("... (more in audit.md)")
+
+
+def test_readme_refuses_a_partial_interrupted_non_ci_or_conjecture_report():
+    suite = {"joma.a", "joma.b", "signgd.c"}
+    rows = [_readme_row(c, "holds") for c in sorted(suite)]
+    assert rep.readme_refusal(_doc(rows), suite) is None
+    assert "partial" in rep.readme_refusal(_doc(rows[:2]), suite)
+    assert "interrupted" in rep.readme_refusal(_doc(rows, interrupted=True), suite)
+    assert "'dev' profile" in rep.readme_refusal(_doc(rows, profile="dev"), suite)
+    assert "not the suite's" in rep.readme_refusal(
+        _doc(rows + [_readme_row("conjecture.x", "holds")]), suite)
+
+
+def test_readme_command_refuses_a_partial_report_and_leaves_the_readme(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "audit.json").write_text(json.dumps(_doc([_readme_row("joma.a", "holds")])))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"x\n{rep.README_BEGIN}\nkept\n{rep.README_END}\n")
+    before = readme.read_text()
+    r = subprocess.run([sys.executable, "-m", "properties", "readme", "--report", str(tmp_path),
+                        "--readme", str(readme)], cwd=root, capture_output=True, text=True,
+                       timeout=300, check=False,
+                       env=dict(os.environ, PYTHONPATH=str(root)))
+    assert r.returncode == 2 and "the report is partial" in r.stderr, r.stderr
+    assert readme.read_text() == before
+
+
+def _mismatch_row(nodeid, msgs):
+    return {"claim": "demo.claim", "form": "printed", "outcome": "xfailed", "failure": "mismatch",
+            "nodeid": nodeid, "seconds": 0.1, "draws": len(msgs), "takes_world": True,
+            "expected_failure": "printed form fails", "path": "/abs/conj.py",
+            "function": nodeid.split("::")[-1], "messages": ["ClaimMismatch: x"],
+            "mismatched_draws": len(msgs), "failing_draw": f"n={len(msgs) - 1}",
+            "mismatches": [{"draw": f"n={i}", "message": m} for i, m in enumerate(msgs)],
+            "records": {"demo.claim": {"max_error": -1.6e4, "tolerance": 0.0, "examples": 3,
+                                       "min_control_error": None, "kind": "score>=tol"}}}
+
+
+def test_failing_draws_are_all_listed_worst_first_and_rerun_shows_the_numbers():
+    msgs = ["c: score -482 < threshold 0 (x)", "c: score -1.6e+04 < threshold 0 (x)",
+            "c: trend inconclusive", "c: score -3 < threshold 0 (x)"]
+    r = verdict_for(CLAIM, [_mismatch_row("/abs/conj.py::test_p", msgs)])
+    assert [f["draw"] for f in r["failing_draws"]] == ["n=1", "n=0", "n=3", "n=2"]
+    assert r["failing_draws"][0]["message"] == msgs[1]  # the headline's draw comes first
+    cmds = rep.rerun_commands(r, "ci")
+    assert len(cmds) == 1 and "THEOREM_AUDIT_DRAW=n=1 " in cmds[0]  # the worst draw
+    assert cmds[0].startswith("cd ") and "--runxfail" in cmds[0]
+    assert "-c pyproject.toml --rootdir . " in cmds[0] and cmds[0].endswith("/abs/conj.py::test_p")
+    md = rep.markdown([dict(r, rerun=cmds)], "ci", {})
+    assert "**Failing draws** (4, worst first):" in md and "--runxfail" in md
+    assert "<th>why</th>" in rep.html([r], "ci", {}, ".")
+    assert rep.badness("m: max_abs error 2.94e+03 > tolerance 5.16 (mc)") == pytest.approx(
+        2940 / 5.16)
+
+
+def test_tiny_floors_print_as_zero_and_the_table_names_profile_size_device():
+    assert rep._fmt(1e-300) == "0" and rep._fmt(2.5e-12) == "2.5e-12"
+    rows = build({}, {"tests": [row("printed", "passed")]})
+    out = table(rows, {"profile": "ci", "size": "ladder", "device": "cpu", "commit": "abc"})
+    assert out.splitlines()[0] == "audit: profile ci, size ladder, device cpu, commit abc"
+
+
+def test_a_typod_claim_id_is_a_broken_row_with_close_matches():
+    typo = dict(row("printed", "failed", "PropertyError: the property audits 'demo.claimm', "
+                                         "which no Claim registers", failure="error"),
+                claim="demo.claimm")
+    rows = build({"demo.claim": CLAIM}, {"tests": [typo]}, selected=lambda i: i == "demo.claim")
+    bad = {r["id"]: r for r in rows}["demo.claimm"]
+    assert "did you mean 'demo.claim'" in bad["detail"] and "no Claim registers" in bad["detail"]
+    assert "broken: demo.claimm" in table(rows)
+    assert "a property audits 'demo.claimm'" in {r["id"]: r for r in rows}["demo.claim"]["detail"]

@@ -1,0 +1,223 @@
+"""`theorem-audit new-paper NAME` and `theorem-audit new-claim ID`: the skeleton files of a new
+paper or claim, laid out as the layout test (`tests/test_layout.py`) wants them.
+
+    new-paper NAME   theory/NAME.py (a closed form), sim/NAME.py (a seeded torch simulation),
+                     properties/NAME/__init__.py (the paper's display name, PAPER = "..."), and
+                     the paper's first claim, NAME.theorem1 (as new-claim writes it)
+    new-claim ID     properties/<paper>/test_<item>.py: the Claim (statement as printed, to fill
+                     in), a rival, a null, and the printed form's property with a paper-setting
+                     example; it runs as written (an exact toy claim: gradient descent on a
+                     quadratic against its closed form), so the first audit gives a verdict,
+                     and then each TODO is replaced by the paper's own.
+
+Nothing is overwritten: an existing file is a ValueError naming it.  CONTRIBUTING.md ("Adding a
+paper") walks through what to edit in each file.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from pathlib import Path
+
+_PAPER = re.compile(r"^[a-z][a-z0-9_]*$")
+_ITEM = re.compile(r"^[a-z0-9][a-z0-9_]*(\.[a-z0-9][a-z0-9_]*)*$")
+# the names the harness and the CLI use for themselves: no paper may take them
+_RESERVED = {"conjecture", "tests", "theory", "sim", "properties", "examples"}
+
+
+def _check_paper(name: str) -> str:
+    from properties.registry import HARNESS_MODULES
+    if not isinstance(name, str) or not _PAPER.match(name) or keyword.iskeyword(name):
+        raise ValueError(f"paper name must be a lower-case Python identifier (a-z, 0-9, _), "
+                         f"got {name!r}")
+    if name in HARNESS_MODULES or name in _RESERVED:
+        raise ValueError(f"paper name {name!r} is taken by the harness; choose another")
+    return name
+
+
+def split_claim_id(claim_id: str) -> tuple[str, str]:
+    """(paper, item) of a claim id 'paper.item[.sub]'; ValueError for anything else."""
+    if not isinstance(claim_id, str) or "." not in claim_id:
+        raise ValueError(f"claim id must look like 'paper.item', got {claim_id!r}")
+    paper, item = claim_id.split(".", 1)
+    _check_paper(paper)
+    if not _ITEM.match(item):
+        raise ValueError(f"claim id {claim_id!r}: the item after the paper must be lower-case "
+                         "words (a-z, 0-9, _) joined by dots, e.g. 'theorem2' or 'lemma4_3.item3'")
+    return paper, item
+
+
+def claim_file(claim_id: str) -> str:
+    """The file the layout rule puts a claim in: properties/<paper>/test_<item>.py (dots of the
+    item as underscores)."""
+    paper, item = split_claim_id(claim_id)
+    return f"properties/{paper}/test_{item.replace('.', '_')}.py"
+
+
+def _write(root: Path, rel: str, text: str) -> str:
+    path = root / rel
+    if path.exists():
+        raise ValueError(f"{rel} exists already; nothing was written over it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return rel
+
+
+THEORY = '''"""Closed forms of {paper} (theory/: pure math, no torch; sympy where a form is derived,
+lambdified for numbers).  TODO: replace the example with the paper's closed forms, one function
+per formula, named after the equation or theorem it comes from."""
+
+from __future__ import annotations
+
+from theory.validate import integer, number
+
+
+def gd_quadratic(x0: float, a: float, eta: float, t: int) -> float:
+    """Gradient descent on f(x) = a x^2 / 2 from x0 with step eta: x_t = x0 (1 - eta a)^t."""
+    x0 = number("x0", x0)
+    a, eta = number("a", a, lo=0, lo_open=True), number("eta", eta, lo=0, lo_open=True)
+    t = integer("t", t, lo=0, hi=10**6)
+    return float(x0) * (1.0 - eta * a) ** t
+'''
+
+SIM = '''"""Simulations of {paper} (sim/: torch, float64, seeded by a local generator, on the
+`device` every simulator takes).  TODO: replace the example with the paper's model and training
+loop; bad arguments are a ValueError naming the parameter and its range, before any work."""
+
+from __future__ import annotations
+
+import torch
+
+from sim import make_generator
+from theory.validate import flag, integer, number
+
+
+def gd_quadratic(seed: int, a: float, eta: float, t: int, device="cpu", train: bool = True):
+    """Run t steps of gradient descent on f(x) = a x^2 / 2 from x0 ~ N(0, 1) drawn from `seed`;
+    returns (x0, x_t).  `train=False` is the null (the steps switched off)."""
+    a, eta = number("a", a, lo=0, lo_open=True), number("eta", eta, lo=0, lo_open=True)
+    t, train = integer("t", t, lo=0, hi=10**6), flag("train", train)
+    g = make_generator(seed)
+    x0 = torch.randn((), generator=g, dtype=torch.float64).to(device)
+    x = x0.clone().requires_grad_(True)
+    for _ in range(t if train else 0):
+        loss = 0.5 * a * x ** 2
+        (grad,) = torch.autograd.grad(loss, x)
+        x = (x - eta * grad).detach().requires_grad_(True)
+    return float(x0), float(x.detach())
+'''
+
+INIT = '''"""Audit of {title}: one file per claim item, `test_<item>.py` (the Claim,
+its strategies, its alternatives, its printed and corrected properties); runs two claims share
+go in `runs.py`, figures in `figures.py`.  Written by `theorem-audit new-paper {paper}`; see
+CONTRIBUTING.md, "Adding a paper".
+"""
+
+# the paper's name in the report's tables (TODO: authors, venue, year)
+PAPER = {title!r}
+'''
+
+CLAIM = '''"""{claim_id}: TODO the theorem, lemma or equation of the paper this file audits.
+
+Written by `theorem-audit new-claim {claim_id}`.  It runs as written (an exact toy claim, gradient
+descent on a quadratic against its closed form) so the first audit gives a verdict:
+
+    theorem-audit audit --only '{claim_id}' --report /tmp/report
+
+Then replace each TODO with the paper's own (CONTRIBUTING.md, "Adding a paper"), pin the
+printed statement (`python tests/test_statements.py --update`), and rerun.
+"""
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from properties import Claim, Tolerance, audits, check_close, examples, null, paper_example, \\
+    register, rival
+from sim import default_device
+from sim.{paper} import gd_quadratic as simulate
+from theory.{paper} import gd_quadratic as closed_form
+
+CLAIM_ID = "{claim_id}"
+
+
+def gradient_flow(x0, a, eta, t):
+    """Rival (the nearest plausible mistake): the continuous-time flow x0 exp(-eta a t) read as
+    the discrete steps.  TODO: the paper's nearest plausible mistake (another constant or exponent,
+    a dropped factor, a neighbouring reading)."""
+    return float(x0) * math.exp(-eta * a * t)
+
+
+def no_training(seed, a, eta, t, device="cpu"):
+    """Null: the same run with the mechanism switched off (no steps).  TODO: the paper's
+    mechanism switched off (training off, attention frozen, labels shuffled)."""
+    return simulate(seed, a, eta, t, device=device, train=False)
+
+
+register(Claim(
+    id=CLAIM_ID,
+    where="TODO: Theorem N, Eqn. M",
+    statement="TODO: the statement exactly as printed, every item of it "
+              "(pinned in tests/statements.json; never edited afterwards)",
+    assumptions="TODO: what the statement assumes (the strategies draw from inside it)",
+    prediction="theory.{paper}.gd_quadratic",
+    simulation="sim.{paper}.gd_quadratic",
+    metric="|x_t - closed form|",
+    tolerance="float64 round-off over the t steps (derived)",
+    alternatives=(
+        rival("gradient_flow", gradient_flow, "continuous-time flow read as the steps"),
+        null("no_training", no_training, "mechanism off: no steps", replaces="run"),
+    ),
+    paper_setting=None,  # or why the paper's own setting is not run (none given, too large)
+    # delete this line when the file audits the paper's claim: until then the claim is never
+    # reported `holds` (its verdict says it is the skeleton's example)
+    audit_gap="the skeleton's example claim (new-claim), not yet the paper's statement",
+))
+
+
+@audits(CLAIM_ID)
+@examples(5)                                    # CI budget; x0.5 dev, x10 thorough
+@paper_example(where="TODO: Sec. N, Fig. M: the paper's own numbers", seed=0, a=1.0, eta=0.1,
+               t=20)
+@given(seed=st.integers(0, 2**31 - 1), a=st.floats(0.5, 2.0), eta=st.floats(0.05, 0.4),
+       t=st.integers(5, 40))
+def test_{func}(world, seed, a, eta, t):
+    x0, xt = world.simulation(simulate, "run", pure=True)(seed, a, eta, t,
+                                                          device=default_device())
+    pred = world.prediction(closed_form)(x0, a, eta, t)
+    check_close(CLAIM_ID, xt, pred, Tolerance.roundoff(max(abs(x0), 1e-12), ops=10 * t + 10))
+'''
+
+
+def new_claim(claim_id: str, root: Path | str) -> list[str]:
+    """Write the claim file of `claim_id` under `root`; returns the paths written (relative).
+    The paper (properties/<paper>/, theory/<paper>.py, sim/<paper>.py) must exist: make it
+    with new_paper."""
+    root = Path(root)
+    paper, item = split_claim_id(claim_id)
+    missing = [p for p in (f"properties/{paper}/__init__.py", f"theory/{paper}.py",
+                           f"sim/{paper}.py") if not (root / p).exists()]
+    if missing:
+        raise ValueError(f"claim id {claim_id!r}: paper {paper!r} has no {', '.join(missing)}; "
+                         f"run `theorem-audit new-paper {paper}` first")
+    func = item.replace(".", "_")
+    return [_write(root, claim_file(claim_id),
+                   CLAIM.format(claim_id=claim_id, paper=paper, func=func))]
+
+
+def new_paper(name: str, root: Path | str, title: str | None = None) -> list[str]:
+    """Write the skeleton of paper `name` under `root` and its first claim `name.theorem1`;
+    returns the paths written (relative)."""
+    root = Path(root)
+    _check_paper(name)
+    taken = [p for p in (f"properties/{name}", f"theory/{name}.py", f"theory/{name}",
+                         f"sim/{name}.py", f"sim/{name}") if (root / p).exists()]
+    if taken:
+        raise ValueError(f"paper {name!r}: {', '.join(taken)} exists already; nothing written")
+    title = title or f"{name} (TODO: authors, venue, year)"
+    out = [_write(root, f"theory/{name}.py", THEORY.format(paper=name)),
+           _write(root, f"sim/{name}.py", SIM.format(paper=name)),
+           _write(root, f"properties/{name}/__init__.py", INIT.format(paper=name, title=title))]
+    return out + new_claim(f"{name}.theorem1", root)
