@@ -28,15 +28,20 @@ Exit status of `audit`:
   0  the audit ran; no claim's verdict reached --fail-on (default: refuted)
   1  a claim's verdict reached --fail-on (refuted or inconsistent; with --fail-on erratum also
      erratum)
-  2  usage error: bad --only or --conjecture, an unwritable or busy --report (nothing was run)
+  2  usage error, found before any work, one line on stderr: a bad argument (--only, -n,
+     --cache-limit, --report, --json, the profile), a conjecture file that does not import,
+     exits or re-registers an existing claim id, an unwritable or busy --report
   3  the audit itself is broken: a property errored, showed no power, or a printed form
-     expected to fail passed (the report says which)
-  130 interrupted (SIGINT / SIGTERM): the report written is partial and marked as such
+     expected to fail passed; a property's result was lost (its xdist worker crashed or was
+     killed, its shard's cluster job failed for good); or the report could not be written
+     (the previous one is then left as it was).  The report says which
+  130 interrupted (SIGINT, SIGTERM or SIGHUP): the report written is partial and marked as such
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import fnmatch
 import importlib
@@ -74,17 +79,45 @@ _LOADED_CONJECTURES: list = []
 
 def load_registry(conjectures, builtin: bool = True):
     """Import every paper module (flat modules and each paper package's files; not with
-    builtin=False) and the researcher's conjecture files; return the claim registry."""
+    builtin=False) and the researcher's conjecture files; return the claim registry.  A
+    conjecture file that does not import (a syntax error, an exception, a `sys.exit`, a claim id
+    that is already registered with other content) is a UsageError naming the file; a paper
+    module that does not import propagates (the audit itself is broken)."""
     from properties.registry import REGISTRY
 
     for mod in PAPER_MODULES if builtin else ():
         importlib.import_module(f"properties.{mod}")
     for i, path in enumerate(conjectures):
-        spec = importlib.util.spec_from_file_location(f"_conjecture_{i}_{Path(path).stem}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        _check_conjecture_path(path)
+        name = f"_conjecture_{i}_{Path(path).stem}"
+        try:
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except KeyboardInterrupt:
+            raise
+        except SystemExit as e:
+            raise UsageError(f"--conjecture {path}: it calls sys.exit({e.code!r}) when imported; "
+                             "a conjecture file must only register claims and define properties"
+                             ) from None
+        except SyntaxError as e:
+            raise UsageError(f"--conjecture {path}: syntax error at line {e.lineno}: {e.msg}"
+                             ) from None
+        except BaseException as e:  # noqa: BLE001 -- any failure at import is the file's
+            raise UsageError(f"--conjecture {path}: importing it failed: "
+                             f"{type(e).__name__}: {e}") from None
         _LOADED_CONJECTURES.append(module)
     return REGISTRY
+
+
+def _check_conjecture_path(path: str) -> None:
+    if not path or not path.endswith(".py") or not Path(path).is_file():
+        raise UsageError(f"--conjecture: {path!r} is not a .py file")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise UsageError(f"--conjecture: {path!r} cannot be read ({e.strerror or e})") from None
 
 
 def only_conjectures(only: str | None, conjectures) -> bool:
@@ -106,20 +139,25 @@ def only_conjectures(only: str | None, conjectures) -> bool:
 
 def properties_per_claim() -> dict[str, int]:
     """How many @audits properties each claim has, from the loaded modules (for progress)."""
-    counts: dict[str, int] = {}
+    return {k: len(v) for k, v in properties_by_claim().items()}
+
+
+def properties_by_claim() -> dict[str, list[str]]:
+    """The names of the @audits properties of each claim, from the loaded modules."""
+    names: dict[str, list[str]] = {}
     mods = [m for name, m in sys.modules.items() if name.startswith("properties.")]
     for m in mods + _LOADED_CONJECTURES:
         for obj in list(vars(m).values()):
             for mark in getattr(obj, "pytestmark", []) if callable(obj) else []:
                 if getattr(mark, "name", "") == "claim" and getattr(obj, "__module__", "") == m.__name__:
-                    counts[mark.args[0]] = counts.get(mark.args[0], 0) + 1
-    return counts
+                    names.setdefault(mark.args[0], []).append(getattr(obj, "__name__", "?"))
+    return names
 
 
 def select(ids, only: str | None):
     """The ids matched by the comma-separated globs `only`; a glob that matches nothing is a
     UsageError naming close matches."""
-    if not only:
+    if only is None:
         return sorted(ids), None
     pats = [p.strip() for p in only.split(",") if p.strip()]
     if not pats:
@@ -135,41 +173,163 @@ def select(ids, only: str | None):
     return chosen, pats
 
 
-def _check_report_dir(report: Path):
+# --------------------------------------------------------------------------------------------
+# Checking the arguments (before any work: every failure is exit 2 with one line)
+# --------------------------------------------------------------------------------------------
+_UNITS = {"": 1, "K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30, "T": 2 ** 40}
+
+
+def parse_size(text) -> int:
+    """'4G', '500M', '50K', '4GB', '4GiB', '1.5G', '1000000' -> bytes (> 0); else UsageError."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", str(text), re.IGNORECASE)
+    if not m:
+        raise UsageError(f"--cache-limit: {text!r} is not a size (give e.g. 4G, 500M, 50K or a "
+                         "number of bytes)")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    if n <= 0:
+        raise UsageError(f"--cache-limit: {text!r} must be a positive size (e.g. 4G)")
+    return n
+
+
+def check_workers(text) -> str:
+    """-n: 'auto', 'logical' or a whole number >= 0 (0: no xdist)."""
+    t = str(text).strip()
+    if t in ("auto", "logical") or (t.isdigit() and int(t) < 10_000):
+        return str(int(t)) if t.isdigit() else t
+    raise UsageError(f"-n/--workers: {text!r} must be 'auto', 'logical' or a whole number >= 0")
+
+
+def check_profile(profile) -> str:
+    from properties.settings import PROFILES
+
+    if profile not in PROFILES:
+        raise UsageError(f"Hypothesis profile {profile!r} (from $HYPOTHESIS_PROFILE) is not one "
+                         f"of {', '.join(PROFILES)}")
+    return profile
+
+
+_REPORT_FILES = ("audit.json", "audit.md", "audit.html")
+
+
+def _is_audit_json(path: Path) -> bool:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and "schema_version" in doc and "claims" in doc
+
+
+def check_outputs(report_arg: str, json_arg: str | None) -> tuple[Path, Path]:
+    """The report directory and the audit.json path, checked: a writable directory; existing
+    report files there are regular files (they are rotated to .previous); an explicit --json
+    that exists is a regular file holding an earlier audit.json (nothing else is moved)."""
+    if not str(report_arg).strip():
+        raise UsageError("--report: give a directory (an empty path would write into the "
+                         "working directory)")
+    report = Path(report_arg)
+    _check_report_dir(report)
+    for name in _REPORT_FILES:
+        p = report / name
+        if (p.exists() or p.is_symlink()) and (p.is_symlink() or not p.is_file()):
+            raise UsageError(f"--report: {p} exists and is not a regular file; the audit "
+                             "rotates only report files it wrote")
+    if json_arg is None:
+        return report, report / "audit.json"
+    if not str(json_arg).strip():
+        raise UsageError("--json: give a file path")
+    jp = Path(json_arg)
+    if jp.exists() or jp.is_symlink():
+        if jp.is_symlink() or not jp.is_file():
+            raise UsageError(f"--json: {jp} exists and is not a regular file; refusing to move it")
+        if not _is_audit_json(jp):
+            raise UsageError(f"--json: {jp} exists and is not an audit report; remove it or "
+                             "choose another path (only an earlier audit.json is rotated)")
+    _check_report_dir(jp.parent, "--json")
+    return report, jp
+
+
+def _check_report_dir(report: Path, option: str = "--report"):
     try:
         report.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=report, prefix=".write-test-"):
             pass
     except OSError as e:
-        raise UsageError(f"--report: {report} is not a writable directory ({e.strerror or e})")
+        raise UsageError(f"{option}: {report} is not a writable directory ({e.strerror or e})"
+                         ) from None
 
 
 class _Lock:
-    """REPORT/.audit.lock holds the pid of the audit writing there."""
+    """REPORT/.audit.lock holds the pid of the audit writing there.  A lock whose pid is gone,
+    or that holds no pid at all (a crash or a full disk between creating and writing it), is
+    stale: taken over with a note."""
 
     def __init__(self, report: Path):
         self.path = report / ".audit.lock"
 
     def __enter__(self):
-        for _ in range(2):
+        for _ in range(3):
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-                os.write(fd, str(os.getpid()).encode())
-                os.close(fd)
-                return self
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
-                try:
-                    pid = int(self.path.read_text().strip() or 0)
-                    os.kill(pid, 0)
-                except (ValueError, ProcessLookupError, PermissionError, FileNotFoundError):
-                    self.path.unlink(missing_ok=True)  # a stale lock: its audit is gone
-                    continue
+                pid = self._holder()
+                if pid is None:
+                    continue  # removed as stale: try again
                 raise UsageError(f"--report: another audit (pid {pid}) is writing to "
                                  f"{self.path.parent}; wait for it or choose another directory")
+            try:
+                os.write(fd, str(os.getpid()).encode())
+                os.fsync(fd)
+            except OSError as e:
+                os.close(fd)
+                self.path.unlink(missing_ok=True)
+                raise UsageError(f"--report: cannot write the lock {self.path} "
+                                 f"({e.strerror or e})") from None
+            os.close(fd)
+            _remove_stale_scratch(self.path.parent)
+            return self
         raise UsageError(f"--report: cannot take the lock {self.path}")
+
+    def _holder(self) -> int | None:
+        """The live pid holding the lock, or None after removing a stale one."""
+        try:
+            text = self.path.read_text().strip()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise UsageError(f"--report: cannot read the lock {self.path} ({e.strerror or e})"
+                             ) from None
+        pid = int(text) if text.isdigit() else 0
+        if pid > 0 and pid != os.getpid():
+            try:
+                os.kill(pid, 0)
+                return pid
+            except PermissionError:  # alive, another user's
+                return pid
+            except (ProcessLookupError, OverflowError):
+                pass
+        why = f"its audit (pid {pid}) is gone" if pid > 0 else "it holds no pid"
+        print(f"theorem-audit: note: taking over the stale lock {self.path} ({why})",
+              file=sys.stderr)
+        self.path.unlink(missing_ok=True)
+        return None
 
     def __exit__(self, *exc):
         self.path.unlink(missing_ok=True)
+
+
+SCRATCH_PREFIX = ".audit-run-"
+
+
+def _remove_stale_scratch(report: Path) -> None:
+    """Scratch directories of earlier audits into `report` (the lock is held: none is live)."""
+    import shutil
+
+    for d in [*report.glob(SCRATCH_PREFIX + "*"), *report.glob(".shards-*")]:
+        shutil.rmtree(d, ignore_errors=True)
+    for f in report.glob(".tmp-*"):  # report.py's temporary files of a killed writer
+        f.unlink(missing_ok=True)
 
 
 def _stamp(profile: str) -> dict:
@@ -200,37 +360,112 @@ def _stamp(profile: str) -> dict:
                                                  "joblib")}}
 
 
+# --------------------------------------------------------------------------------------------
+# The pytest process tree: started in its own session, stopped with the audit, never orphaned
+# --------------------------------------------------------------------------------------------
+PARENT_ENV = "THEOREM_AUDIT_PARENT_PID"  # set for the pytest run: the guard below watches it
+GRACE_S = 20.0  # after SIGINT, how long pytest may take to write its rows before SIGKILL
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _child_setup():  # pragma: no cover - runs in the child between fork and exec
+    # an audit started with SIGINT ignored (`nohup`, `cmd &`, some job runners) must still be
+    # able to stop its pytest with SIGINT: the child starts with the default dispositions
+    for s in _STOP_SIGNALS:
+        signal.signal(s, signal.SIG_DFL)
+
+
+def _kill_group(pgid: int, sig=signal.SIGKILL) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _run_pytest(cmd, env) -> tuple[int, bool]:
-    """Run pytest in its own process group; SIGINT/SIGTERM here stop it (SIGINT, so that pytest
-    still writes the rows it has). Returns (exit code, interrupted)."""
-    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, start_new_session=True)
-    interrupted = False
+    """Run pytest in its own session and process group; SIGINT, SIGTERM or SIGHUP here stop it
+    (SIGINT first, so that pytest still writes the rows it has; SIGKILL to the whole group after
+    GRACE_S or at a second signal).  When it exits, whatever is left of its group (xdist workers
+    of a pytest that died) is killed.  Returns (exit code, interrupted)."""
+    env = dict(env, **{PARENT_ENV: str(os.getpid())})
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, start_new_session=True,
+                            preexec_fn=_child_setup)  # noqa: PLW1509 -- signal() only
+    state = {"interrupted": False, "deadline": None}
 
     def stop(signum, frame):
-        nonlocal interrupted
-        interrupted = True
-        try:
-            os.killpg(proc.pid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
+        if state["interrupted"]:  # a second signal: no more grace
+            _kill_group(proc.pid)
+            return
+        state["interrupted"] = True
+        state["deadline"] = time.monotonic() + GRACE_S
+        _kill_group(proc.pid, signal.SIGINT)
 
-    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {}
+    for s in _STOP_SIGNALS:
+        if s == signal.SIGINT and signal.getsignal(s) == signal.SIG_IGN:
+            continue  # started with SIGINT ignored: keep ignoring it (SIGTERM still stops)
+        old[s] = signal.signal(s, stop)
     try:
         while True:
             try:
-                rc = proc.wait(timeout=0.5)
+                rc = proc.wait(timeout=0.2)
                 break
             except subprocess.TimeoutExpired:
-                continue
-        return rc, interrupted
+                if state["deadline"] is not None and time.monotonic() > state["deadline"]:
+                    _kill_group(proc.pid)
+        return rc, state["interrupted"]
     finally:
-        if proc.poll() is None:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+        if proc.poll() is None:  # an exception here: do not leave pytest behind
+            _kill_group(proc.pid)
+            proc.wait()
+        _kill_group(proc.pid)  # orphaned workers of its group, if any
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+
+
+def _die_with_group():
+    try:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    finally:
+        os._exit(137)
+
+
+def pytest_configure(config):
+    """The guard (this module is loaded into the audit's pytest with `-p properties.__main__`):
+    the pytest controller and each xdist worker watch their parent, and when it is gone (the
+    audit was killed with SIGKILL, or the controller was) kill their whole process group, so no
+    worker trains on after its audit.  Inactive unless the audit started this pytest."""
+    expected = os.environ.get(PARENT_ENV, "")
+    if not expected.isdigit():
+        return
+    import threading
+
+    parent = int(expected)
+    if os.getppid() != parent:
+        # not a child of the audit (an inherited variable): inert -- unless this is the session
+        # the audit started (it is the leader) and the audit died before pytest got here
+        if os.getsid(0) == os.getpid() and not _alive(parent):
+            _die_with_group()
+        return
+    os.environ[PARENT_ENV] = str(os.getpid())  # the xdist workers this pytest starts watch it
+
+    def watch():
+        while True:
+            if os.getppid() != parent:
+                _die_with_group()
+            time.sleep(1.0)
+
+    threading.Thread(target=watch, name="theorem-audit-guard", daemon=True).start()
 
 
 def _run_environment(args) -> dict:
@@ -295,17 +530,17 @@ def _cuda() -> bool:
 
 
 def cmd_audit(args) -> int:
-    from properties import report as rep
-
+    # every argument is checked before any work: a bad one is exit 2 with one line
     for c in args.conjecture:
-        if not Path(c).is_file() or not c.endswith(".py"):
-            raise UsageError(f"--conjecture: {c!r} is not a .py file")
-    profile = args.profile or os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
-    report = Path(args.report)
-    _check_report_dir(report)
-    json_path = Path(args.json) if args.json else report / "audit.json"
-    if args.json:
-        _check_report_dir(json_path.parent)
+        _check_conjecture_path(c)
+    profile = check_profile(args.profile or os.environ.get("HYPOTHESIS_PROFILE")
+                            or ("ci" if os.environ.get("CI") else "dev"))
+    args.workers = check_workers(args.workers)
+    args.cache_limit_bytes = None if args.no_cache else parse_size(args.cache_limit)
+    if args.only is not None and not args.only.strip():
+        raise UsageError("--only: give at least one claim id or glob (an empty --only would "
+                         "run every claim)")
+    report, json_path = check_outputs(args.report, args.json)
     run_env = _run_environment(args)
     env = dict(os.environ, HYPOTHESIS_PROFILE=profile, OMP_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
@@ -316,6 +551,8 @@ def cmd_audit(args) -> int:
         try:
             registry = load_registry(args.conjecture,
                                      builtin=not only_conjectures(args.only, args.conjecture))
+        except UsageError:
+            raise
         except Exception as e:  # a property module that does not import: the audit is broken
             print(f"theorem-audit: loading the claims failed: {type(e).__name__}: {e}",
                   file=sys.stderr)
@@ -340,15 +577,70 @@ def shard_groups(chosen: list[str], mode: str) -> list[list[str]]:
     return [sorted(g) for _, g in sorted(groups.items())]
 
 
-def _shard_job(cmd: list[str], env: dict) -> int:
-    """What a cluster job runs: one shard's pytest command (its rows go to --audit-raw)."""
-    return subprocess.run(cmd, env=env, cwd=ROOT).returncode
+class ShardInterrupted(RuntimeError):
+    """A cluster job's pytest was stopped by a signal (scancel, preemption): the job did not
+    complete, and the audit resubmits it."""
 
 
-def _run_shards(cmds, env, executor: str, folder: Path) -> tuple[int, bool]:
+class ShardJob:
+    """What a cluster job runs: one shard's pytest command (its rows go to --audit-raw), with the
+    same process-tree handling as a local run.  `checkpoint` makes it requeueable: on a
+    preemption or time-out signal submitit requeues it, and the rerun reads every run the first
+    attempt stored from the shared run cache."""
+
+    def __call__(self, cmd: list[str], env: dict) -> int:
+        rc, interrupted = _run_pytest(cmd, env)
+        if interrupted:
+            raise ShardInterrupted(f"the shard's pytest was stopped by a signal (exit {rc})")
+        return rc
+
+    def checkpoint(self, cmd, env):
+        import submitit
+
+        return submitit.helpers.DelayedSubmission(ShardJob(), cmd, env)
+
+
+MAX_RESUBMIT = 2  # a shard job that ends without a result is submitted again this many times
+_ENDED = {"CANCELLED", "FAILED", "NODE_FAIL", "PREEMPTED", "TIMEOUT", "BOOT_FAIL", "DEADLINE",
+          "OUT_OF_MEMORY", "COMPLETED", "SPECIAL_EXIT", "REVOKED"}
+
+
+def _queue_state(job) -> str | None:
+    """A Slurm job's state from squeue ('' once it has left the queue), or None where that
+    cannot be told (not a Slurm job, no squeue).  submitit reads job states with sacct, which
+    a cluster without job accounting lacks: there a cancelled job would stay UNKNOWN forever."""
+    if type(job).__name__ != "SlurmJob":
+        return None
+    try:
+        out = subprocess.run(["squeue", "-h", "-j", str(job.job_id), "-o", "%T"],
+                             capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode not in (0, 1):
+        return None
+    return out.stdout.strip().split("\n")[0].strip().upper() if out.stdout.strip() else ""
+
+
+def _ended_without_result(job, seen: dict, k: int) -> bool:
+    """True once squeue has said, on three checks a few seconds apart, that `job` ended (or left
+    the queue) while no result of it has appeared."""
+    now = time.monotonic()
+    last, count = seen.get(k, (0.0, 0))
+    if now - last < 3.0:
+        return False
+    state = _queue_state(job)
+    ended = state is not None and (state == "" or state in _ENDED)
+    seen[k] = (now, count + 1 if ended else 0)
+    return ended and count + 1 >= 3 and not job.paths.result_pickle.exists()
+
+
+def _run_shards(cmds, env, executor: str, folder: Path) -> tuple[int, bool, dict]:
     """Run the shards' pytest commands: `local` one after another in this machine's process
     group handling; `slurm` as a submitit job array (AutoExecutor: Slurm where there is one,
-    local processes otherwise).  Returns (worst exit code, interrupted)."""
+    local processes otherwise).  A job that ends without a result (cancelled, preempted, its
+    node lost) is submitted again, up to MAX_RESUBMIT times ($THEOREM_AUDIT_MAX_RESUBMIT); one
+    that still fails is given up.  Returns (worst exit code, interrupted, {shard index: why it
+    failed for good})."""
     if executor == "local":
         rcs, interrupted = [], False
         for c in cmds:
@@ -356,25 +648,51 @@ def _run_shards(cmds, env, executor: str, folder: Path) -> tuple[int, bool]:
             rcs.append(rc)
             if interrupted:
                 break
-        return _worst(rcs), interrupted
+        return _worst(rcs), interrupted, {}
     try:
         import submitit
     except ImportError:
         raise UsageError("--executor slurm needs submitit: pip install 'theorem-audit[cluster]'") from None
+    max_resubmit = int(os.environ.get("THEOREM_AUDIT_MAX_RESUBMIT", MAX_RESUBMIT))
     ex = submitit.AutoExecutor(folder=str(folder / "submitit"))
     ex.update_parameters(timeout_min=int(os.environ.get("THEOREM_AUDIT_TIMEOUT_MIN", "120")),
                          cpus_per_task=int(os.environ.get("THEOREM_AUDIT_CPUS", "2")),
-                         name="theorem-audit")
-    jobs = []
+                         name=os.environ.get("THEOREM_AUDIT_JOB_NAME", "theorem-audit"))
     with ex.batch():
-        for c in cmds:
-            jobs.append(ex.submit(_shard_job, c, env))
+        jobs = {k: ex.submit(ShardJob(), c, env) for k, c in enumerate(cmds)}
+    pending, rcs, failed, tries, seen = dict(jobs), {}, {}, {k: 0 for k in jobs}, {}
     try:
-        return _worst([j.result() for j in jobs]), False
+        while pending:
+            for k, job in list(pending.items()):
+                why = None
+                if job.done():
+                    try:
+                        rcs[k] = job.result()
+                    except Exception as e:  # noqa: BLE001 -- the job ended without a result
+                        text = str(e).strip().splitlines()
+                        why = f"job {job.job_id} {type(e).__name__}: {text[0] if text else ''}"
+                elif _ended_without_result(job, seen, k):
+                    why = f"job {job.job_id} left the queue without a result"
+                else:
+                    continue
+                del pending[k]
+                seen.pop(k, None)
+                if why is None:
+                    continue
+                if tries[k] < max_resubmit:
+                    tries[k] += 1
+                    print(f"shard {k}: {why}; submitting it again ({tries[k]}/{max_resubmit}; "
+                          "the runs it stored are read from the run cache)", file=sys.stderr)
+                    pending[k] = ex.submit(ShardJob(), cmds[k], env)
+                else:
+                    failed[k] = why
+                    print(f"shard {k}: {why}; given up", file=sys.stderr)
+            time.sleep(0.5)
     except KeyboardInterrupt:
-        for j in jobs:
+        for j in pending.values():
             j.cancel(check=False)
-        return 2, True
+        return 2, True, failed
+    return _worst(rcs.values()), False, failed
 
 
 def _worst(rcs) -> int:
@@ -409,109 +727,222 @@ def _pytest_paths(ids, conjectures) -> list[str]:
     return paths
 
 
-def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int:
+# --------------------------------------------------------------------------------------------
+# The audit: run, collect, decide, draw, write, trim -- one pass, each step a function
+# --------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Plan:
+    """What will run: one pytest command per shard, where each writes its rows, the claims of
+    each, and the names of the properties expected per claim."""
+    cmds: list
+    raws: list
+    groups: list
+    expect: dict
+
+
+@dataclasses.dataclass
+class Ran:
+    """How the run went: pytest's (worst) exit code, whether a signal stopped it, the shards
+    that failed for good (index -> why), and when it started."""
+    rc: int
+    interrupted: bool
+    failed_shards: dict
+    t0: float
+
+
+def _plan(args, chosen, pats, scratch: Path) -> Plan:
+    expect = {k: v for k, v in properties_by_claim().items() if k in set(chosen)}
+    expect_path = scratch / "expect.json"
+    expect_path.write_text(json.dumps({k: len(v) for k, v in expect.items()}))
+    groups = shard_groups(chosen, args.shards)
+    cmds, raws = [], []
+    for k, ids in enumerate(groups):
+        raw_k = scratch / f"raw-{k}.json"
+        cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT / "pyproject.toml"),
+               "--rootdir", str(ROOT), "--audit-raw", str(raw_k), "--audit-expect",
+               str(expect_path), "-p", "no:cacheprovider", "-p", "properties.__main__",
+               *_pytest_paths(ids, args.conjecture)]
+        if args.shards != "none":
+            cmd += ["--claims", ",".join(ids)]
+        elif pats:
+            cmd += ["--claims", ",".join(pats)]
+        workers = _workers(args.workers, {c: len(v) for c, v in expect.items()}, ids)
+        if workers != "0":
+            # a lost worker is not replaced: its test is reported crashed and the run ends, so
+            # the audit names what it held instead of waiting (pytest-xdist #1323, #1378)
+            cmd += ["-n", workers, "--max-worker-restart=0"]
+        cmds.append(cmd)
+        raws.append(raw_k)
+    return Plan(cmds, raws, groups, expect)
+
+
+def _run(plan: Plan, args, env, scratch: Path) -> Ran:
+    t0 = time.time()
+    if not plan.cmds:
+        return Ran(5, False, {}, t0)
+    if args.shards == "none":
+        rc, interrupted = _run_pytest(plan.cmds[0], env)
+        return Ran(rc, interrupted, {}, t0)
+    print(f"{len(plan.cmds)} shards ({args.shards}) on the {args.executor} executor")
+    return Ran(*_run_shards(plan.cmds, env, args.executor, scratch), t0)
+
+
+def _lost_row(claim: str, test: str, why: str) -> dict:
+    msg = f"lost: no result came back for {test} ({why})"
+    return {"claim": claim, "form": "printed", "failure": "error", "outcome": "failed",
+            "messages": [msg], "message": msg, "nodeid": f"{claim}::{test}", "seconds": 0.0,
+            "records": {}, "draws": 0, "takes_world": False, "alternatives": [],
+            "expected_failure": None}
+
+
+def _collect(plan: Plan, ran: Ran) -> dict | None:
+    """The rows the shards wrote.  A property expected but absent from an uninterrupted run (its
+    xdist worker crashed or was killed, its shard's job failed for good, its pytest died) is an
+    error row naming it: never silently missing.  None when an interrupted run wrote nothing."""
+    tests = []
+    for p in plan.raws:
+        try:
+            tests += json.loads(p.read_text())["tests"]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # absent or torn: its properties count as lost below
+    if ran.interrupted:
+        return {"tests": tests} if tests else None
+    seen = {(t.get("claim"), str(t.get("nodeid", "")).split("::")[-1].split("[")[0])
+            for t in tests}
+    shard_of = {c: k for k, ids in enumerate(plan.groups) for c in ids}
+    for claim, names in sorted(plan.expect.items()):
+        for name in names:
+            if (claim, name) in seen:
+                continue
+            k = shard_of.get(claim)
+            why = (f"its shard {k} failed: {ran.failed_shards[k]}" if k in ran.failed_shards
+                   else f"its pytest worker crashed or was killed, or pytest died "
+                        f"(pytest exit {ran.rc})")
+            tests.append(_lost_row(claim, name, why))
+    return {"tests": tests}
+
+
+def _decide(registry, chosen, raw: dict, ran: Ran, profile: str) -> tuple[list, dict]:
     from properties import report as rep
 
-    expect = {k: v for k, v in properties_per_claim().items() if k in set(chosen)}
-    groups = shard_groups(chosen, args.shards)
-    work = Path(tempfile.mkdtemp(prefix=".shards-", dir=report)) if args.shards != "none" else None
-    with tempfile.TemporaryDirectory() as tmp:
-        base = work or Path(tmp)
-        expect_path = base / "expect.json"
-        expect_path.write_text(json.dumps(expect))
-        cmds, raws = [], []
-        for k, ids in enumerate(groups):
-            raw_k = base / f"raw-{k}.json"
-            cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT / "pyproject.toml"),
-                   "--rootdir", str(ROOT), "--audit-raw", str(raw_k), "--audit-expect",
-                   str(expect_path), "-p", "no:cacheprovider",
-                   *_pytest_paths(ids, args.conjecture)]
-            if args.shards != "none":
-                cmd += ["--claims", ",".join(ids)]
-            elif pats:
-                cmd += ["--claims", ",".join(pats)]
-            workers = _workers(args.workers, expect, ids)
-            if workers not in ("0", 0):
-                cmd += ["-n", str(workers)]
-            cmds.append(cmd)
-            raws.append(raw_k)
-        t0 = time.time()
-        if args.shards == "none":
-            rc, interrupted = _run_pytest(cmds[0], env) if cmds else (5, False)
-        else:
-            print(f"{len(cmds)} shards ({args.shards}) on the {args.executor} executor")
-            rc, interrupted = _run_shards(cmds, env, args.executor, work)
-        present = [p for p in raws if p.exists()]
-        if not present:
-            print(f"pytest produced no audit rows (exit {rc})"
-                  + (": interrupted" if interrupted else ""), file=sys.stderr)
-            return EXIT_INTERRUPTED if interrupted else EXIT_BROKEN
-        missing = [k for k, p in enumerate(raws) if not p.exists()]
-        if missing:
-            print(f"shards {missing} produced no audit rows: the report is partial",
-                  file=sys.stderr)
-        interrupted = interrupted or bool(missing)
-        raw = {"tests": [t for p in present for t in json.loads(p.read_text())["tests"]]}
-        if work is not None:
-            import shutil
+    rows = rep.build(registry, raw, lambda i: i in set(chosen))
+    meta = dict(_stamp(profile), interrupted=ran.interrupted,
+                seconds=round(time.time() - ran.t0, 1), command=" ".join(sys.argv))
+    for r in rows:
+        r["rerun"] = rep.rerun_commands(r, profile)
+    return rows, meta
 
-            shutil.rmtree(work, ignore_errors=True)
-        interrupted = interrupted or rc == 2  # pytest's own exit code for an interrupt
 
-        rows = rep.build(registry, raw, lambda i: i in set(chosen))
-        meta = dict(_stamp(profile), interrupted=interrupted, seconds=round(time.time() - t0, 1),
-                    command=" ".join(sys.argv))
-        for r in rows:
-            r["rerun"] = rep.rerun_commands(r, profile)
-        plots = {}
-        try:
-            import matplotlib
-        except ImportError:
-            matplotlib = None
-            if not args.no_plots:
-                print("figures skipped: matplotlib is not installed "
-                      "(pip install 'theorem-audit[figures]')", file=sys.stderr)
-        if not args.no_plots and not interrupted and matplotlib is not None:
-            from properties import cache
+def _draw(args, rows, registry, stage: Path, meta: dict, interrupted: bool) -> dict:
+    """The claims' figures, drawn into the staging directory (name -> file)."""
+    plots = {}
+    if args.no_plots or interrupted:
+        return plots
+    try:
+        import matplotlib
+    except ImportError:
+        print("figures skipped: matplotlib is not installed "
+              "(pip install 'theorem-audit[figures]')", file=sys.stderr)
+        return plots
+    from properties import cache
 
-            matplotlib.use("Agg")
-            t_fig, reused, trained = time.time(), 0, {}
-            for r in rows:
-                claim = registry.get(r["id"])
-                if claim is not None and claim.plot is not None:
-                    name = r["id"].replace(".", "_") + ".png"
-                    before = cache.STATS["misses"]
-                    try:
-                        (report / name).write_bytes(_figure_png(claim.plot, r["id"]))
-                        plots[r["id"]] = name
-                    except Exception as e:  # a broken figure must not hide the verdicts
-                        r["detail"] = (r["detail"] + f" | plot failed: {e!r}").lstrip(" |")
-                    computed = cache.STATS["misses"] - before  # the figure itself, then its runs
-                    reused += computed == 0
-                    if computed > 1:
-                        trained[r["id"]] = computed - 1
-            # a figure draws from the runs the properties stored: `runs_computed` names any that
-            # had to compute a run of its own (an --only selection that skipped the claim using it)
-            meta["figures"] = {"drawn": len(plots), "seconds": round(time.time() - t_fig, 1),
-                               "read_whole_from_cache": reused, "runs_computed": trained,
-                               "cache": cache.enabled()}
-            if trained:
-                print(f"figures: {sum(trained.values())} runs were not in the cache and were "
-                      f"computed for {sorted(trained)}")
-        for path in (json_path, report / "audit.md", report / "audit.html"):
-            if path.exists():
-                os.replace(path, path.with_name(path.stem + ".previous" + path.suffix))
-        rep.write(rows, json_path, report / "audit.md", profile, plots, meta)
+    matplotlib.use("Agg")
+    t_fig, reused, trained = time.time(), 0, {}
+    for r in rows:
+        claim = registry.get(r["id"])
+        if claim is not None and claim.plot is not None:
+            name = r["id"].replace(".", "_") + ".png"
+            before = cache.STATS["misses"]
+            try:
+                (stage / name).write_bytes(_figure_png(claim.plot, r["id"]))
+                plots[r["id"]] = name
+            except Exception as e:  # a broken figure must not hide the verdicts
+                r["detail"] = (r["detail"] + f" | plot failed: {e!r}").lstrip(" |")
+            computed = cache.STATS["misses"] - before  # the figure itself, then its runs
+            reused += computed == 0
+            if computed > 1:
+                trained[r["id"]] = computed - 1
+    # a figure draws from the runs the properties stored: `runs_computed` names any that had to
+    # compute a run of its own (an --only selection that skipped the claim using it)
+    meta["figures"] = {"drawn": len(plots), "seconds": round(time.time() - t_fig, 1),
+                       "read_whole_from_cache": reused, "runs_computed": trained,
+                       "cache": cache.enabled()}
+    if trained:
+        print(f"figures: {sum(trained.values())} runs were not in the cache and were "
+              f"computed for {sorted(trained)}")
+    return plots
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _file_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _write(rows, plots, meta, profile, stage: Path, report: Path, json_path: Path) -> str | None:
+    """Write the report new-then-rotate: every file is written complete in a staging directory
+    beside its destination and fsynced; only then is each renamed into place, the old report
+    kept as .previous (hard-linked before the rename, so that there is never a moment with
+    neither).  A failure to write (a full disk) leaves the previous report as it was.  Returns
+    None, or why the report could not be written."""
+    import shutil
+
+    from properties import report as rep
+
+    mode = _file_mode()
+    staged_json = stage / "audit.json"
+    try:
+        rep.write(rows, staged_json, stage / "audit.md", profile, plots, meta)
+        moves = [(stage / n, report / n, False) for n in plots.values()]
+        moves += [(stage / n, report / n, True) for n in ("audit.md", "audit.html")]
+        src = staged_json
+        if os.stat(stage).st_dev != os.stat(json_path.parent).st_dev:  # --json elsewhere
+            src = json_path.with_name(f".{json_path.name}.new-{os.getpid()}")
+            shutil.copyfile(staged_json, src)
+        moves.append((src, json_path, True))
+        for s, _, _ in moves:
+            os.chmod(s, mode)
+            _fsync_file(s)
+    except OSError as e:
+        for s in json_path.parent.glob(f".{json_path.name}.new-{os.getpid()}"):
+            s.unlink(missing_ok=True)
+        return f"{type(e).__name__}: {e.strerror or e}"
+    for s, dst, rotate in moves:
+        prev = dst.with_name(dst.stem + ".previous" + dst.suffix)
+        keep = None
+        if rotate and dst.is_file() and not dst.is_symlink():
+            keep = dst.with_name(f".{prev.name}.new-{os.getpid()}")
+            try:
+                keep.unlink(missing_ok=True)
+                os.link(dst, keep)
+            except OSError:  # no hard links here: rename the old one first
+                keep = None
+                os.replace(dst, prev)
+        os.replace(s, dst)
+        if keep is not None:
+            os.replace(keep, prev)
+    return None
+
+
+def _trim(args) -> None:
     if not args.no_cache:
         from properties import cache
-        cache.reduce_size(args.cache_limit)
-    print()
-    print(rep.table(rows, meta))
-    print(f"\nwrote {json_path}, {report / 'audit.md'}, {report / 'audit.html'} and {len(plots)} plots "
-          f"({time.time() - t0:.0f} s, pytest exit {rc})"
-          + ("; INTERRUPTED: the report is partial" if interrupted else ""))
-    if interrupted:
+        cache.reduce_size(args.cache_limit_bytes)
+
+
+def _exit_status(rows, ran: Ran, write_error, args) -> int:
+    if ran.interrupted:
         return EXIT_INTERRUPTED
+    if write_error:
+        return EXIT_BROKEN
     broken = [r["id"] for r in rows if any(p["failure"] in ("error", "power", "unexpected-pass")
                                            for p in r["properties"])]
     if broken:
@@ -521,20 +952,63 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
     if failing:
         print(f"--fail-on {args.fail_on}: {', '.join(failing)}", file=sys.stderr)
         return EXIT_VERDICT
-    if rc not in (0, 1, 5):
-        print(f"pytest exited {rc}", file=sys.stderr)
+    if ran.rc not in (0, 1, 5):
+        print(f"pytest exited {ran.rc}", file=sys.stderr)
         return EXIT_BROKEN
     return EXIT_OK
 
 
+def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int:
+    import shutil
+
+    from properties import report as rep
+
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=report))
+    try:
+        plan = _plan(args, chosen, pats, scratch)
+        ran = _run(plan, args, env, scratch)
+        raw = _collect(plan, ran)
+        if raw is None:
+            print(f"pytest produced no audit rows (exit {ran.rc}): interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        rows, meta = _decide(registry, chosen, raw, ran, profile)
+        stage = scratch / "stage"
+        stage.mkdir()
+        plots = _draw(args, rows, registry, stage, meta, ran.interrupted)
+        write_error = _write(rows, plots, meta, profile, stage, report, json_path)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    _trim(args)
+    print()
+    print(rep.table(rows, meta))
+    if write_error:
+        print(f"theorem-audit: the report could not be written to {report} ({write_error}); "
+              "the previous report there is untouched", file=sys.stderr)
+    else:
+        print(f"\nwrote {json_path}, {report / 'audit.md'}, {report / 'audit.html'} and "
+              f"{len(plots)} plots ({time.time() - ran.t0:.0f} s, pytest exit {ran.rc})"
+              + ("; INTERRUPTED: the report is partial" if ran.interrupted else ""))
+    return _exit_status(rows, ran, write_error, args)
+
+
 def _last_run(report: Path) -> dict:
+    """The claims of the last report in `report` by id ({} when there is none, or when its
+    audit.json is not one: a malformed file is a note, never a traceback)."""
     p = report / "audit.json"
     if not p.exists():
         return {}
     try:
-        return {r["id"]: r for r in json.loads(p.read_text()).get("claims", [])}
-    except (json.JSONDecodeError, OSError):
+        doc = json.loads(p.read_text())
+    except (ValueError, OSError, UnicodeDecodeError) as e:
+        print(f"theorem-audit: note: {p} is unreadable ({type(e).__name__}); last verdicts "
+              "not shown", file=sys.stderr)
         return {}
+    claims = doc.get("claims") if isinstance(doc, dict) else None
+    if not isinstance(claims, list):
+        print(f"theorem-audit: note: {p} is not an audit report; last verdicts not shown",
+              file=sys.stderr)
+        return {}
+    return {r["id"]: r for r in claims if isinstance(r, dict) and isinstance(r.get("id"), str)}
 
 
 def cmd_list(args) -> int:
@@ -545,7 +1019,7 @@ def cmd_list(args) -> int:
     w = max(len(i) for i in ids) if ids else 2
     print(f"{'id'.ljust(w)}  {'last verdict'.ljust(12)}  file")
     for i in ids:
-        print(f"{i.ljust(w)}  {last.get(i, {}).get('verdict', '-').ljust(12)}  "
+        print(f"{i.ljust(w)}  {str(last.get(i, {}).get('verdict', '-')).ljust(12)}  "
               f"{REGISTERED_IN.get(i, '')}")
     return EXIT_OK
 
@@ -579,18 +1053,32 @@ def cmd_show(args) -> int:
         out.append(f"Kind: {c.kind} (listed apart from the paper's verdicts)")
     last = _last_run(Path(args.report)).get(c.id)
     if last:
-        from properties import report as rep
-        out += ["", f"Last run: {last.get('verdict_label') or last['verdict']}, "
-                    f"{last.get('draws', '?')} draws, resolution {rep.resolution_cell(last)}"
-                    + (f" — {last['detail']}" if last.get("detail") else "")]
-        try:
-            for head, lines in rep._claim_sections(last):
-                out += [f"{head}:"] + [f"  {x}" for x in lines]
-        except (KeyError, TypeError):  # a report of an older schema
-            pass
-        out += [f"Rerun: {cmd}" for cmd in last.get("rerun", [])]
+        out += ["", *_last_lines(last)]
     print("\n".join(out))
     return EXIT_OK
+
+
+def _last_lines(last: dict) -> list[str]:
+    """The last run of one claim, as lines; an entry of another schema or a malformed one
+    shows what it can and says so."""
+    from properties import report as rep
+
+    try:
+        res = rep.resolution_cell(last)
+    except Exception:  # noqa: BLE001 -- a malformed entry
+        res = "?"
+    detail = last.get("detail")
+    out = [f"Last run: {last.get('verdict_label') or last.get('verdict', '?')}, "
+           f"{last.get('draws', '?')} draws, resolution {res}"
+           + (f" — {detail}" if detail else "")]
+    try:
+        for head, lines in rep._claim_sections(last):
+            out += [f"{head}:"] + [f"  {x}" for x in lines]
+    except Exception:  # noqa: BLE001 -- a report of an older schema, or a malformed one
+        out.append("(the rest of the last run's entry is not in this version's schema)")
+    rerun = last.get("rerun")
+    out += [f"Rerun: {cmd}" for cmd in (rerun if isinstance(rerun, list) else [])]
+    return out
 
 
 def cmd_readme(args) -> int:
@@ -600,16 +1088,33 @@ def cmd_readme(args) -> int:
     src = Path(args.report) / "audit.json"
     if not src.is_file():
         raise UsageError(f"--report: {src} does not exist; run `python -m properties audit` first")
-    doc = json.loads(src.read_text())
-    refusal = rep.readme_refusal(doc, load_registry([]))
+    try:
+        doc = json.loads(src.read_text())
+    except (ValueError, OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"--report: {src} is not readable JSON ({type(e).__name__})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        raise UsageError(f"--report: {src} is not an audit report")
+    try:
+        refusal = rep.readme_refusal(doc, load_registry([]))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise UsageError(f"--report: {src} is not an audit report of this version "
+                         f"({type(e).__name__}: {e})") from None
     if refusal:
         raise UsageError(f"readme: {src}: {refusal}; the README was not changed")
     readme = Path(args.readme)
     try:
         text = rep.update_readme(readme.read_text(), doc)
+    except OSError as e:
+        raise UsageError(f"--readme {readme}: cannot be read ({e.strerror or e})") from None
     except ValueError as e:
         raise UsageError(f"--readme {readme}: {e}") from None
-    readme.write_text(text)
+    except (KeyError, TypeError, AttributeError) as e:
+        raise UsageError(f"--report: {src} is not an audit report of this version "
+                         f"({type(e).__name__}: {e})") from None
+    try:
+        readme.write_text(text)
+    except OSError as e:
+        raise UsageError(f"--readme {readme}: cannot be written ({e.strerror or e})") from None
     print(f"updated the verdict tables of {readme} from {src} ({len(doc.get('claims', []))} claims)")
     return EXIT_OK
 
@@ -645,16 +1150,23 @@ def _interrupt(signum, frame):
 
 
 def main(argv=None) -> int:
-    # SIGTERM before the pytest run starts (while the claims load) stops cleanly too: exit 130,
-    # report lock released; during the run `_run_pytest` takes over both signals
-    old_term = signal.signal(signal.SIGTERM, _interrupt)
+    # SIGTERM or SIGHUP before the pytest run starts (while the claims load) stops cleanly too:
+    # exit 130, report lock released; during the run `_run_pytest` takes over the signals
+    old = {s: signal.signal(s, _interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return _main(argv)
     except KeyboardInterrupt:
         print("theorem-audit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as e:  # noqa: BLE001 -- a bug of the audit itself: one line, exit 3
+        if os.environ.get("THEOREM_AUDIT_DEBUG"):
+            raise
+        print(f"theorem-audit: internal error: {type(e).__name__}: {e} (set "
+              "THEOREM_AUDIT_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_BROKEN
     finally:
-        signal.signal(signal.SIGTERM, old_term)
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def _main(argv=None) -> int:

@@ -25,6 +25,8 @@ def default_device() -> torch.device:
 
 def make_generator(seed: int, device: torch.device | str | None = None) -> torch.Generator:
     """A local generator: simulations never touch the global RNG state."""
+    from theory.validate import device as _device
+    _device("device", device)
     from theory.validate import MAX_SEED, integer
     seed = integer("seed", seed, lo=0, hi=MAX_SEED)  # not a bool, not negative, < 2^63
     g = torch.Generator(device=torch.device(device) if device is not None else "cpu")

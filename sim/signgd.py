@@ -167,6 +167,7 @@ def make_problem(seeds, *, n: int, s: int, d: int, sigma_p: float, n_test: int =
     `s` may also be a list with one sparsity per seed (configurations in one batch): seed j's
     instance is then bit for bit the instance of make_problem([seed_j], s=s[j], ...) (the data
     tensors' shapes do not depend on s), and Problem.s is that list."""
+    chk.device("device", device)
     seeds = _seeds(seeds)
     _check_int("n", n, 1)
     _check_int("L", L, 2)
@@ -245,6 +246,7 @@ def init_params(seeds, *, d: int, m_k: int, m_v: int, sigma_0: float, head_init:
     sign_zero != 0 (the padded rows would move).  Per-seed s: make_problem(s=[...]).  Per-seed n
     is not offered: n is the data tensors' sample axis, and padding samples would change every
     seed's mean loss (its 1/n) and so its SignGD steps wherever a gradient sum changes sign."""
+    chk.device("device", device)
     seeds = _seeds(seeds)
     _check_int("d", d, 2)
     _check_int("m_k", m_k, 1)
@@ -508,6 +510,9 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
     _check_problem("train", prob, params, "params")
     _check_pos("eta", eta)
     _check_int("steps", steps, 0, MAX_STEPS)
+    if eta * max(steps, 1) > 1e150:  # the weights move by up to eta per step
+        raise ValueError(f"eta * steps must be <= 1e150 (the weights' squares overflow float64 "
+                         f"beyond), got eta = {eta:g}, steps = {steps}")
     _check_int("log_every", log_every, 1)
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")

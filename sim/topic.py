@@ -32,9 +32,18 @@ F64 = torch.float64
 # --------------------------------------------------------------------------------------------
 # Validation
 # --------------------------------------------------------------------------------------------
-def check_params(T=None, v=None, tau=None, p_m=None, p_c=None, p_r=None):
+_UNSET = object()  # check_params: a parameter not given (None, given, is an invalid value)
+
+
+def check_params(T=_UNSET, v=_UNSET, tau=_UNSET, p_m=_UNSET, p_c=_UNSET, p_r=_UNSET, *,
+                 none_ok=()):
     """Raise ValueError naming the parameter and its valid range: T, v, tau integers >= 1 with
-    tau <= T; p_m, p_c, p_r in (0, 1) with p_c + p_r < 1."""
+    tau <= T; p_m, p_c, p_r in (0, 1) with p_c + p_r < 1.  A parameter not given is not checked;
+    one given as None is an error unless it is named in `none_ok` (an optional one)."""
+    for name, val in (("T", T), ("v", v), ("tau", tau), ("p_m", p_m), ("p_c", p_c), ("p_r", p_r)):
+        if val is None and name not in none_ok:
+            raise ValueError(f"{name} must be given (a number), got None")
+    T, v, tau, p_m, p_c, p_r = (None if x is _UNSET else x for x in (T, v, tau, p_m, p_c, p_r))
     for name, val in (("T", T), ("v", v)):
         if val is not None:
             chk.integer(name, val, lo=1)
@@ -140,7 +149,11 @@ def ridge_minimiser(mom: dict, lam: float) -> np.ndarray:
     _check_moments("ridge_minimiser", mom)
     chk.number("lam", lam, lo=0, lo_open=True)
     n = mom["n"]
-    return np.linalg.solve((mom["M"] + lam * np.eye(n)).T, mom["C"].T).T
+    try:
+        return np.linalg.solve((mom["M"] + lam * np.eye(n)).T, mom["C"].T).T
+    except np.linalg.LinAlgError:
+        raise ValueError(f"lam = {lam:g} is too small: M + lam I is singular in float64 (use "
+                         "min_norm_minimiser for the lam -> 0 limit)") from None
 
 
 def min_norm_minimiser(mom: dict) -> np.ndarray:
@@ -161,8 +174,13 @@ def gd_infinite(W0, mom, steps: int, lr: float, lam: float = 0.0):
         raise ValueError(f"gd_infinite: W0 must be (..., n, n) with n = {n}, got {W0a.shape}")
     W = np.array(W0, dtype=np.float64)
     M, C = mom["M"], mom["C"]
-    for _ in range(steps):
-        W -= lr * 2 * (W @ M - C + lam * W)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(steps):
+            W -= lr * 2 * (W @ M - C + lam * W)
+    if not np.all(np.isfinite(W)):  # diverged: lr is past the stable range
+        top = float(np.linalg.eigvalsh((M + M.T) / 2).max()) + lam
+        raise ValueError(f"gd_infinite: lr = {lr:g} makes gradient descent diverge to inf/NaN "
+                         f"(it is stable for lr < 1/(lambda_max(M) + lam) = {1 / top:.3g})")
     return W
 
 
@@ -199,7 +217,7 @@ def sample_documents(gen: torch.Generator, D: int, T: int, v: int, *, model: str
 
 def _check_documents(D, T, v, model, tau, N, N_range, dirichlet) -> int:
     """sample_documents' checks (also run by train before any work): the longest document."""
-    check_params(T=T, v=v, tau=tau)
+    check_params(T=T, v=v, tau=tau, none_ok=("tau",))
     chk.integer("D", D, lo=1)
     if model not in ("theory", "lda"):
         raise ValueError(f"model must be 'theory' or 'lda', got {model!r}")
@@ -278,6 +296,7 @@ def init_params(gen: torch.Generator, S: int, n: int, d: int | None = None, *, s
                 scale: float = 0.02, positive: bool = False, WV=None, device=None) -> dict:
     """Parameters with a leading seed dim S.  positive=True: near-zero positive init
     (|N(0, scale^2)|), else N(0, scale^2).  WE is N(0, 1/d) unless one-hot.  WV overrides W^V."""
+    chk.device("device", device)
     chk.generator("gen", gen)
     _check_switches(sw)
     sw = sw or Switches()
@@ -431,7 +450,11 @@ def ridge(p: dict, names, lam: float):
         raise ValueError(f"ridge: p must be a dict of tensors holding every name in names {names}")
     if not lam:
         return 0.0
-    return lam * sum((p[k] ** 2).flatten(1).sum(-1) for k in names)
+    out = lam * sum((p[k] ** 2).flatten(1).sum(-1) for k in names)
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError(f"ridge: lam = {lam:g} times the squared norms overflows "
+                         f"{out.dtype}: lam must be smaller")
+    return out
 
 
 @dataclass
@@ -450,7 +473,7 @@ def train(p: dict, gen: torch.Generator, *, T: int, v: int, steps: int, batch: i
     each seed's loss depends only on its own parameters, so summing over seeds keeps the
     per-seed gradients (and Adam/SGD are elementwise).  shared_data=False gives every seed its own
     documents."""
-    check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
+    check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r, none_ok=("tau",))
     if opt not in ("adam", "sgd"):
         raise ValueError(f"opt must be 'adam' or 'sgd', got {opt!r}")
     if loss not in ("squared", "ce"):

@@ -108,6 +108,7 @@ class StackedTransformer(nn.Module):
     def __init__(self, seeds, *, vocab: int, n_out: int, d: int = 64, depth: int = 3,
                  heads: int = 1, width: int | None = None, norm: str = "post",
                  embed_scale: float = 1.0, dtype=torch.float32, device=None):
+        chk.device("device", device)
         super().__init__()
         seeds = chk.seeds("seeds", seeds)
         for name, val, lo in (("vocab", vocab, 2), ("n_out", n_out, 2), ("d", d, 1),

@@ -1037,6 +1037,100 @@ def _one_per_valid_call(cases):
     return out
 
 
+# ---- lambdified closed forms re-exported as predictions (theory.validate.closed_form) --------------
+_add(TJ.eqn66_residual, dict(y=1.0), {"y": BAD_FLOAT + [1e300, "y", None]})
+_add(TJ.g_at_stationary, dict(y=1.0), {"y": BAD_FLOAT + [1e300, None]})
+_add(TJ.theorem2_printed_term, dict(v=0.5), {"v": BAD_FLOAT + [[NAN, 0.0], "v"]})
+_add(TJ.theorem2_corrected_term, dict(v=0.5), {"v": BAD_FLOAT + [None]})
+for _f in (TJ.theta1_gauss, TJ.theta2_gauss):
+    _add(_f, dict(r=0.1, sigma=1.0, c_minus=0.0, c_plus=1.0),
+         {"r": BAD_FLOAT, "sigma": BAD_POS_FLOAT, "c_minus": BAD_FLOAT, "c_plus": [NAN, None]})
+
+
+# ---- devices: a typo, a number, a CUDA index this machine lacks ------------------------------------
+BAD_DEVICE = ["gpu", "cuda:99", 5, "cpu:x"]
+_DEVICE_FNS = (sim.make_generator, J.make_problem, J.make_hblt, J.random_embeddings,
+               J.sample_isotropic_noise, SG.make_problem, SG.init_params, ST.init_params,
+               TR.StackedTransformer)
+_with_device = [c for c in _one_per_valid_call(CASES) if c.fn in _DEVICE_FNS]
+_with_device.append(Case(ST.init_params, dict(gen=_gen(), S=1, n=7, d=3, device="cpu"), "device", ()))
+for _c in _with_device:
+    CASES.append(Case(_c.fn, _c.valid, "device", tuple(BAD_DEVICE), name=_c.name))
+
+
+def test_every_function_that_takes_a_device_is_fuzzed_on_it():
+    assert {c.fn for c in _with_device} == set(_DEVICE_FNS)
+
+
+# Extreme finite values: every float argument of every reference call set to +-1e300 and
+# +-1e-300 must give a ValueError naming one of the function's parameters, or a finite result
+# (no hang, no silent NaN/inf, no other exception).  A reference call whose result holds NaN
+# by design (a sentinel) is held only to the first part.
+EXTREMES = (1e300, -1e300, 1e-300, -1e-300)
+# sentinels by design: HBLT trees carry rho = NaN for the depth-1 nodes (no parent edge)
+NAN_BY_DESIGN = {"sim.joma.make_hblt", "sim.joma.make_table1_generator[tree]"}
+# found by this sweep and left to the JoMA helper (a fix would change the result on the
+# reference input): the reference call itself returns inf/NaN (the root finder lands on
+# r_- ~ -37.7 where theta1 underflows to 0, so v = lam (x_+ - x_-) is infinite)
+KNOWN_NONFINITE = {"theory.joma.two_cluster_stationary_point"}
+
+
+def _extreme_calls():
+    out = []
+    for c in _one_per_valid_call(CASES):
+        name = c.name or public_name(c.fn)
+        params = set(c.valid) | {x.param for x in CASES if x.fn is c.fn}
+        for k, v in c.valid.items():
+            if isinstance(v, float) and not isinstance(v, bool):
+                for x in EXTREMES:
+                    out.append((name, k, x, params, c.fn, dict(c.valid, **{k: x})))
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the box forks")
+def test_extreme_finite_values_are_refused_or_give_finite_results():
+    calls = _extreme_calls()
+    assert len(calls) > 500
+    res = boxed_many([(fn, kw) for *_, fn, kw in calls])
+    bad = []
+    for (name, k, x, params, _, _), (outcome, msg) in zip(calls, res):
+        if outcome == "ValueError":
+            if not any(p.rstrip("_") in msg for p in params):
+                bad.append(f"{name}({k}={x:g}): ValueError naming no parameter: {msg[:150]}")
+        elif outcome != "accepted":
+            bad.append(f"{name}({k}={x:g}): {outcome}: {' '.join(msg.split())[:150]}")
+        elif msg != "finite result" and name not in NAN_BY_DESIGN | KNOWN_NONFINITE:
+            bad.append(f"{name}({k}={x:g}): {msg}")
+    assert not bad, f"{len(bad)} of {len(calls)}:\n" + "\n".join(bad)
+
+
+def _none_calls():
+    """Every number of every reference call set to None (a size or rate left out): only the
+    public functions themselves (a test wrapper's own conversions would be tested otherwise)."""
+    out = []
+    for c in _one_per_valid_call(CASES):
+        if c.fn.__module__ == __name__:
+            continue
+        name = c.name or public_name(c.fn)
+        for k, v in c.valid.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out.append((name, k, c.fn, dict(c.valid, **{k: None})))
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the box forks")
+def test_a_number_given_as_none_is_a_value_error_or_a_default():
+    """None where a number goes: a ValueError (never a TypeError from deep inside), or the
+    parameter's documented default (e.g. tau=None for LDA documents) with a finite result."""
+    calls = _none_calls()
+    assert len(calls) > 200
+    res = boxed_many([(fn, kw) for *_, fn, kw in calls])
+    bad = [f"{name}({k}=None): {outcome}: {' '.join(msg.split())[:150]}"
+           for (name, k, _, _), (outcome, msg) in zip(calls, res)
+           if outcome != "ValueError" and not (outcome == "accepted" and msg == "finite result")]
+    assert not bad, f"{len(bad)} of {len(calls)}:\n" + "\n".join(bad)
+
+
 # Bad values drawn per case: 4 times the longest `bad` list, so that Hypothesis (which stops once
 # a small finite space is exhausted) tries every value of every case under every profile (the
 # serving child makes a call cost ~1 ms: the whole file runs in ~15 s).

@@ -158,10 +158,21 @@ _wi0, _wdiff, _wsame = _num(W_I0), _num(W_DIFF), _num(W_SAME)
 
 
 
-def check_params(T_=None, v_=None, tau_=None, p_m_=None, p_c_=None, p_r_=None, where=""):
+_UNSET = object()  # check_params: a parameter not given (None, given, is an invalid value)
+
+
+def check_params(T_=_UNSET, v_=_UNSET, tau_=_UNSET, p_m_=_UNSET, p_c_=_UNSET, p_r_=_UNSET,
+                 where=""):
     """The paper's parameter ranges (Section 3): ValueError naming the parameter and its range.
-    T_, v_, tau_ integers >= 1 with tau_ <= T_; p_m_, p_c_, p_r_ in (0, 1) with p_c_ + p_r_ < 1."""
+    T_, v_, tau_ integers >= 1 with tau_ <= T_; p_m_, p_c_, p_r_ in (0, 1) with p_c_ + p_r_ < 1.
+    A parameter not given is not checked; one given as None is an error."""
     pre = f"{where}: " if where else ""
+    for name, val in (("T_", T_), ("v_", v_), ("tau_", tau_), ("p_m_", p_m_), ("p_c_", p_c_),
+                      ("p_r_", p_r_)):
+        if val is None:
+            raise ValueError(f"{pre}{name} must be given (a number), got None")
+    T_, v_, tau_, p_m_, p_c_, p_r_ = (None if x is _UNSET else x
+                                      for x in (T_, v_, tau_, p_m_, p_c_, p_r_))
     for name, val in (("T_", T_), ("v_", v_), ("tau_", tau_)):
         if val is not None:
             chk.integer(pre + name, val, lo=1)
@@ -182,6 +193,7 @@ def constants(p_m_, p_c_, p_r_, T_, v_):
 def theorem2_wstar(T_: int, v_: int, p_m_: float, p_c_: float, p_r_: float) -> np.ndarray:
     """W^V* of Theorem 2 as printed, a (Tv+1) x (Tv+1) numpy array."""
     check_params(T_=T_, v_=v_, p_m_=p_m_, p_c_=p_c_, p_r_=p_r_, where="theorem2_wstar")
+    chk.number("theorem2_wstar: p_m_", p_m_, lo=1e-100, hi=1, hi_open=True)  # 1/p_m_^k overflows
     chk.elements("theorem2_wstar", T_v_plus_1=T_ * v_ + 1, Tv_plus_1=T_ * v_ + 1)  # a dense matrix
     n = T_ * v_ + 1
     args = (p_m_, p_c_, p_r_, T_, v_)

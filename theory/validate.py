@@ -172,3 +172,99 @@ def finite_array(name: str, x, *, ndim=None, lo=None, lo_open: bool = False, dty
         raise ValueError(f"{name} must be {'>' if lo_open else '>='} {lo} in every entry, got min "
                          f"{a.min()}")
     return a
+
+
+def magnitude(name: str, x, hi: float, why: str = "") -> None:
+    """Every entry of x (a number or an array of numbers, already checked finite) has
+    |x| <= hi: the extreme finite values (1e300) whose result would overflow float64 to inf or
+    NaN are refused, naming the parameter and the bound."""
+    import numpy as np
+    a = np.abs(np.asarray(x, dtype=np.float64))
+    if a.size and float(a.max()) > hi:
+        raise ValueError(f"{name} must satisfy |{name}| <= {hi:g}"
+                         + (f" ({why})" if why else "") + f", got {float(a.max()):g}")
+
+
+def tiny(name: str, x, lo: float, why: str = "") -> None:
+    """Every entry of x has |x| >= lo (or is exactly 0 where 0 was already allowed): values so
+    small that a division by them overflows (1e-300) are refused, naming the parameter."""
+    import numpy as np
+    a = np.abs(np.asarray(x, dtype=np.float64))
+    bad = (a > 0) & (a < lo)
+    if a.size and bad.any():
+        raise ValueError(f"{name} must be 0 or satisfy |{name}| >= {lo:g}"
+                         + (f" ({why})" if why else "") + f", got {float(a[bad].min()):g}")
+
+
+def closed_form(f, names, *, positive=(), what: str = ""):
+    """f (a lambdified closed form of the arguments `names`, in order) with its arguments checked
+    (each a finite number or array of them, > 0 for those in `positive`) and its value checked
+    finite: a ValueError naming the arguments, never a silent NaN/inf.  The returned function
+    closes over f (properties.world names a traced call by the function closed over)."""
+    import numpy as np
+
+    names = tuple(names)
+    label = what or "the closed form"
+
+    def call(*args, **kwargs):
+        if len(args) > len(names):
+            raise ValueError(f"{label} takes {len(names)} arguments ({', '.join(names)}), got "
+                             f"{len(args)}")
+        vals = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in vals:
+                raise ValueError(f"{label}: unexpected or repeated argument {k!r} (takes "
+                                 f"{', '.join(names)})")
+            vals[k] = v
+        missing = [n for n in names if n not in vals]
+        if missing:
+            raise ValueError(f"{label}: missing argument(s) {', '.join(missing)}")
+        for n in names:
+            a = finite_array(n, vals[n])
+            if n in positive and a.size and a.min() <= 0:
+                raise ValueError(f"{n} must be > 0 in every entry, got min {a.min()}")
+        with np.errstate(all="ignore"):
+            try:
+                out = f(*(vals[n] for n in names))
+            except (OverflowError, ZeroDivisionError):
+                out = float("inf")
+        if not np.all(np.isfinite(np.asarray(out, dtype=np.float64))):
+            shown = ", ".join(f"{n}={describe(vals[n]) if hasattr(vals[n], 'shape') else vals[n]!r}"
+                              for n in names)
+            raise ValueError(f"{label} is not finite at {shown} ({', '.join(names)} outside the "
+                             "range where it is representable in float64)")
+        return out
+
+    call.__name__ = call.__qualname__ = what.split(" ")[0] if what else "closed_form"
+    call.__doc__ = f"{label}, with its arguments ({', '.join(names)}) and value checked."
+    import sys
+    call.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)  # the defining module
+    return call
+
+
+def device(name: str, d, *, none: bool = True):
+    """d, if it names a device this machine has: None (where the caller defaults it), 'cpu', a
+    torch.device, or 'cuda' / 'cuda:i' with CUDA present and i below the device count.  A typo
+    ('gpu'), a number, or CUDA without a GPU is a ValueError naming the parameter (not torch's
+    RuntimeError or AssertionError)."""
+    if d is None and none:
+        return d
+    import torch  # lazily: theory/ stays torch-free
+    if not isinstance(d, (str, torch.device)):
+        raise ValueError(f"{name} must be 'cpu', 'cuda', 'cuda:<i>' or a torch.device"
+                         f"{' (or None)' if none else ''}, got {d!r}")
+    try:
+        dev = torch.device(d)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"{name} must be 'cpu', 'cuda', 'cuda:<i>' or a torch.device, got "
+                         f"{d!r}") from None
+    if dev.type == "cpu":
+        return d
+    if dev.type != "cuda":
+        raise ValueError(f"{name} must be a cpu or cuda device, got {d!r}")
+    if not torch.cuda.is_available():
+        raise ValueError(f"{name} = {d!r}: torch {torch.__version__} finds no CUDA device here")
+    if dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"{name} = {d!r}: this machine has {torch.cuda.device_count()} CUDA "
+                         f"device(s)")
+    return d

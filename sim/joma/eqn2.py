@@ -76,6 +76,7 @@ def make_problem(seeds, *, M_C: int, K: int, d: int, N: int, C: int | None = Non
                  activation: str = "linear", A: float = 1.0, device=None,
                  dtype=torch.float64) -> Eqn2Problem:
     """Build S = len(seeds) instances; instance s depends only on seeds[s] (not on the batch)."""
+    chk.device("device", device)
     for name, val, lo in (("M_C", M_C, 1), ("K", K, 1), ("N", N, 1), ("tokens", tokens, 1)):
         chk.integer(name, val, lo=lo)
     chk.integer("d", d, lo=1)

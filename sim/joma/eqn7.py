@@ -99,6 +99,8 @@ def simulate_eqn7(mu, v0, t_end: float, *, n_points: int = 200, t_eval=None,
     if np.any(r0 == 1.0):
         raise ValueError("v0/mu must differ from 1 in every component (delta(0) != 0), got "
                          f"r0 = {r0}")
+    if isinstance(t_end, (str, bytes, bool)) or not hasattr(t_end, "__float__"):
+        raise ValueError(f"t_end must be a finite number > 0, got {t_end!r}")
     t_end = float(t_end)
     if not (np.isfinite(t_end) and t_end > 0):
         raise ValueError(f"t_end must be finite and > 0, got {t_end}")

@@ -154,6 +154,7 @@ def make_hblt(p0, q0, rho, n_children: int, depth: int, n_root_children: int = 1
     depth           -- L >= 1 edges from the root to the leaves
     n_root_children -- B >= 1 binary children of the root
     """
+    chk.device("device", device)
     device = torch.device(device) if device is not None else torch.device("cpu")
     _check_int(n_children, "n_children (N_ch)", 1)
     _check_int(depth, "depth (L)", 1)

@@ -30,6 +30,7 @@ MAX_NU = 1000  # student_t draws chi^2_nu as nu squared normals: a loop of nu pa
 def random_embeddings(d: int, m_c: int, gen: torch.Generator, dtype=torch.float64,
                       device=None):
     """U_C (d x M_C) with orthonormal columns and a unit u_q orthogonal to them (QR of a Gaussian)."""
+    chk.device("device", device)
     chk.generator("gen", gen)
     if not (isinstance(d, int) and isinstance(m_c, int) and not isinstance(d, bool)
             and not isinstance(m_c, bool) and m_c >= 1 and d >= m_c + 1):
@@ -44,6 +45,7 @@ def sample_isotropic_noise(n_samples: int, n: int, family: str, gen: torch.Gener
                            sigma: float = 1.0, nu: int = 5, dtype=torch.float64, device=None):
     """z in R^n, isotropic: gaussian N(0, sigma^2 I); student_t (integer nu >= 1, scale sigma):
     sigma g / sqrt(chi2_nu / nu); ball: uniform in the ball of radius sigma."""
+    chk.device("device", device)
     chk.generator("gen", gen)
     _check_int(n_samples, "n_samples", 2)
     _check_int(n, "dimension n", 1)

@@ -99,7 +99,10 @@ def eq9_exact_mp(e, h: int, depth: int, dps: int = 60):
     1 <= h < depth integers (H is a level strictly below the top L), eps in (0, 1), 15 <= dps
     <= 10000."""
     _check_eq9(h, depth, dps, "eq9_exact_mp")
+    if isinstance(e, (str, bytes, bool)) or not hasattr(e, "__float__"):
+        raise ValueError(f"eq9_exact_mp: e must be a number in (0, 1), got {e!r}")
     chk.number("eq9_exact_mp: e", float(e), lo=0, hi=1, lo_open=True, hi_open=True)
+    chk.number("eq9_exact_mp: e", float(e), lo=10.0 ** (5 - dps), hi=1, hi_open=True)  # 1 - e != 1
     with mpmath.workdps(dps):
         r = 1 - mpmath.mpf(e)
         b = r ** depth

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from theory import validate as chk
 from theory.joma._checks import _callable, _fin, _scalar
 from theory.joma.isotropic import Isotropic, Psi, _dist_psi
 from theory.joma.theta import theta_y
@@ -25,6 +26,7 @@ def _check_v(v):
 def _check_xbar_R(v, xi, xbar, R):
     """xi a finite number, xbar (n,) and R (n, m) finite, n = len(v)."""
     _scalar("xi", xi)
+    chk.magnitude("xi", xi, 1e100, "theta's quadrature overflows beyond")
     xb = _fin("xbar", xbar, ndim=1)
     Ra = _fin("R", R, ndim=2)
     n = np.shape(v)[0]

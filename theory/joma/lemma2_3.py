@@ -48,6 +48,7 @@ def mean_residual_H(r, theta1, theta2) -> float:
     """H(r) = F(r)/theta1(r) = r + theta2(r)/theta1(r) (homogeneous phi; equals E[y + r | y > -r]
     for ReLU).  Two-cluster stationary points of Eqn 5 need H(r_+) = H(r_-), r_+ != r_-."""
     _scalar("r", r)
+    chk.magnitude("r", r, 1e100, "r + theta2/theta1 loses every digit beyond")
     _callable("theta1", theta1)
     _callable("theta2", theta2)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -60,7 +61,9 @@ def mean_residual_argmin(theta1, theta2, lo: float, hi: float) -> float:
     _callable("theta1", theta1)
     _callable("theta2", theta2)
     _scalar("lo", lo)
+    chk.magnitude("lo", lo, 1e100, "H loses every digit beyond")
     _scalar("hi", hi, lo=float(lo), lo_open=True)
+    chk.magnitude("hi", hi, 1e100, "H loses every digit beyond")
     res = optimize.minimize_scalar(lambda r: mean_residual_H(r, theta1, theta2), bounds=(lo, hi),
                                    method="bounded", options={"xatol": 1e-10})
     return float(res.x)
@@ -80,6 +83,7 @@ def two_cluster_stationary_point(x_plus, x_minus, a_plus, r_plus, theta1, theta2
     if a_plus == 0:
         raise ValueError("a_plus must be nonzero (kappa = a_+ theta1(r_+) divides)")
     _scalar("r_plus", r_plus)
+    chk.magnitude("r_plus", r_plus, 1e100, "H loses every digit beyond")
     _callable("theta1", theta1)
     _callable("theta2", theta2)
     if isinstance(bracket, (str, bytes)) or not hasattr(bracket, "__len__") or len(bracket) != 2:

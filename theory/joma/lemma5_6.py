@@ -23,6 +23,7 @@ import numpy as np
 import sympy as sp
 from scipy import optimize, special
 
+from theory import validate as chk
 from theory.joma._checks import _fin
 
 y = sp.symbols("y", positive=True)
@@ -39,8 +40,10 @@ G_bound_expr = sp.sqrt(2) * g_expr.subs(y, y / sp.sqrt(2))   # = (2/y)(1 - e^{-y
 
 _MODS = ["scipy", "numpy"]
 _g_sym = sp.lambdify(y, g_expr, _MODS)  # the sympy form (cancels for tiny y); numerics below
-eqn66_residual = sp.lambdify(y, eqn66_expr, _MODS)
-g_at_stationary = sp.lambdify(y, eqn67_expr, _MODS)
+eqn66_residual = chk.closed_form(sp.lambdify(y, eqn66_expr, _MODS), ("y",),
+                                 what="eqn66_residual (Eqn. 66)")
+g_at_stationary = chk.closed_form(sp.lambdify(y, eqn67_expr, _MODS), ("y",),
+                                  what="g_at_stationary (Eqn. 67)")
 _G_bound_sym = sp.lambdify(y, G_bound_expr, _MODS)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+from theory import validate as chk
 from theory.joma._checks import _callable, _fin
 
 v, vp, Delta, Deltap, t, A = sp.symbols("v v' Delta Delta' t A", real=True)
@@ -31,8 +32,10 @@ def _lam(expr, *syms):
     return sp.lambdify(syms, expr, modules=["numpy", "scipy"])
 
 
-theorem2_printed_term = _lam(sp.erf(v / 2), v)  # erf(v/2): the printed invariant's numerator
-theorem2_corrected_term = _lam(sp.erf(v / sp.sqrt(2)), v)
+theorem2_printed_term = chk.closed_form(_lam(sp.erf(v / 2), v), ("v",),  # erf(v/2): the
+                                       what="theorem2_printed_term")  # printed numerator
+theorem2_corrected_term = chk.closed_form(_lam(sp.erf(v / sp.sqrt(2)), v), ("v",),
+                                         what="theorem2_corrected_term")
 _trajectory = _lam(THEOREM2_TRAJECTORY, Delta, t, A)
 _blowup_time = _lam(THEOREM2_BLOWUP, Delta, A)
 _limit = _lam(THEOREM2_LIMIT, Delta, Deltap)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from theory import validate as chk
 from theory.joma._checks import _callable, _fin, _scalar
 from theory.joma.isotropic import Isotropic, Psi, _dist_psi
 from theory.joma.lemma1 import _check_v, lemma1_corrected
@@ -16,6 +17,7 @@ from theory.joma.theta import theta_unit
 
 def _check_centers(v, xi, centers, a):
     _scalar("xi", xi)
+    chk.magnitude("xi", xi, 1e100, "theta's quadrature overflows beyond")
     C = np.atleast_2d(_fin("centers", centers, ndim=(1, 2)))
     if C.shape[1] != np.shape(v)[0]:
         raise ValueError(f"centers must be (c, n) with n = len(v) = {np.shape(v)[0]}, got "

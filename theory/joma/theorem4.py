@@ -56,6 +56,8 @@ def F0(rv, r0v):
 
 
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(80)
+MU_MAX = 37.0       # e^{mu^2/2} is a finite float64 up to |mu| = 37.6
+DELTA_MAX = 1e150   # delta^2 and mu^2 delta (2 - delta) stay finite
 
 
 def _same_side(rn, rv, r0n, r0v):
@@ -96,6 +98,9 @@ def F_delta(delta, delta0, muv, *, integrand_power: float = 2.0):
     _deltas("delta", delta, "delta0", delta0)
     _fin("muv", muv)
     chk.number("integrand_power", integrand_power, lo=0, lo_open=True)
+    chk.magnitude("muv", muv, MU_MAX, "e^{mu^2/2} overflows float64 beyond")
+    chk.magnitude("delta", delta, DELTA_MAX, "delta^2 overflows float64 beyond")
+    chk.magnitude("delta0", delta0, DELTA_MAX, "delta0^2 overflows float64 beyond")
     d, d0, m = np.broadcast_arrays(np.asarray(delta, float), np.asarray(delta0, float),
                                    np.asarray(muv, float))
     if np.any(d * d0 <= 0):
@@ -117,6 +122,8 @@ def F_theorem4(rv, r0v, muv):
     """Eqn. 70, F(r, r0, mu) = int_{r0}^{r} e^{-mu^2 x^2/2}/(1-x) dx.
     The paper's name F is an alias of this function."""
     _same_side("rv", rv, "r0v", r0v)
+    chk.magnitude("rv", rv, DELTA_MAX / 2, "(1 - r)^2 overflows float64 beyond")
+    chk.magnitude("r0v", r0v, DELTA_MAX / 2, "(1 - r0)^2 overflows float64 beyond")
     return F_delta(1.0 - np.asarray(rv, float), 1.0 - np.asarray(r0v, float), muv)
 
 
@@ -160,6 +167,7 @@ def Lambda_jk(lam, mu_k, delta_k, delta_k0):
     _fin("lam", lam)
     _fin("mu_k", mu_k)
     _deltas("delta_k", delta_k, "delta_k0", delta_k0)
+    chk.magnitude("mu_k", mu_k, MU_MAX, "e^{mu_k^2/2} overflows float64 beyond")
     if np.any(np.asarray(delta_k, float) == np.asarray(delta_k0, float)):
         raise ValueError("delta_k must differ from delta_k0 (ln(delta_k0/delta_k) divides)")
     return lam * np.exp(np.asarray(mu_k, float) ** 2 / 2) / log_ratio(delta_k, delta_k0)
@@ -172,6 +180,9 @@ def eqn8_ratio(mu_j, mu_k, Lam, *, exponent: float = 0.5):
     _fin("mu_k", mu_k)
     _fin("Lam", Lam)
     chk.number("exponent", exponent)
+    mu_max = math.sqrt(700.0 / max(abs(exponent), 1e-300))
+    chk.magnitude("mu_j", mu_j, mu_max, "e^{exponent (mu_j^2 - mu_k^2)} overflows float64 beyond")
+    chk.magnitude("mu_k", mu_k, mu_max, "e^{exponent (mu_j^2 - mu_k^2)} overflows float64 beyond")
     return np.exp(exponent * (np.asarray(mu_j, float) ** 2 - np.asarray(mu_k, float) ** 2)) * (1 + Lam)
 
 

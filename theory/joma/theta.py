@@ -33,6 +33,8 @@ def theta_y(r: float, k: float, dist: Isotropic, psi: Psi) -> tuple[float, float
     p_n(s) ds, by 1-D quadrature; k = 1 gives the literal (unit-marginal) Eqns 41-42."""
     _scalar("k = ||R R^T v||", k, lo=0, lo_open=True)
     _scalar("r", r)
+    chk.magnitude("r", r, 1e100, "the quadrature overflows beyond")
+    chk.number("k = ||R R^T v||", k, lo=1e-100, hi=1e100)
     _dist_psi(dist, psi)
     a, b = dist.support()
     cut = -r / k  # psi's kink / jump, and the centre of its transition for smooth psi
@@ -84,5 +86,7 @@ def _lamb(i):
     return sp.lambdify(syms, (t1, t2)[i], modules=[{"erf": special.erf}, "numpy"])
 
 
-theta1_gauss = _lamb(0)  # theta1_gauss(r, sigma, c_minus, c_plus)
-theta2_gauss = _lamb(1)
+theta1_gauss = chk.closed_form(_lamb(0), ("r", "sigma", "c_minus", "c_plus"), positive=("sigma",),
+                               what="theta1_gauss")  # theta1_gauss(r, sigma, c_minus, c_plus)
+theta2_gauss = chk.closed_form(_lamb(1), ("r", "sigma", "c_minus", "c_plus"), positive=("sigma",),
+                               what="theta2_gauss")
