@@ -6,6 +6,26 @@ import numpy as np
 from scipy import stats
 
 from properties.check import Threshold, Tolerance, check_at_least, check_trend
+from properties.report import CLAIM_SHARE
+
+# The allocation rule of the false-fail budget (report.CLAIM_SHARE, fixed before any run): a
+# claim's checks, summed over its draws under `ci`, spend at most CLAIM_SHARE = 1e-4.
+RATE_HISTORY = ("2026-12-04 (issue 20): false-fail rates set to fit the claim share of the stated "
+                "allocation rule (report.CLAIM_SHARE = 1e-4 summed over a claim's checks and "
+                "draws under ci, via common.claim_rate); the rates were lowered after the "
+                "harness audit of f65afb7 reported the claim over its share")
+
+
+def claim_rate(draws: int, checks: int = 1, share: float = CLAIM_SHARE) -> float:
+    """The false-fail rate of one check such that `checks` checks on each of `draws` draws (the
+    claim's draws under `ci`) spend at most the claim's share of the budget."""
+    if not (isinstance(draws, int) and draws >= 1):
+        raise ValueError(f"draws must be an int >= 1, got {draws!r}")
+    if not (isinstance(checks, int) and checks >= 1):
+        raise ValueError(f"checks must be an int >= 1, got {checks!r}")
+    if not (0 < share < 1):
+        raise ValueError(f"share must be in (0, 1), got {share!r}")
+    return share / (draws * checks)
 
 EXACT_MODEL = "exact inequality at the reading's level (deterministic statistic of the run)"
 
