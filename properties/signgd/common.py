@@ -225,7 +225,7 @@ def _max_ols_slope(lx, spread):
 
 
 def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance=None,
-                 false_fail=1e-3, what=""):
+                 false_fail=1e-3, rivals=(), what="", name=None):
     """check_trend of log R (rungs x seeds) against log size with each seed's mean over the rungs
     removed (the rungs share their seeds: seed fixed effects).  The slope is the pooled OLS slope;
     its error is the within-seed residual scatter on S (rungs - 1) - 1 degrees of freedom, passed
@@ -243,7 +243,7 @@ def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance
     sigma = max(sigma, 1e-3)  # stage times are integers: a log ratio is not known below ~1e-3
     return check_trend(claim_id, np.exp(X), np.exp(Lc.ravel()), exponent=exponent,
                        direction=direction, se=[sigma] * X.size, dof=dof, false_fail=false_fail,
-                       allowance=allowance, what=what)
+                       allowance=allowance, rivals=rivals, what=what, name=name)
 
 
 def mv_allowance(T1, T2inf, sizes):
