@@ -34,7 +34,7 @@ from hypothesis import Phase, given
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         examples, null, register, rival)
-from properties.signgd.common import exact
+from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_losses, plot_softmax
 from properties.signgd.runs import (Config, M_K, M_V, N_SAMPLES, STAGE_RUN, T32, shared_draws,
                                     stage_run)
@@ -336,9 +336,10 @@ def test_signgd_theorem3_2_item3(world, cfg):
 # Item 4
 # --------------------------------------------------------------------------------------------
 CID4 = "signgd.theorem3_2.item4"
-LEVEL4 = 0.05
 N_TIMES = 8
-TREND_FF = 1e-4  # per trend check (two per draw)
+DRAWS4 = 4  # under ci: the three shared draws and one drawn
+TREND_FF = claim_rate(DRAWS4, 2)  # per trend check (two per draw): the claim share over 4 draws
+SENTENCE4 = "Attention of both queries concentrates on the noise patch on the training data"
 
 
 @functools.lru_cache(maxsize=8)
@@ -386,9 +387,11 @@ register(Claim(
                "the late half of training",
     metric="max over samples and seeds at the last step; the trend of log(-log of that maximum) "
            "against log t over eight times in [T/2, T]",
-    tolerance="0.05 at the end of training, 1.25 t* (an exact inequality at the reading's level); "
-              "the trend: fitted slope beyond t_6 x its SE (false-fail 1e-4 per check)",
-    reading="'-> 0' read as: below 0.05 at the end of training (the horizon scales with the draw: "
+    tolerance="the glossary reading 'near 0' (0.05, bracket [0.025, 0.1]) at the end of "
+              "training, 1.25 t* (a deterministic statistic of the run); the trend: fitted slope "
+              f"beyond t_6 x its SE (false-fail {TREND_FF:.3g} per check: the claim share 1e-4 over "
+              f"{DRAWS4} draws x 2 trends), its own rival the exponent 0 (a plateau s -> c > 0)",
+    reading="'-> 0' read as: 'near 0' (glossary: 0.05) at the end of training (the horizon scales with the draw: "
             "with a fixed 4000-step horizon the slowest draw of the sweep, s = 20, sigma_p = 1, "
             "eta = 5e-5, had s_11 = 0.053, still falling: a horizon artefact, not a refutation). "
             "'Tends to' is decided by the trend in the training time (asymptotic policy). "
@@ -400,7 +403,11 @@ register(Claim(
              "was inconclusive (slope -56 +- 60 over [T/2, T] on two drawn configs: a "
              "super-exponential decay is curved on that line); refitted as log(-log max s) "
              "against log t, on which exp(-K t^p) is a straight line. Horizon, times, level "
-             "0.05 and false-fail unchanged.",),
+             "0.05 and false-fail unchanged.",
+             "2026-12-04 (issue 20): the level 0.05 is the glossary reading 'near 0' (unchanged; "
+             "decided at 0.025 and 0.1 too); the trend got its own rival, exponent 0 (it faced "
+             "no alternative: the rivals replace the limits, whose 0 the trend reads). "
+             + RATE_HISTORY + ": 1e-4 -> 1.25e-5 per trend check.",),
     alternatives=(
         rival("signal_patch", signal_patch, "the attention concentrates on the signal patch "
               "instead (s_11, s_21 -> 1)", replaces="limits"),
@@ -421,13 +428,11 @@ def test_signgd_theorem3_2_item4(world, cfg):
     limits = world.prediction(noise_patch, "limits")()
     for k_, lim in limits.items():
         end = float(r[k_][-1])
+        check_close(CID4, end, lim, Tolerance.reading("near 0", SENTENCE4), name=f"{k_}(end)",
+                    what=f"max {k_}(end) = {end:.3g}, limit {lim:g}")
         if lim == 0.0:
-            check_at_least(CID4, LEVEL4 - end, EXACT, what=f"max {k_}(end) = {end:.3g} <= 0.05")
             # s -> 0 as -log s -> inf: log(-log s) against log t (a decay exp(-K t^p) gives a
-            # straight line of slope p; a plateau s -> c > 0 a slope -> 0)
+            # straight line of slope p; a plateau s -> c > 0 a slope -> 0: the rival 0)
             check_trend(CID4, r["t"], -np.log(np.maximum(r[k_], 1e-300)),
-                        direction="increasing", false_fail=TREND_FF,
-                        what=f"-log max {k_}(t) over [T/2, T]")
-        else:
-            check_at_least(CID4, LEVEL4 - abs(end - lim), EXACT,
-                           what=f"max {k_}(end) = {end:.3g} within 0.05 of {lim:g}")
+                        direction="increasing", false_fail=TREND_FF, rivals=(0.0,),
+                        name=f"-log {k_} trend", what=f"-log max {k_}(t) over [T/2, T]")
