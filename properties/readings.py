@@ -74,6 +74,14 @@ GLOSSARY: dict[str, Reading] = {r.word: r for r in (
     _r("keep their sign", "the fraction of pairs said to keep their sign (score >= level)", 0.9,
        0.95, 0.8, "nine in ten, as 'most' (a literal 'every pair' is contradicted by the paper's "
        "own Table 2, 93%); the bracket four in five to nineteen in twenty"),
+    _r("converged", "a training loss said to have converged (in a comparison of optimizers or "
+       "a figure read by eye): L_S <= level", 0.05, 0.02, 0.1,
+       "a twentieth of the logistic loss at init (log 2 ~ 0.69 is ~14 levels), where a curve "
+       "drawn on [0, log 2] meets its axis; the bracket 2%-10%"),
+    _r("not yet converged", "a training loss said not to have converged yet, still of the "
+       "order of its init log 2: L_S >= level", 0.5, 0.6, 0.35,
+       "about 70% of log 2 ~ 0.69 (the loss has left its init by less than a third); the "
+       "bracket half of log 2 to ~87% of it"),
 )}
 
 
