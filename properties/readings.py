@@ -82,6 +82,9 @@ GLOSSARY: dict[str, Reading] = {r.word: r for r in (
        "order of its init log 2: L_S >= level", 0.5, 0.6, 0.35,
        "about 70% of log 2 ~ 0.69 (the loss has left its init by less than a third); the "
        "bracket half of log 2 to ~87% of it"),
+    _r("Theta(1) error", "a 0-1 error said to be Theta(1), of the order of chance rather than "
+       "vanishing: error >= level", 0.1, 0.2, 0.05,
+       "a tenth, a fifth of chance (1/2); the bracket a twentieth to a fifth"),
 )}
 
 
