@@ -609,3 +609,89 @@ variant_attention_frozen = attention_frozen_null(variant_run)
 variant_attention_frozen.__doc__ = ("Null of the variant claims: W_Q, W_K not trained: the softmax "
                                     "outputs keep their init values (the value trajectories as "
                                     "trained).")
+
+
+# --------------------------------------------------------------------------------------------
+# The exact reduced dynamics (sim.signgd.reduced_dynamics) from the full model's init: cheap
+# ladders in s, m_k, sigma_0 (signgd.stage_order, signgd.lemma4_6, ...).  For orthogonal data with
+# pairwise-disjoint training supports and L = 2 it is the full model's SignGD trajectory seen
+# through the training set, step for step (signgd.reduced_dynamics).
+# --------------------------------------------------------------------------------------------
+REDUCED_KEYS = ("alpha", "beta", "a", "b", "V_mu", "V")
+
+
+class ReducedState(NamedTuple):
+    """The reduced dynamics' state and constants: alpha, beta (S, m_k); a, b (S, m_k, n); V_mu
+    (S,); V (S, n); c = eta ||xi_i||_1 (S, n); eta (S,)."""
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    V_mu: np.ndarray
+    V: np.ndarray
+    c: np.ndarray
+    eta: np.ndarray
+
+
+def reduced_init(seeds, s, sigma_p, sigma_0, eps, *, m_v=MV_ROWS, m_k=M_K, d=None):
+    """The full model's init (sim.signgd.make_problem / init_params, the problem_and_init setup)
+    seen through the training set: the reduced dynamics' state, with eta = eps sigma_0 / sqrt(s).
+    d defaults to 1 + n s + s + 3; m_v other than MV_ROWS rescales the value rows (exact: W_V
+    enters only through the mean value; m_v = 0 stands for m_v = inf, v(0) = 0)."""
+    eta = eps * sigma_0 / np.sqrt(s)
+    d = 1 + N_SAMPLES * s + s + 3 if d is None else d
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True,
+                            n_test=1, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=m_k, m_v=MV_ROWS, sigma_0=sigma_0, device="cpu")
+    if m_v != MV_ROWS:
+        p0 = sim.Params(p0.WQ, p0.WK, p0.WV * (np.sqrt(MV_ROWS / m_v) if m_v else 0.0), p0.H)
+    q = sim.squeeze_L2(sim.tracked(prob, p0, keep=REDUCED_KEYS))
+    xi1 = prob.train.xi.abs().sum(-1)[..., 0].numpy()
+    return ReducedState(q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], eta * xi1,
+                        np.full(len(seeds), eta))
+
+
+def batched(states) -> ReducedState:
+    """One ReducedState of several (instances concatenated: one batched program)."""
+    return ReducedState(*(np.concatenate([st_[i] for st_ in states]) for i in range(8)))
+
+
+def as_trace(hist, t0=0):
+    """A reduced-dynamics history as the Trace-like object sim.signgd.stage_times reads (logged
+    every step from t0)."""
+    import types
+
+    q = dict(alpha=hist["alpha"], beta=hist["beta"], a=hist["a"][..., None],
+             b=hist["b"][..., None], V=hist["V"][..., None], V_mu=hist["V_mu"])
+    return types.SimpleNamespace(t=t0 + np.arange(len(hist["alpha"])), q=q)
+
+
+def run_reduced_until(state, stop, tail, cap, chunk=500):
+    """The reduced dynamics in chunks until stop(hist) gives a step t* (or None), then to
+    ceil((1 + tail) t*); returns the history of the tracked inner products (REDUCED_KEYS, steps
+    0..).  RuntimeError if the stop event has not come within `cap` steps."""
+    state = list(state)
+    parts, t_star, done = [], None, 0
+    while True:
+        h = sim.reduced_dynamics(*state[:7], state[7], chunk)
+        parts.append({k_: h[k_] if not parts else h[k_][1:] for k_ in REDUCED_KEYS})
+        done += chunk
+        state = [h[k_][-1] for k_ in REDUCED_KEYS] + state[6:]
+        if t_star is None:
+            hist = {k_: np.concatenate([p[k_] for p in parts]) for k_ in REDUCED_KEYS}
+            parts = [hist]
+            t_star = stop(hist)
+        if t_star is not None and done >= np.ceil((1 + tail) * t_star):
+            hist = {k_: np.concatenate([p[k_] for p in parts]) for k_ in REDUCED_KEYS}
+            return {k_: v[: int(np.ceil((1 + tail) * t_star)) + 1] for k_, v in hist.items()}
+        if done >= cap:
+            raise RuntimeError(f"the reduced run did not reach its stop event within {cap} steps")
+
+
+def first_all_noise_aligned(hist):
+    """Stop rule of reduced runs into Stage IV: the first step at which every query and key noise
+    of every instance has the sign of its neuron's query signal (T_4 of the slowest), or None."""
+    sa = np.sign(hist["alpha"])[..., None]
+    ok = ((np.sign(hist["a"]) == sa) & (np.sign(hist["b"]) == sa)).all((-1, -2, -3))
+    return int(np.argmax(ok)) if ok.any() else None

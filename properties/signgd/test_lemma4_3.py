@@ -109,7 +109,14 @@ register(Claim(
               "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s). "
               "Item (2)'s o(1) and item (1)'s Theta are read at one size with fixed levels "
               "(0.05; [0.3, 2]), not as trends; item (2) fails at 0.05 on the fast corner "
-              "(0.078).",
+              "(0.078). A probe of a ladder in s on the reduced dynamics (issue 20; exploration, "
+              "not a check: seeds 11-18, sigma_p = 1, sigma_0 s = 0.03 and eta sqrt(s) / sigma_0 "
+              "= 0.33 held fixed, s = 30, 60, 120, 240) gave item (1)'s median ratio 0.94-1.03, "
+              "0.96-1.00, 0.96-0.99, 0.99-1.00 (Theta(1), tending to 1) but item (2)'s max |s - "
+              "1/2| at T_2 rising, medians ~0.003, 0.005, 0.0066, 0.009, because T_2 itself grows "
+              "(median 24, 44, 71, 127 steps: pairs chattering around zero at this step size); "
+              "along Condition 3.1's sigma_0 s sigma_p sqrt(m_k) -> 0 it would fall by scaling. "
+              "Which ladder the o(1) is meant along is not settled, so no trend is asserted.",
     asymptotic="the problem size (item (1)'s Theta, item (2)'s o(1))",
     history=("2026-12-03 (harness issue 9): the printed statement had lost items (3) and (4) "
              "when they got their own ids; restored here, and named in the audit gap.",
