@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from properties import examples
 from properties.cache import run_cache
 from properties.check import profile
+from properties.settings import size
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -695,3 +696,51 @@ def first_all_noise_aligned(hist):
     sa = np.sign(hist["alpha"])[..., None]
     ok = ((np.sign(hist["a"]) == sa) & (np.sign(hist["b"]) == sa)).all((-1, -2, -3))
     return int(np.argmax(ok)) if ok.any() else None
+
+
+# The ladder in s into Stage IV shared by signgd.lemma4_4 (the vote at T_4^- - 1) and
+# signgd.lemma4_6 (the key-noise turns): per named size (`--size`), sigma_0 s and eta sqrt(s) /
+# sigma_0 held at the sheet's CPU setting's values (s = 30: sigma_0 = 1e-3, eta = 6e-5 exactly)
+S_LADDER = {"ci": (30, 60, 120), "ladder": (30, 60, 120, 240), "paper": (30, 60, 120, 240)}
+S_LADDER_SEEDS = {"ci": 8, "ladder": 24, "paper": 24}
+S_LADDER_KAPPA = 0.03  # sigma_0 s
+S_LADDER_EPS = 6e-5 * np.sqrt(30) / 1e-3  # eta sqrt(s) / sigma_0 = 0.329
+S_LADDER_DRAWS = ((11, 1.0), (12345, 1.0), (777, 2.0))  # seed0, sigma_p
+S_LADDER_CAP = 60000
+
+
+@functools.lru_cache(maxsize=4)
+def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
+    from properties.signgd.common import stage4_pairs
+
+    seeds = [seed0 + k for k in range(n_seeds)]
+    out = {k_: [] for k_ in ("wrong", "back", "off_vote", "neurons", "steps")}
+    for s in rungs:
+        sigma_0 = S_LADDER_KAPPA / s
+        st_ = reduced_init(seeds, s, sigma_p, sigma_0, S_LADDER_EPS,
+                           d=1 + N_SAMPLES * s + max(120, s + 3))
+        h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
+        tr = as_trace(h)
+        T4m = sim.stage_times(tr)["T4m"]
+        ev = stage4_pairs(h, tr.t, T4m)
+        w = ev["wrong_b"]
+        out["wrong"].append(w.sum((1, 2)))
+        out["back"].append((w & (ev["back_b"] > 0)).sum((1, 2)))
+        k = (np.where(np.isfinite(T4m), T4m, len(tr.t)) - 1).astype(int)
+        j = np.arange(n_seeds)
+        al, be, a, b = h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j]
+        vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
+        out["off_vote"].append((~vote).sum(-1))
+        out["neurons"].append(np.full(n_seeds, vote.shape[-1]))
+        out["steps"].append(int(tr.t[-1]))
+    return dict(sizes=tuple(rungs), **{k_: np.array(v) for k_, v in out.items()})
+
+
+def stage4_ladder(seed0, sigma_p):
+    """The ladder in s on the reduced dynamics from the full model's init (d = 1 + n s +
+    max(120, s + 3)), each rung run to 1.25 x the first step with all noise aligned (stage_run's
+    stop rule), at the named size.  Per rung (rows) and seed (columns): `wrong`, the key noises
+    with the wrong sign at T_4^-; `back`, those that move away from sgn alpha after their turn
+    (signgd.lemma4_6 (ii)); `off_vote`, the neurons not following their vote at T_4^- - 1
+    (signgd.lemma4_4); `neurons` (m_k); and per rung the run's `steps`."""
+    return _stage4_ladder(int(seed0), float(sigma_p), S_LADDER_SEEDS[size()], S_LADDER[size()])

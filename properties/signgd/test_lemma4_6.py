@@ -26,7 +26,7 @@ same events as signgd.lemma4_7).
 * Issue 20: the lemma is a high-probability statement under Condition 3.1 (s grows with d), so
   (ii) is decided on a ladder in s: the per-seed fraction of wrong-sign key noises that move away
   again after their turn, on the exact reduced dynamics (sim.signgd.reduced_dynamics, cheap) from
-  the full model's init, s in L46_S with sigma_0 s and eps = eta sqrt(s) / sigma_0 held at the
+  the full model's init, s in runs.S_LADDER with sigma_0 s and eps = eta sqrt(s) / sigma_0 held at the
   sheet's CPU setting's values (s = 30: sigma_0 = 1e-3, eta = 6e-5 exactly), and must fall along
   s (check_trend, seed-clustered: per-seed slopes, Student t).  The full simulator is the
   cross-check at the s = 30 rung of the canonical draw (the same seeds as runs.stage_run: the
@@ -36,61 +36,24 @@ same events as signgd.lemma4_7).
 from __future__ import annotations
 
 
-import functools
-
 import numpy as np
 from hypothesis import Phase, given
 
 from properties import (Claim, attach_plot, audits, check_at_least, check_trend, examples, null,
                         register, rival)
-from properties.settings import size
-from properties.signgd.common import claim_rate, exact, stage4_pairs
+from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_lemma4_6
-from properties.signgd.runs import (CANON, H, N_SAMPLES, RANGE, SETTING, STAGES, STAGE_RUN,
-                                    as_trace, attention_frozen_null, ci_draws, explicit_draws,
-                                    first_all_noise_aligned, reduced_init, run_reduced_until,
-                                    shared_draws, stage4_events, stage4_run_events)
-from sim import signgd as sim
+from properties.signgd.runs import (CANON, H, RANGE, S_LADDER, S_LADDER_DRAWS, SETTING, STAGES,
+                                    STAGE_RUN, attention_frozen_null, ci_draws, explicit_draws,
+                                    shared_draws, stage4_events, stage4_ladder, stage4_run_events)
 
 CID = "signgd.lemma4_6"
 EXACT = exact("exact inequality between integer counts / step numbers (deterministic events of "
               "the run)")
 
 
-# The ladder in s (reduced dynamics): rungs and seeds per named size (`--size`)
-L46_S = {"ci": (30, 60, 120), "ladder": (30, 60, 120, 240), "paper": (30, 60, 120, 240)}
-L46_SEEDS = {"ci": 8, "ladder": 24, "paper": 24}
-L46_KAPPA = 0.03  # sigma_0 s (the sheet's CPU setting: 1e-3 x 30)
-L46_EPS = 6e-5 * np.sqrt(30) / 1e-3  # eta sqrt(s) / sigma_0 (the sheet's CPU setting: 0.329)
-L46_CAP = 60000
-L46_DRAWS = ((11, 1.0), (12345, 1.0), (777, 2.0))  # seed0, sigma_p
-L46_DRAW_COUNT = 3  # under ci: the explicit draws only
-TREND_FF = claim_rate(L46_DRAW_COUNT)  # the trend's rate per draw: the claim share over 3 draws
-
-
-@functools.lru_cache(maxsize=4)
-def _l46_ladder(seed0, sigma_p, n_seeds, rungs):
-    seeds = [seed0 + k for k in range(n_seeds)]
-    wrong, back, steps = [], [], []
-    for s in rungs:
-        sigma_0 = L46_KAPPA / s
-        st_ = reduced_init(seeds, s, sigma_p, sigma_0, L46_EPS,
-                           d=1 + N_SAMPLES * s + max(120, s + 3))
-        h = run_reduced_until(st_, first_all_noise_aligned, 0.25, L46_CAP, chunk=1000)
-        tr = as_trace(h)
-        ev = stage4_pairs(h, tr.t, sim.stage_times(tr)["T4m"])
-        w = ev["wrong_b"]
-        wrong.append(w.sum((1, 2)))
-        back.append((w & (ev["back_b"] > 0)).sum((1, 2)))
-        steps.append(int(tr.t[-1]))
-    return dict(sizes=tuple(rungs), wrong=np.array(wrong), back=np.array(back), steps=steps)
-
-
-def l46_ladder(seed0, sigma_p):
-    """Per rung s (rows) and seed (columns): the number of wrong-sign key noises at T_4^- and of
-    those that move away from sgn alpha after their turn, on the reduced dynamics to 1.25 x the
-    first step with all noise aligned (runs.stage_run's stop rule), at the named size."""
-    return _l46_ladder(seed0, float(sigma_p), L46_SEEDS[size()], L46_S[size()])
+L46_DRAWS = S_LADDER_DRAWS
+TREND_FF = claim_rate(len(S_LADDER_DRAWS))  # the trend's rate per draw: the claim share over 3
 
 
 # Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-
@@ -147,7 +110,7 @@ register(Claim(
              "plus one drawn).",
              "2026-12-04 (issue 20): (ii) decided on a ladder in s (the asymptotic policy: the "
              "refutation was one size, 2 of 164 pairs): the per-seed failing fraction must fall "
-             f"along s in {L46_S['ci']} (ci, 8 seeds; --size ladder: {L46_S['ladder']}, 24 "
+             f"along s in {S_LADDER['ci']} (ci, 8 seeds; --size ladder: {S_LADDER['ladder']}, 24 "
              "seeds) on the reduced dynamics at the CPU setting's sigma_0 s and eta sqrt(s) / "
              "sigma_0, trend false-fail " + f"{TREND_FF:.3g}" + " per draw (the claim share). "
              "The one-size printed property (strict xfail) is replaced by it; its counterexample "
@@ -200,7 +163,7 @@ def test_signgd_lemma4_6_ladder(cfg):
     towards sgn alpha at every step until it is aligned for good -- with high probability, so the
     per-seed fraction of wrong-sign key noises that move away again must fall along s."""
     seed0, sigma_p = cfg
-    L = l46_ladder(seed0, sigma_p)
+    L = stage4_ladder(seed0, sigma_p)
     if (seed0, sigma_p) == (CANON[0], CANON[3]) and L["sizes"][0] == 30:
         # cross-check at one rung: the full simulator's stage run on the same seeds (8 of them)
         ev = stage4_events(CANON)
