@@ -33,7 +33,6 @@ eta) and a ladder over s up to 120 fits the CI budget.
 from __future__ import annotations
 
 import functools
-import types
 
 import numpy as np
 from hypothesis import Phase, given
@@ -42,8 +41,8 @@ from hypothesis import strategies as st
 from properties import Claim, audits, examples, loglog_slope, null, register
 from properties.settings import size
 from properties.signgd.common import RATE_HISTORY, claim_rate, paired_trend
-from properties.signgd.runs import (MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, explicit_draws,
-                                    problem_and_init)
+from properties.signgd.runs import (MV_ROWS, SEED, SETTING, STAGES, as_trace, batched,
+                                    explicit_draws, reduced_init, run_reduced_until)
 from sim import signgd as sim
 
 CID = "signgd.stage_order"
@@ -83,47 +82,7 @@ BOOT = 1000
 
 def _init(seeds, s, sigma_p, sigma_0, eps, m_v=MV_ROWS):
     """The full model's init seen through the training set: the reduced dynamics' state."""
-    eta = eps * sigma_0 / np.sqrt(s)
-    prob, p0 = problem_and_init(seeds, s, d=1 + N_SAMPLES * s + s + 3, sigma_p=sigma_p, sigma_0=sigma_0,
-                        n_test=1, m_v=MV_ROWS)
-    if m_v != MV_ROWS:  # exact: W_V enters only through the mean value (see signgd.t2_vs_t1);
-        # m_v = 0 stands for m_v = inf (v(0) = 0)
-        p0 = sim.Params(p0.WQ, p0.WK, p0.WV * (np.sqrt(MV_ROWS / m_v) if m_v else 0.0), p0.H)
-    q = sim.squeeze_L2(sim.tracked(prob, p0, keep=("alpha", "beta", "a", "b", "V", "V_mu")))
-    xi1 = prob.train.xi.abs().sum(-1)[..., 0].numpy()
-    return [q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], eta * xi1,
-            np.full(len(seeds), eta)]
-
-
-def _batched(rungs):
-    return [np.concatenate([r[i] for r in rungs]) for i in range(8)]
-
-
-def _as_trace(hist, t0=0):
-    q = dict(alpha=hist["alpha"], beta=hist["beta"], a=hist["a"][..., None],
-             b=hist["b"][..., None], V=hist["V"][..., None], V_mu=hist["V_mu"])
-    return types.SimpleNamespace(t=t0 + np.arange(len(hist["alpha"])), q=q)
-
-
-def _run_until(state, stop, tail, cap, chunk=500):
-    """The reduced dynamics in chunks until stop(hist) gives a step t* (or None), then to
-    ceil((1 + tail) t*); returns the concatenated history of the tracked inner products."""
-    parts, t_star, done = [], None, 0
-    keys = ("alpha", "beta", "a", "b", "V_mu", "V")
-    while True:
-        h = sim.reduced_dynamics(*state[:7], state[7], chunk)
-        parts.append({k_: h[k_] if not parts else h[k_][1:] for k_ in keys})
-        done += chunk
-        state = [h[k_][-1] for k_ in keys] + state[6:]
-        if t_star is None:
-            hist = {k_: np.concatenate([p[k_] for p in parts]) for k_ in keys}
-            parts = [hist]
-            t_star = stop(hist)
-        if t_star is not None and done >= np.ceil((1 + tail) * t_star):
-            hist = {k_: np.concatenate([p[k_] for p in parts]) for k_ in keys}
-            return {k_: v[: int(np.ceil((1 + tail) * t_star)) + 1] for k_, v in hist.items()}
-        if done >= cap:
-            raise RuntimeError(f"the ladder run did not reach its stop event within {cap} steps")
+    return reduced_init(seeds, s, sigma_p, sigma_0, eps, m_v=m_v)
 
 
 def _all_aligned(hist):
@@ -141,7 +100,7 @@ class _AllTurned:
 
     def __call__(self, hist):
         lo = max(self.seen - sim.TURN_LOOKBACK - 1, 0)
-        t4 = sim.stage_times(_as_trace({k_: v[lo:] for k_, v in hist.items()}, lo))["T4m"]
+        t4 = sim.stage_times(as_trace({k_: v[lo:] for k_, v in hist.items()}, lo))["T4m"]
         self.first = t4 if self.first is None else np.fmin(self.first, t4)
         self.seen = len(hist["alpha"])
         return float(self.first.max()) if np.isfinite(self.first).all() else None
@@ -166,16 +125,16 @@ def ladders(seed0: int, sigma_p: float, n_seeds: int = SO_SEEDS, s_rungs: tuple 
     seeds = [seed0 + k for k in range(n_seeds)]
     S = n_seeds
     out = {}
-    st0 = _batched([_init(seeds, 30, sigma_p, 1e-3, SO_MV_EPS, m_v=m) for m in SO_MV + (0,)])
-    h = _run_until(st0, _all_aligned, 0.5, SO_CAP)
+    st0 = batched([_init(seeds, 30, sigma_p, 1e-3, SO_MV_EPS, m_v=m) for m in SO_MV + (0,)])
+    h = run_reduced_until(st0, _all_aligned, 0.5, SO_CAP)
     G = len(SO_MV) + 1
-    T1 = sim.stage_times(_as_trace(h))["T1"].reshape(G, S)
-    T2 = sim.qk_alignment_time(_as_trace(h)).reshape(G, S)
+    T1 = sim.stage_times(as_trace(h))["T1"].reshape(G, S)
+    T2 = sim.qk_alignment_time(as_trace(h)).reshape(G, S)
     out["m_v"] = dict(sizes=SO_MV, T1=T1[:-1], T2=T2[:-1], T2inf=T2[-1])
     cfg = [(s, 1e-3 * 30 / s) for s in s_rungs] + [(30, s0) for s0 in SO_SIGMA0]
-    st1 = _batched([_init(seeds, s, sigma_p, s0, SO_EPS) for s, s0 in cfg])
-    h = _run_until(st1, _AllTurned(), 0.0, SO_CAP, chunk=1000)
-    T = {k_: v.reshape(len(cfg), S) for k_, v in sim.stage_times(_as_trace(h)).items()}
+    st1 = batched([_init(seeds, s, sigma_p, s0, SO_EPS) for s, s0 in cfg])
+    h = run_reduced_until(st1, _AllTurned(), 0.0, SO_CAP, chunk=1000)
+    T = {k_: v.reshape(len(cfg), S) for k_, v in sim.stage_times(as_trace(h)).items()}
     T["T3v"] = vote_time(h).reshape(len(cfg), S)
     k = len(s_rungs)
     out["s"] = dict(sizes=s_rungs, **{k_: T[k_][:k] for k_ in ("T1", "T2", "T3", "T3v", "T4m")})
