@@ -110,7 +110,10 @@ register(Claim(
               "sits lower (0.35 in the canonical run, seed 15), and no fitted scaling of "
               "|alpha(T_3)| against T_3 eta over a sweep is made. The softmax's 'near 1/2' is "
               "read at one size (T_3 of the stage runs). The vote is decided on the s ladder "
-              "(property ladder; its numbers in the check).",
+              "(property ladder; its numbers in the check): inconclusive at ci and under --size "
+              "ladder (2026-12-04, 24 seeds, s = 30..240: 3, 9, 12, 14 / 4, 1, 8, 13 / 3, 3, 11, "
+              "17 of 192 neurons off their vote on the three draws; slopes +0.026 to +0.038 "
+              "+- 0.05-0.057, rising if anything).",
     reason="The vote part fails at CPU size for near-tied neurons (Lemma 4.3 (3)'s 'sums bounded "
            "away from 0' does not hold for every neuron with n = 8): refuted as printed for all "
            "neurons at this size. The softmax part fails through the same neurons: the logit of "

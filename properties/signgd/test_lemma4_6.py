@@ -116,7 +116,9 @@ register(Claim(
              "The one-size printed property (strict xfail) is replaced by it; its counterexample "
              "is the s = 30 rung (cross-checked against the full simulator). Designed before the "
              "ladder was run beyond a timing probe at seed 11 (2/164, 2/163, 1/159 at s = 30, 60, "
-             "120).",),
+             "120). Result: inconclusive at ci and under --size ladder (24 seeds, s = 30..240: 7, "
+             "6, 4, 5 / 11, 5, 4, 4 / 4, 4, 4, 1 failing of ~480 wrong-sign key noises per rung; "
+             "slopes -0.0015 to -0.0066 +- 0.011-0.028: falling, not significantly).",),
     asymptotic="s (the noise sparsity, which grows with d under Condition 3.1: the failing "
                "fraction of (ii) must vanish)",
     alternatives=(
