@@ -85,6 +85,11 @@ GLOSSARY: dict[str, Reading] = {r.word: r for r in (
     _r("Theta(1) error", "a 0-1 error said to be Theta(1), of the order of chance rather than "
        "vanishing: error >= level", 0.1, 0.2, 0.05,
        "a tenth, a fifth of chance (1/2); the bracket a twentieth to a fifth"),
+    _r("-> epsilon", "a training loss said to converge to (an arbitrary) epsilon, read at the "
+       "end of training: L_S <= level", 1e-3, 1e-4, 1e-2,
+       "a thousandth (~1/700 of the loss at init, log 2); the bracket a decade either way"),
+    _r("dominates", "a ratio A / B of magnitudes where A is said to dominate B (score >= level)",
+       2.0, 3.0, 1.5, "A at least twice B; the bracket one and a half to three times"),
 )}
 
 

@@ -32,7 +32,7 @@ import functools
 import numpy as np
 from hypothesis import Phase, given
 
-from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, check_trend,
                         examples, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_losses, plot_softmax
@@ -91,8 +91,8 @@ register(Claim(
                "step, V from the linear value laws: a geometric envelope of rate >= 4 eta per step",
     metric="L_S at the last step, max over seeds; max over steps and seeds of the loss's relative "
            "excess over the envelope",
-    tolerance="epsilon 1e-3 (the reading), an exact inequality; the envelope to float64 "
-              "round-off (relative)",
+    tolerance="epsilon: the glossary reading '-> epsilon' (1e-3, bracket [1e-4, 1e-2]); the "
+              "envelope to float64 round-off (relative)",
     reading="'Linear rate' = geometric decay of the loss; epsilon read as 1e-3 at the end of "
             "training (1.25 t*). A simulator consistency check, not evidence beyond "
             "signgd.step_magnitude and the margin identity: the linear value dynamics give the "
@@ -101,7 +101,9 @@ register(Claim(
             "s_11 > 0; null: W_V frozen (the loss stays at its init).",
     history=("2026-12-03: the slope-ratio check (log L_S slopes over [T/2, 3T/4] and [3T/4, T] "
              "within a factor 1.25, a level without provenance) is replaced by the derived "
-             "envelope; epsilon 1e-3 unchanged.",),
+             "envelope; epsilon 1e-3 unchanged.",
+             "2026-12-04 (issue 20): epsilon is the glossary reading '-> epsilon' (1e-3 "
+             "unchanged, decided at 1e-4 and 1e-2 too).",),
     plot=plot_losses(CID1),
     alternatives=(
         rival("noise_margin", noise_margin_envelope, "every margin >= 2 V_i: the attention on "
@@ -120,8 +122,9 @@ register(Claim(
 def test_signgd_theorem3_2_item1(world, cfg):
     r = world.simulation(trained_losses, "losses", pure=True)(cfg)
     L = r["L"]
-    check_at_least(CID1, EPS1 - float(L[-1].max()), EXACT,
-                   what=f"L_S(end) = {L[-1].max():.3g} <= 1e-3")
+    check_close(CID1, float(L[-1].max()), 0.0,
+                Tolerance.reading("-> epsilon", "the training loss converges to epsilon"),
+                name="L_S(end)", what=f"L_S(end) = {L[-1].max():.3g}")
     env = world.prediction(margin_envelope, "envelope")(r["t"], r["V0"], r["V_mu0"], r["eta"],
                                                         r["xi_l1"])
     excess = np.maximum(L / env - 1.0, 0.0)
@@ -295,13 +298,16 @@ register(Claim(
                "||xi_i||_1) / (V_mu(0) + 2 eta T) at the end T",
     metric="min over samples and seeds of V_i / |V_mu| at the last step (and per row); max "
            "relative error of V_i / V_mu against the closed form",
-    tolerance="factor 2 ('dominates'; the linear dynamics give -> ||xi_i||_1 ~ 20), an exact "
-              "inequality of the run's values; the closed form to float64 round-off",
+    tolerance="the glossary reading 'dominates' (a factor 2, bracket [1.5, 3]; the linear "
+              "dynamics give -> ||xi_i||_1 ~ 20) on the run's values; the closed form to float64 "
+              "round-off",
     reading="A simulator consistency check, not evidence beyond signgd.step_magnitude: the "
             "exact linear value dynamics make the dominance automatic at the end of training "
             "(1.25 t*, thousands of steps after V_i passes 2 V_mu). The alternatives (rivals: "
             "equal rates, an l2 noise rate; null: W_V frozen) are rejected by the closed form, "
             "the null also by the printed reading.",
+    history=("2026-12-04 (issue 20): the factor 2 is the glossary reading 'dominates' (level "
+             "unchanged, decided at 1.5 and 3 too).",),
     alternatives=(
         rival("equal_rates", ratio_equal_rates, "no memorisation: V_i and V_mu grow at the same "
               "rate 2 eta", replaces="ratio"),
@@ -320,11 +326,13 @@ register(Claim(
 def test_signgd_theorem3_2_item3(world, cfg):
     r = world.simulation(trained_values, "values", pure=True)(cfg)
     ratio = r["V"] / np.abs(r["V_mu"])[:, None]
-    check_at_least(CID3, float(ratio.min()) - 2.0, EXACT,
-                   what=f"min V_i / |V_mu| = {ratio.min():.3g} >= 2")
+    dominates = Threshold.reading("dominates", "value noise dominates value signal for every "
+                                  "training sample")
+    check_at_least(CID3, float(ratio.min()), dominates, name="V_i / |V_mu|",
+                   what=f"min V_i / |V_mu| = {ratio.min():.3g}")
     rows = r["row_noise"] / r["row_signal"]
-    check_at_least(CID3, float(rows.min()) - 2.0, EXACT,
-                   what=f"per value row: min j<w, y xi> / |<w, mu>| = {rows.min():.3g} >= 2")
+    check_at_least(CID3, float(rows.min()), dominates, name="per value row",
+                   what=f"per value row: min j<w, y xi> / |<w, mu>| = {rows.min():.3g}")
     pred = world.prediction(ratio_law, "ratio")(r["V0"], r["V_mu0"], r["eta"], r["T"], r["xi_l1"],
                                                  r["xi_l2"])
     check_close(CID3, r["V"] / r["V_mu"][:, None], pred, Tolerance.roundoff(float(np.abs(pred).max()),
