@@ -245,7 +245,10 @@ register(Claim(
              "computed from the run being decided, 0.24; 1/4 and 1/3 passed it); the rivals "
              "no_separation / mean_value_linear became the trend rivals 0 / 1 (and 0 / -2 for "
              "sigma_0, 0 / 1 for s). A longer s ladder (s to 240, 24 seeds per rung) runs under "
-             "--size ladder (fixed before it was run). " + RATE_HISTORY + ": 1e-4 -> 1.1e-5 per "
+             "--size ladder (fixed before it was run; result 2026-12-04: T_3 / T_2 along s = "
+             "15..240 with 24 seeds still inconclusive, slopes -0.15, 0.07, 0.08 +- 0.36-0.51 on "
+             "the three draws; T_2 / T_1 0.38-0.40 +- 0.03-0.05, T_4^- / T_3 -0.72 to -1.05, both "
+             "decided). " + RATE_HISTORY + ": 1e-4 -> 1.1e-5 per "
              "trend check.",),
     asymptotic="m_v, s, sigma_0 (T_2/T_1 ~ m_v^1/2, T_3/T_2 ~ s^1/2, T_4^-/T_3 ~ sigma_0^-1)",
     plot=lambda path: _plot_stage_order(path),
