@@ -27,6 +27,7 @@ of the sweep) are shared by both items, so their long runs are computed once.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -36,8 +37,10 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         examples, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_losses, plot_softmax
-from properties.signgd.runs import (Config, M_K, M_V, N_SAMPLES, STAGE_RUN, T32, shared_draws,
-                                    stage_run)
+from properties.settings import size
+from properties.signgd.runs import (M_K, M_V, N_SAMPLES, REDUCED_KEYS, STAGE_RUN, T32, TAIL,
+                                    Config, ReducedState, first_all_noise_aligned,
+                                    run_reduced_until, shared_draws, stage_run)
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -160,6 +163,52 @@ def loss_on_training_set(cfg):
     return r
 
 
+# The ladder in sigma_p (issue 20): the end-of-training test loss on the exact reduced dynamics.
+# The test-noise inner products never move (no gradient reaches the test supports), so the test
+# margin at step t is (s11' + s21') V_mu(t) + (2 - s11' - s21') V', with s11' = sigma(sum_s
+# alpha_s(t) (beta_s(t) - b'_s)), s21' = sigma(sum_s a'_s (beta_s(t) - b'_s)) and a', b', V' the
+# init inner products with y xi' of the test sample: the reduced run's alpha, beta, V_mu and the
+# init's test inner products give L_D(t) exactly.
+T2_SP = {"ci": (1, 2, 4), "ladder": (1, 2, 4, 8), "paper": (1, 2, 4, 8)}  # x the draw's sigma_p
+T2_CAP = 60000
+TREND_FF2 = claim_rate(3)  # per draw: the claim share over the three shared draws
+
+
+@functools.lru_cache(maxsize=4)
+def _test_loss_ladder(seed0, n_seeds, s, sigma_p, sigma_0, eta, factors):
+    seeds = [seed0 + k for k in range(n_seeds)]
+    d = 1 + N_SAMPLES * s + 120
+    out = []
+    for f in factors:
+        sp = sigma_p * f
+        prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sp, disjoint=True,
+                                device="cpu")  # 500 test samples, supports apart
+        p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=sigma_0, device="cpu")
+        q = sim.squeeze_L2(sim.tracked(prob, p0, keep=REDUCED_KEYS))
+        c = eta * prob.train.xi.abs().sum(-1)[..., 0].numpy()
+        st_ = ReducedState(q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], c,
+                           np.full(len(seeds), eta))
+        h = run_reduced_until(st_, first_all_noise_aligned, TAIL, T2_CAP, chunk=1000)
+        tq = sim.squeeze_L2(sim.tracked(dataclasses.replace(prob, train=prob.test, n=500), p0,
+                                        keep=("a", "b", "V")))
+        al, be, vm = h["alpha"][-1], h["beta"][-1], h["V_mu"][-1]  # (S, m_k), (S,)
+        bt = be[:, :, None] - tq["b"]  # (S, m_k, n_test)
+        s11 = 1.0 / (1.0 + np.exp(-(al[:, :, None] * bt).sum(1)))
+        s21 = 1.0 / (1.0 + np.exp(-(tq["a"] * bt).sum(1)))
+        m = (s11 + s21) * vm[:, None] + (2.0 - s11 - s21) * tq["V"]
+        out.append(np.logaddexp(0.0, -m).mean(-1))
+    return dict(sizes=tuple(float(sigma_p * f) for f in factors), loss=np.array(out))
+
+
+def test_loss_ladder(cfg):
+    """Per sigma_p rung (rows: the draw's sigma_p x T2_SP) and seed (columns: the draw's seeds,
+    batched as in runs.stage_run, whose stop rule sets the end of training 1.25 t* over them): L_D
+    at the end of training on the reduced dynamics, at the named size."""
+    c = Config(*cfg)
+    return _test_loss_ladder(int(c.seed0), int(c.n_seeds), int(c.s), float(c.sigma_p),
+                             float(c.sigma_0), float(c.eta), T2_SP[size()])
+
+
 def constant_order():
     """The printed reading: L_D(end) in [0.1, inf) ('constant order', at one size)."""
     return (LEVEL2, np.inf)
@@ -178,10 +227,13 @@ def chance_level():
 register(Claim(
     id=CID2, where="Theorem 3.2 (2)",
     statement="The trained transformer has a constant-order test loss.",
-    prediction="L_D(end) >= 0.1 for every seed while L_S(end) <= 1e-3 (item 1)",
+    prediction="L_D(end) >= 0.1 for every seed while L_S(end) <= 1e-3 (item 1); L_D(end) "
+               "increasing along the noise strength sigma_p (not vanishing)",
     metric="min over seeds of the test loss at the end of training (1.25 t*)",
-    tolerance="the reading's level 0.1 (an exact inequality of the run's test loss; 500 test "
-              "samples per seed)",
+    tolerance="at the draw's size the reading's level 0.1 (an exact inequality of the run's test "
+              "loss; 500 test samples per seed); the ladder: check_trend increasing, per-seed "
+              "slopes of log L_D(end) against log sigma_p, seed-clustered, t on seeds - 1 dof, "
+              f"false-fail {TREND_FF2:.3g} per draw (the claim share 1e-4 over 3 draws)",
     reading="'Constant order' is Theta(1) in the problem size, an asymptotic statement: at one "
             "size it is read as L_D(end) >= 0.1 and, by the asymptotic policy, that reading is "
             "not-audited (the same policy as signgd.appendix_f1's 'Theta(1)'). What the run "
@@ -190,18 +242,25 @@ register(Claim(
             "test margin's signal term (s_11 + s_21) V_mu grows with V_mu(t) = V_mu(0) + 2 eta t "
             "(the test noise inner products never move), so at a fixed size L_D -> 0 as t -> inf "
             "and is Theta(1) only at the end of training, T ~ log(1/eps) / (eta s sigma_p), where "
-            "V_mu(T) ~ log(1/eps) / (s sigma_p) -> 0 as the noise strength grows. The trend that "
-            "would decide it is L_D(end) along s sigma_p (runs to 1.25 t* on >= 3 sizes), not "
-            "run here. Alternatives: rivals 'generalizes' (L_D(end) <= 1e-3) and 'chance level' "
+            "V_mu(T) ~ log(1/eps) / (s sigma_p) -> 0 as the noise strength grows. Decided "
+            "(issue 20) by the trend of L_D(end) along sigma_p (the draw's sigma_p x "
+            f"{T2_SP['ci']} at ci, x {T2_SP['ladder']} under --size ladder; the draw's seeds) on "
+            "the exact reduced dynamics, the test loss from the init's test inner products "
+            "(cross-checked against the full simulator's L_D(end) at the draw's own sigma_p): "
+            "increasing, its rival exponent -1 (a test loss that vanishes with the noise "
+            "strength). Condition 3.1's sigma_0 s sigma_p sqrt(m_k) on the rungs: 0.085 x the "
+            "factor at the sheet's setting (<= 0.34 at x 4); on the fast corner (sigma_0 = 7e-4, "
+            "sigma_p = 2) up to 0.48 at x 4 (x 8 under --size ladder: 0.68, 0.95). Alternatives: rivals 'generalizes' (L_D(end) <= 1e-3) and 'chance level' "
             "(L_D(end) = log 2 +- 0.01); null: the test loss measured on the training set.",
-    audit_gap="'Constant order' (Theta(1) in the problem size) is read at one size per draw "
-              "(L_D(end) >= 0.1); no ladder in s sigma_p, so the asymptotic statement is "
-              "not-audited (numbers in the checks)",
     asymptotic="the problem size (s sigma_p: Theta(1) test loss at the end of training)",
     history=("2026-12-03: migrated from test_unmigrated_stages.py (was: holds on one size per "
              "draw, with the training loss as its control); by the asymptotic policy the single-"
              "size reading is now not-audited. Level 0.1 unchanged; the draws are Theorem 3.2's "
-             "shared draws.",),
+             "shared draws.",
+             "2026-12-04 (issue 20): the ladder in the noise strength sigma_p (the trend the "
+             "reading named) on the reduced dynamics; the audit gap removed. Designed before it "
+             "was run (a timing probe on the canonical draw then gave medians 0.49, 0.58, 0.62 "
+             "at sigma_p = 1, 2, 4).",),
     plot=plot_losses(CID2),
     alternatives=(
         rival("generalizes", generalizes, "the test loss follows the training loss to its "
@@ -228,6 +287,14 @@ def test_signgd_theorem3_2_item2(world, cfg):
     if np.isfinite(hi):
         check_at_least(CID2, hi - float(LD.max()), EXACT,
                        what=f"max over seeds L_D(end) = {LD.max():.4g} <= {hi:.4g}")
+    # the ladder in sigma_p (reduced dynamics): L_D(end) must not vanish as sigma_p grows
+    L = test_loss_ladder(cfg)
+    if T2_SP[size()][0] == 1:  # cross-check at one rung: the full simulator's stage run
+        assert np.allclose(L["loss"][0], LD, rtol=1e-6), (L["loss"][0], LD)
+    desc = ", ".join(f"sigma_p = {a:g}: {np.median(v):.3g}" for a, v in zip(L["sizes"], L["loss"]))
+    check_trend(CID2, L["sizes"], L["loss"].T, direction="increasing", false_fail=TREND_FF2,
+                rivals=(-1.0,), name="L_D(end) along sigma_p",
+                what=f"L_D(end) along sigma_p (medians over seeds: {desc})")
 
 
 # --------------------------------------------------------------------------------------------
