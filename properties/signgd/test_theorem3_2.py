@@ -200,7 +200,7 @@ def _test_loss_ladder(seed0, n_seeds, s, sigma_p, sigma_0, eta, factors):
     return dict(sizes=tuple(float(sigma_p * f) for f in factors), loss=np.array(out))
 
 
-def test_loss_ladder(cfg):
+def heldout_loss_ladder(cfg):
     """Per sigma_p rung (rows: the draw's sigma_p x T2_SP) and seed (columns: the draw's seeds,
     batched as in runs.stage_run, whose stop rule sets the end of training 1.25 t* over them): L_D
     at the end of training on the reduced dynamics, at the named size."""
@@ -288,7 +288,7 @@ def test_signgd_theorem3_2_item2(world, cfg):
         check_at_least(CID2, hi - float(LD.max()), EXACT,
                        what=f"max over seeds L_D(end) = {LD.max():.4g} <= {hi:.4g}")
     # the ladder in sigma_p (reduced dynamics): L_D(end) must not vanish as sigma_p grows
-    L = test_loss_ladder(cfg)
+    L = heldout_loss_ladder(cfg)
     if T2_SP[size()][0] == 1:  # cross-check at one rung: the full simulator's stage run
         assert np.allclose(L["loss"][0], LD, rtol=1e-6), (L["loss"][0], LD)
     desc = ", ".join(f"sigma_p = {a:g}: {np.median(v):.3g}" for a, v in zip(L["sizes"], L["loss"]))
