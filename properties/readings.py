@@ -71,6 +71,25 @@ GLOSSARY: dict[str, Reading] = {r.word: r for r in (
     _r("+inf", "a quantity said to diverge, read as 'larger than level x its initial scale' "
        "(score >= level)", 100.0, 1000.0, 10.0,
        "two decades above the initial scale; the bracket one to three decades"),
+    _r("keep their sign", "the fraction of pairs said to keep their sign (score >= level)", 0.9,
+       0.95, 0.8, "nine in ten, as 'most' (a literal 'every pair' is contradicted by the paper's "
+       "own Table 2, 93%); the bracket four in five to nineteen in twenty"),
+    _r("converged", "a training loss said to have converged (in a comparison of optimizers or "
+       "a figure read by eye): L_S <= level", 0.05, 0.02, 0.1,
+       "a twentieth of the logistic loss at init (log 2 ~ 0.69 is ~14 levels), where a curve "
+       "drawn on [0, log 2] meets its axis; the bracket 2%-10%"),
+    _r("not yet converged", "a training loss said not to have converged yet, still of the "
+       "order of its init log 2: L_S >= level", 0.5, 0.6, 0.35,
+       "about 70% of log 2 ~ 0.69 (the loss has left its init by less than a third); the "
+       "bracket half of log 2 to ~87% of it"),
+    _r("Theta(1) error", "a 0-1 error said to be Theta(1), of the order of chance rather than "
+       "vanishing: error >= level", 0.1, 0.2, 0.05,
+       "a tenth, a fifth of chance (1/2); the bracket a twentieth to a fifth"),
+    _r("-> epsilon", "a training loss said to converge to (an arbitrary) epsilon, read at the "
+       "end of training: L_S <= level", 1e-3, 1e-4, 1e-2,
+       "a thousandth (~1/700 of the loss at init, log 2); the bracket a decade either way"),
+    _r("dominates", "a ratio A / B of magnitudes where A is said to dominate B (score >= level)",
+       2.0, 3.0, 1.5, "A at least twice B; the bracket one and a half to three times"),
 )}
 
 

@@ -707,6 +707,9 @@ def _need(tr, names, where, every_step=True):
         raise ValueError(f"{where}: tr must be a Trace returned by train (or an object with "
                          f"t, the logged steps, and q, a dict of logged quantities), got "
                          f"{type(tr).__name__}")
+    if len(tr.t) == 0:
+        raise ValueError(f"{where}: tr has no logged step (tr.t is empty): it needs a run with at "
+                         f"least 1 logged step (train logs step 0 for any steps >= 0)")
     missing = [k_ for k_ in names if k_ not in tr.q]
     if missing:
         raise ValueError(f"{where} needs the tracked quantities {missing}, which this run did not "

@@ -309,3 +309,12 @@ def test_per_seed_s():
                      ([10, 2.5, 5], r"s\[1\]"), ([30, 30, 30], "disjoint")):
         with pytest.raises(ValueError, match=name):
             sim.make_problem(seeds, n=4, s=s_, d=d, sigma_p=1.0, disjoint=True, device="cpu")
+
+
+def test_stage_functions_reject_an_empty_trace():
+    """An empty trace (no logged step): a ValueError naming tr, before any numpy work."""
+    tr = types.SimpleNamespace(t=np.array([]), q={k: np.zeros((0, 1, 2, 4, 1))
+                                                  for k in sim.STAGE_LOG})
+    for f in (sim.stage_times, sim.qk_alignment_time, sim.events):
+        with pytest.raises(ValueError, match="tr"):
+            f(tr)

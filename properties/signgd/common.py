@@ -5,7 +5,27 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from properties.check import Threshold, Tolerance, check_at_least, check_trend
+from properties.check import Threshold, check_at_least, check_trend
+from properties.report import CLAIM_SHARE
+
+# The allocation rule of the false-fail budget (report.CLAIM_SHARE, fixed before any run): a
+# claim's checks, summed over its draws under `ci`, spend at most CLAIM_SHARE = 1e-4.
+RATE_HISTORY = ("2026-12-04 (issue 20): false-fail rates set to fit the claim share of the stated "
+                "allocation rule (report.CLAIM_SHARE = 1e-4 summed over a claim's checks and "
+                "draws under ci, via common.claim_rate); the rates were lowered after the "
+                "harness audit of f65afb7 reported the claim over its share")
+
+
+def claim_rate(draws: int, checks: int = 1, share: float = CLAIM_SHARE) -> float:
+    """The false-fail rate of one check such that `checks` checks on each of `draws` draws (the
+    claim's draws under `ci`) spend at most the claim's share of the budget."""
+    if not (isinstance(draws, int) and draws >= 1):
+        raise ValueError(f"draws must be an int >= 1, got {draws!r}")
+    if not (isinstance(checks, int) and checks >= 1):
+        raise ValueError(f"checks must be an int >= 1, got {checks!r}")
+    if not (0 < share < 1):
+        raise ValueError(f"share must be in (0, 1), got {share!r}")
+    return share / (draws * checks)
 
 EXACT_MODEL = "exact inequality at the reading's level (deterministic statistic of the run)"
 
@@ -198,14 +218,8 @@ VARIANT_OUTCOME = {  # the orthogonal-sparse properties' levels, per statistic o
 # --------------------------------------------------------------------------------------------
 # Trends on ladders whose rungs share their seeds (signgd.stage_order, signgd.t2_vs_t1)
 # --------------------------------------------------------------------------------------------
-def _max_ols_slope(lx, spread):
-    """Largest |OLS slope| against lx of values confined to an interval of width `spread`."""
-    d = lx - lx.mean()
-    return float(spread * d[d > 0].sum() / (d ** 2).sum())
-
-
 def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance=None,
-                 false_fail=1e-3, what=""):
+                 false_fail=1e-3, rivals=(), what="", name=None):
     """check_trend of log R (rungs x seeds) against log size with each seed's mean over the rungs
     removed (the rungs share their seeds: seed fixed effects).  The slope is the pooled OLS slope;
     its error is the within-seed residual scatter on S (rungs - 1) - 1 degrees of freedom, passed
@@ -223,19 +237,4 @@ def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance
     sigma = max(sigma, 1e-3)  # stage times are integers: a log ratio is not known below ~1e-3
     return check_trend(claim_id, np.exp(X), np.exp(Lc.ravel()), exponent=exponent,
                        direction=direction, se=[sigma] * X.size, dof=dof, false_fail=false_fail,
-                       allowance=allowance, what=what)
-
-
-def mv_allowance(T1, T2inf, sizes):
-    """[D] the finite-m_v terms of log(T_2 / T_1)'s slope: T_2(m_v) lies in [T_2(inf) - 1,
-    T_2(inf) + 2 T_1(m_v)] (pair model, theory.signgd.T2_DELAY_FACTOR) and T_1 = floor(t*) + 1
-    with t* exactly proportional to m_v^{-1/2} on rungs sharing their seeds; the largest OLS slope
-    of terms confined to those log-widths."""
-    lx = np.log(np.asarray(sizes, dtype=np.float64))
-    t1 = np.median(np.maximum(T1, 1), 1)
-    t2inf = float(np.median(T2inf))
-    delay = np.log((t2inf + 2 * t1[0]) / max(t2inf - 1, 1.0))
-    rounding = np.log(1 + 1 / t1.min())
-    a = _max_ols_slope(lx, delay) + _max_ols_slope(lx, rounding)
-    return Tolerance.derived(a, f"finite-m_v slope terms: T_2's Stage I delay (log-width "
-                                f"{delay:.3g}) and T_1's rounding (log-width {rounding:.3g})")
+                       allowance=allowance, rivals=rivals, what=what, name=name)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from properties import examples
 from properties.cache import run_cache
 from properties.check import profile
+from properties.settings import size
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -609,3 +610,137 @@ variant_attention_frozen = attention_frozen_null(variant_run)
 variant_attention_frozen.__doc__ = ("Null of the variant claims: W_Q, W_K not trained: the softmax "
                                     "outputs keep their init values (the value trajectories as "
                                     "trained).")
+
+
+# --------------------------------------------------------------------------------------------
+# The exact reduced dynamics (sim.signgd.reduced_dynamics) from the full model's init: cheap
+# ladders in s, m_k, sigma_0 (signgd.stage_order, signgd.lemma4_6, ...).  For orthogonal data with
+# pairwise-disjoint training supports and L = 2 it is the full model's SignGD trajectory seen
+# through the training set, step for step (signgd.reduced_dynamics).
+# --------------------------------------------------------------------------------------------
+REDUCED_KEYS = ("alpha", "beta", "a", "b", "V_mu", "V")
+
+
+class ReducedState(NamedTuple):
+    """The reduced dynamics' state and constants: alpha, beta (S, m_k); a, b (S, m_k, n); V_mu
+    (S,); V (S, n); c = eta ||xi_i||_1 (S, n); eta (S,)."""
+
+    alpha: np.ndarray
+    beta: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    V_mu: np.ndarray
+    V: np.ndarray
+    c: np.ndarray
+    eta: np.ndarray
+
+
+def reduced_init(seeds, s, sigma_p, sigma_0, eps, *, m_v=MV_ROWS, m_k=M_K, d=None):
+    """The full model's init (sim.signgd.make_problem / init_params, the problem_and_init setup)
+    seen through the training set: the reduced dynamics' state, with eta = eps sigma_0 / sqrt(s).
+    d defaults to 1 + n s + s + 3; m_v other than MV_ROWS rescales the value rows (exact: W_V
+    enters only through the mean value; m_v = 0 stands for m_v = inf, v(0) = 0)."""
+    eta = eps * sigma_0 / np.sqrt(s)
+    d = 1 + N_SAMPLES * s + s + 3 if d is None else d
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True,
+                            n_test=1, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=m_k, m_v=MV_ROWS, sigma_0=sigma_0, device="cpu")
+    if m_v != MV_ROWS:
+        p0 = sim.Params(p0.WQ, p0.WK, p0.WV * (np.sqrt(MV_ROWS / m_v) if m_v else 0.0), p0.H)
+    q = sim.squeeze_L2(sim.tracked(prob, p0, keep=REDUCED_KEYS))
+    xi1 = prob.train.xi.abs().sum(-1)[..., 0].numpy()
+    return ReducedState(q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], eta * xi1,
+                        np.full(len(seeds), eta))
+
+
+def batched(states) -> ReducedState:
+    """One ReducedState of several (instances concatenated: one batched program)."""
+    return ReducedState(*(np.concatenate([st_[i] for st_ in states]) for i in range(8)))
+
+
+def as_trace(hist, t0=0):
+    """A reduced-dynamics history as the Trace-like object sim.signgd.stage_times reads (logged
+    every step from t0)."""
+    import types
+
+    q = dict(alpha=hist["alpha"], beta=hist["beta"], a=hist["a"][..., None],
+             b=hist["b"][..., None], V=hist["V"][..., None], V_mu=hist["V_mu"])
+    return types.SimpleNamespace(t=t0 + np.arange(len(hist["alpha"])), q=q)
+
+
+def run_reduced_until(state, stop, tail, cap, chunk=500):
+    """The reduced dynamics in chunks until stop(hist) gives a step t* (or None), then to
+    ceil((1 + tail) t*); returns the history of the tracked inner products (REDUCED_KEYS, steps
+    0..).  RuntimeError if the stop event has not come within `cap` steps."""
+    state = list(state)
+    parts, t_star, done = [], None, 0
+    while True:
+        h = sim.reduced_dynamics(*state[:7], state[7], chunk)
+        parts.append({k_: h[k_] if not parts else h[k_][1:] for k_ in REDUCED_KEYS})
+        done += chunk
+        state = [h[k_][-1] for k_ in REDUCED_KEYS] + state[6:]
+        if t_star is None:
+            hist = {k_: np.concatenate([p[k_] for p in parts]) for k_ in REDUCED_KEYS}
+            parts = [hist]
+            t_star = stop(hist)
+        if t_star is not None and done >= np.ceil((1 + tail) * t_star):
+            hist = {k_: np.concatenate([p[k_] for p in parts]) for k_ in REDUCED_KEYS}
+            return {k_: v[: int(np.ceil((1 + tail) * t_star)) + 1] for k_, v in hist.items()}
+        if done >= cap:
+            raise RuntimeError(f"the reduced run did not reach its stop event within {cap} steps")
+
+
+def first_all_noise_aligned(hist):
+    """Stop rule of reduced runs into Stage IV: the first step at which every query and key noise
+    of every instance has the sign of its neuron's query signal (T_4 of the slowest), or None."""
+    sa = np.sign(hist["alpha"])[..., None]
+    ok = ((np.sign(hist["a"]) == sa) & (np.sign(hist["b"]) == sa)).all((-1, -2, -3))
+    return int(np.argmax(ok)) if ok.any() else None
+
+
+# The ladder in s into Stage IV shared by signgd.lemma4_4 (the vote at T_4^- - 1) and
+# signgd.lemma4_6 (the key-noise turns): per named size (`--size`), sigma_0 s and eta sqrt(s) /
+# sigma_0 held at the sheet's CPU setting's values (s = 30: sigma_0 = 1e-3, eta = 6e-5 exactly)
+S_LADDER = {"ci": (30, 60, 120), "ladder": (30, 60, 120, 240), "paper": (30, 60, 120, 240)}
+S_LADDER_SEEDS = {"ci": 8, "ladder": 24, "paper": 24}
+S_LADDER_KAPPA = 0.03  # sigma_0 s
+S_LADDER_EPS = 6e-5 * np.sqrt(30) / 1e-3  # eta sqrt(s) / sigma_0 = 0.329
+S_LADDER_DRAWS = ((11, 1.0), (12345, 1.0), (777, 2.0))  # seed0, sigma_p
+S_LADDER_CAP = 60000
+
+
+@functools.lru_cache(maxsize=4)
+def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
+    from properties.signgd.common import stage4_pairs
+
+    seeds = [seed0 + k for k in range(n_seeds)]
+    out = {k_: [] for k_ in ("wrong", "back", "off_vote", "neurons", "steps")}
+    for s in rungs:
+        sigma_0 = S_LADDER_KAPPA / s
+        st_ = reduced_init(seeds, s, sigma_p, sigma_0, S_LADDER_EPS,
+                           d=1 + N_SAMPLES * s + max(120, s + 3))
+        h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
+        tr = as_trace(h)
+        T4m = sim.stage_times(tr)["T4m"]
+        ev = stage4_pairs(h, tr.t, T4m)
+        w = ev["wrong_b"]
+        out["wrong"].append(w.sum((1, 2)))
+        out["back"].append((w & (ev["back_b"] > 0)).sum((1, 2)))
+        k = (np.where(np.isfinite(T4m), T4m, len(tr.t)) - 1).astype(int)
+        j = np.arange(n_seeds)
+        al, be, a, b = h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j]
+        vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
+        out["off_vote"].append((~vote).sum(-1))
+        out["neurons"].append(np.full(n_seeds, vote.shape[-1]))
+        out["steps"].append(int(tr.t[-1]))
+    return dict(sizes=tuple(rungs), **{k_: np.array(v) for k_, v in out.items()})
+
+
+def stage4_ladder(seed0, sigma_p):
+    """The ladder in s on the reduced dynamics from the full model's init (d = 1 + n s +
+    max(120, s + 3)), each rung run to 1.25 x the first step with all noise aligned (stage_run's
+    stop rule), at the named size.  Per rung (rows) and seed (columns): `wrong`, the key noises
+    with the wrong sign at T_4^-; `back`, those that move away from sgn alpha after their turn
+    (signgd.lemma4_6 (ii)); `off_vote`, the neurons not following their vote at T_4^- - 1
+    (signgd.lemma4_4); `neurons` (m_k); and per rung the run's `steps`."""
+    return _stage4_ladder(int(seed0), float(sigma_p), S_LADDER_SEEDS[size()], S_LADDER[size()])

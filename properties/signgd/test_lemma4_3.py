@@ -24,7 +24,7 @@ import functools
 import numpy as np
 from hypothesis import given
 
-from properties import Claim, audits, check_at_least, null, register, rival
+from properties import Claim, Tolerance, audits, check_at_least, check_close, null, register, rival
 from properties.signgd.common import exact
 from properties.signgd.runs import (RANGE, SETTING, STAGE_RUN, STAGES, Config, H, at_steps,
                                     attention_frozen_null, ci_draws, held_at_init, shared_draws,
@@ -33,8 +33,8 @@ from sim import signgd as sim
 
 CID = "signgd.lemma4_3"
 EXACT = exact()
-BRACKET = (0.3, 2.0)  # the Theta's constants (reading)
-NEAR = 0.05  # 'o(1)' at one size (reading)
+BRACKET = (0.3, 2.0)  # the Theta's constants (a hand-set reading, kept: see the history)
+SOFTMAX = "softmax outputs still 1/2 +- o(1)"
 
 
 def _end_of_stage2(cfg, hold=()):
@@ -93,12 +93,14 @@ register(Claim(
     assumptions=SETTING + "; " + RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
                 "8 seeds, and the slow and fast corners, 4 seeds); dev / thorough add drawn ones",
     prediction="(1) median over pairs and seeds of |x(T_2)| / (T_2 eta ||xi_i||_1) in [0.3, 2], "
-               "x = a, b (the noise moves eta ||xi||_1 per step); (2) max over samples and seeds "
-               "of |s - 1/2| <= 0.05 at T_2, s = s_11, s_21",
+               "x = a, b (the noise moves eta ||xi||_1 per "
+               "step); (2) max over samples and seeds of |s - 1/2| 'near 1/2' (glossary: 0.05) at "
+               "T_2, s = s_11, s_21",
     simulation=H + "; T_2 by sim.signgd.stage_times",
     metric="(1) the ratio's median over pairs and seeds; (2) max over samples and seeds",
-    tolerance="exact comparisons at the reading's levels (deterministic statistics of the run): "
-              "(1) bracket [0.3, 2] for the Theta's constants; (2) 'o(1)' read as 0.05",
+    tolerance="deterministic statistics of the run: (1) the hand-set bracket [0.3, 2] for the "
+              "Theta's constants (an exact comparison; not the glossary's 'Theta(1)', see the "
+              "history); (2) the glossary reading 'near 1/2' (0.05, bracket [0.025, 0.1])",
     reading="[R] forms. This id audits items (1) and (2) at one size; items (3) and (4) have their "
             "own ids, signgd.lemma4_3.item3 and signgd.lemma4_3.item4. Alternatives (item (1)'s "
             "property): rivals 'init scale' (|x(T_2)| at sigma_0 ||xi_i||_2), 'l2 rate' (T_2 eta "
@@ -108,8 +110,15 @@ register(Claim(
     audit_gap="items (3) and (4) are not established by this id's properties: they are audited "
               "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s). "
               "Item (2)'s o(1) and item (1)'s Theta are read at one size with fixed levels "
-              "(0.05; [0.3, 2]), not as trends; item (2) fails at 0.05 on the fast corner "
-              "(0.078).",
+              "(glossary 'near 1/2' 0.05; the bracket [0.3, 2]), not as trends; item (2) fails at 0.05 on the fast corner "
+              "(0.078). A probe of a ladder in s on the reduced dynamics (issue 20; exploration, "
+              "not a check: seeds 11-18, sigma_p = 1, sigma_0 s = 0.03 and eta sqrt(s) / sigma_0 "
+              "= 0.33 held fixed, s = 30, 60, 120, 240) gave item (1)'s median ratio 0.94-1.03, "
+              "0.96-1.00, 0.96-0.99, 0.99-1.00 (Theta(1), tending to 1) but item (2)'s max |s - "
+              "1/2| at T_2 rising, medians ~0.003, 0.005, 0.0066, 0.009, because T_2 itself grows "
+              "(median 24, 44, 71, 127 steps: pairs chattering around zero at this step size); "
+              "along Condition 3.1's sigma_0 s sigma_p sqrt(m_k) -> 0 it would fall by scaling. "
+              "Which ladder the o(1) is meant along is not settled, so no trend is asserted.",
     asymptotic="the problem size (item (1)'s Theta, item (2)'s o(1))",
     history=("2026-12-03 (harness issue 9): the printed statement had lost items (3) and (4) "
              "when they got their own ids; restored here, and named in the audit gap.",
@@ -117,7 +126,13 @@ register(Claim(
              "shared Theorem 3.2 draws (was: canonical plus one drawn); levels unchanged. On the new "
              "draws item (2) failed at the fast corner (0.078 > 0.05): kept at 0.05 as a strict "
              "expected failure at one size, and the claim marked asymptotic (o(1), Theta) so that "
-             "one size decides nothing, whichever way it points."),
+             "one size decides nothing, whichever way it points.",
+             "2026-12-04 (issue 20): (2) is the glossary reading 'near 1/2' (0.05, unchanged; the "
+             "fast corner's 0.078 passes only at the looser 0.1). (1) was moved to the glossary's "
+             "'Theta(1)' (a factor 3) and moved back: at that level the rival init_scale passed "
+             "on the fast corner draw (ratio ~2.6, NoPower), so the bracket [0.3, 2] stays, a "
+             "hand-set level, until the glossary has a word for a Theta's constants that keeps "
+             "the rival apart."),
     alternatives=(
         rival("init_scale", init_scale, "the query/key noise still at its init scale "
               "sigma_0 ||xi_i||_2 at T_2 (item (4)'s 'still at init' said of the noise)",
@@ -159,5 +174,5 @@ def test_signgd_lemma4_3_softmax(cfg):
     r = end_of_stage2(cfg)
     for k_ in ("s11", "s21"):
         dev = float(np.abs(r[k_] - 0.5).max())
-        check_at_least(CID, NEAR - dev, EXACT, what=f"(2) max |{k_}(T_2) - 1/2| = {dev:.3g} <= "
-                                                    f"{NEAR}")
+        check_close(CID, dev, 0.0, Tolerance.reading("near 1/2", SOFTMAX), name=f"(2) {k_}",
+                    what=f"(2) max |{k_}(T_2) - 1/2| = {dev:.3g}")

@@ -15,21 +15,23 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
-from properties import Claim, audits, check_at_least, examples, null, register, rival
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, examples, null,
+                        register, rival)
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_softmax
 from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, attention_frozen_null,
                                     stage2_run)
 
 CID = "signgd.lemma4_5"
+SENTENCE = "s_21 decays exponentially fast while s_11 stays near 1/2, until a time T_4^-"
 EXACT = exact("exact inequality: the statistic is a deterministic function of the run (a "
               "least-squares exponent of the logged softmax, or its extreme)")
 
 
 def lemma_roles():
     """As printed: s_21 decays (exponent of -log(2 s_21) in t at least 1), s_11 stays within
-    0.1 of 1/2 (the reading of 'near')."""
-    return dict(decays=("s21",), stays=("s11",), min_exponent=1.0, near=0.1)
+    1/2 at the glossary's reading of 'near 1/2'."""
+    return dict(decays=("s21",), stays=("s11",), min_exponent=1.0)
 
 
 def roles_swapped():
@@ -68,18 +70,23 @@ register(Claim(
                "(sim.signgd.stage_times' definition), every step",
     metric="p: least-squares slope of log(-log(2 mean_i s21)) vs log t on [T_4^-/4, T_4^-], min "
            "over seeds; max over t <= T_4^-, samples, seeds of |s11 - 1/2|",
-    tolerance="exact inequalities at the reading's levels (deterministic statistics of the run): "
-              "p >= 1 ('exponentially fast' = at least exponential); s11 within 0.1 of 1/2",
+    tolerance="deterministic statistics of the run: p >= 1 ('exponentially fast' = at least "
+              "exponential, an exact inequality); s11 within the glossary reading 'near 1/2' "
+              "(0.05, decided at 0.025 and 0.1 too)",
     reading="[R]: the decay rate's form was lost. In the reduced dynamics the logit of s21 is "
             "sum_s a (beta - b) ~ -m_k (t c)^2, so the decay is exp(-Theta(t^2)), faster than "
-            "exponential; the check accepts any p >= 1. s11 'near 1/2' read as within 0.1. "
-            "The levels 1 and 0.1 are the reading, not tolerances; the alternatives test which "
+            "exponential; the check accepts any p >= 1. s11 'near 1/2' is the glossary reading "
+            "(0.05; one level for every claim). The levels are the reading, not tolerances; the alternatives test which "
             "softmax decays: rivals 'roles swapped' (s_11 decays, s_21 stays) and 'both stay' "
             "(Lemma 4.3 (2)'s 1/2 +- o(1) carried to T_4^-); null: attention frozen (W_Q, W_K "
             "untrained).",
     history=("2026-12-03: moved from the 1.25 t* stage run (4 seeds per draw) to runs.stage2_run "
              "(16 seeds per draw, stopped at the last T_4^-; the same trajectories up to T_4^-); "
-             "levels unchanged.",),
+             "levels unchanged.",
+             "2026-12-04 (issue 20): 'near 1/2' is the glossary reading (level 0.05, bracket "
+             "[0.025, 0.1]; was a hand-set 0.1 here and 0.05 in lemma4_3 / lemma4_4): one level "
+             "everywhere. The issue reported that at 0.05 the worst draw fails (margin 0.033 at "
+             "0.1): the verdict is the bracket's.",),
     plot=plot_softmax("signgd.lemma4_5"),
     alternatives=(
         rival("roles_swapped", roles_swapped, "the two softmax outputs' roles exchanged: s_11 "
@@ -92,7 +99,8 @@ register(Claim(
 ))
 
 
-@audits(CID)
+@audits(CID, fails="s_11 leaves 1/2 by up to ~0.07 before T_4^- on some draws (0.067 on a drawn "
+                   "config): outside the glossary's 'near 1/2' (0.05), inside its looser 0.1")
 @examples(3)
 @example(cfg=S2_CANON)
 @given(cfg=S2_RUN)
@@ -110,6 +118,5 @@ def test_signgd_lemma4_5(world, cfg):
                             f">= {roles['min_exponent']:g}")
     for k_ in roles["stays"]:
         dev = max(float(np.abs(r[k_][: T + 1, j] - 0.5).max()) for j, T in enumerate(T4m))
-        check_at_least(CID, roles["near"] - dev, EXACT,
-                       what=f"{k_} stays near 1/2 up to T_4^-: max |{k_} - 1/2| = {dev:.3g} <= "
-                            f"{roles['near']:g}")
+        check_close(CID, dev, 0.0, Tolerance.reading("near 1/2", SENTENCE), name=f"{k_} stays",
+                    what=f"{k_} stays near 1/2 up to T_4^-: max |{k_} - 1/2| = {dev:.3g}")

@@ -81,7 +81,14 @@ register(Claim(
             "true by definition and is replaced by the strict order, which is not. Alternatives "
             "of the corrected form: rivals 'key noise last' (T_4^+ > T_q) and 'together' "
             "(T_q = T_4^+); null 'attention frozen' (nothing aligns: T_q = T_4^+ = inf). "
-            + STAGES,
+            "Not audited (issue 20): the per-neuron description 'the negative query noise "
+            "starts aligning once the negative key noise has aligned'. An exploration on the "
+            "three shared draws (not a check) read 'starts aligning' as stage4_pairs' turn (the "
+            "first step >= T_4^- moving towards sgn alpha) and found it after the neuron's last "
+            "wrong-sign key noise aligned in only 2 of 62, 0 of 31, 1 of 31 neurons (median "
+            "turn 222, 544, 59 steps before): under that reading the description fails, but a "
+            "one-step move is a weak reading of 'starts aligning' and the formula was lost, so "
+            "no verdict is drawn. " + STAGES,
     history=("2026-12-03 (issue 11): the corrected form was 'T_4 > T_4^+' with the control "
              "'T_4 < T_4^+' (identically false by definition); now the same order stated as "
              "T_q > T_4^+ with two rivals and a null; draws: the three shared Theorem 3.2 draws "

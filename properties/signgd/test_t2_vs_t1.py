@@ -8,13 +8,16 @@ Theta(1) along eta, sigma_0, s and sigma_p.  Two parts, on the same batched full
 
 * the bracket, per m_v: -T_1(inf) <= median_seeds(T_2 - T_2(inf)) <= 2 median_seeds(T_1) (the
   pair model's delay bound);
-* the trend (issue 11: the growth was plotted but not asserted): T_2 / T_1 along m_v with
-  exponent 1/2, per-seed ratios with seed effects removed (the rungs share their seeds), the fit
-  error from the within-seed scatter, and a derived allowance for the finite-m_v terms (T_2's
-  Stage I delay, T_1's rounding to a step).
+* the trend (issue 11: the growth was plotted but not asserted): T_2 / T_1 increasing along m_v
+  ('<<': the ratio grows without bound as m_v does), per-seed ratios with seed effects removed
+  (the rungs share their seeds), the fit error from the within-seed scatter, Student t.  The
+  trend's own rivals are the exponents 0 (a constant factor) and 1.  The [D] exponent 1/2 is not
+  asserted (issue 20): its finite-m_v correction was an allowance computed from the run being
+  decided (mv_allowance, 0.24), wide enough to pass 1/4 and 1/3; the fitted slope is reported.
 
-What could fail: the bracket (Stage I delaying Stage II by more than the pair model allows, or
-not at all: rival no_delay), and the exponent (rivals 0 and 1; null: m_v switched off).
+What could fail: the bracket (Stage I delaying Stage II by more than the pair model allows: rival
+no_delay; or by all of Stage I, Stage II's clock starting only at T_1: rival sequential), and the
+trend (a slope not significantly positive; rivals 0 and 1; null: m_v switched off).
 """
 
 from __future__ import annotations
@@ -22,13 +25,14 @@ from __future__ import annotations
 import numpy as np
 
 from properties import Claim, audits, check_at_least, examples, null, register, rival
-from properties.signgd.common import exact, mv_allowance, paired_trend
+from properties.signgd.common import RATE_HISTORY, claim_rate, exact, paired_trend
 from properties.signgd.runs import (MV_GRID, TT_CANON, TT_RANGE, TT_SEEDS, TT_SETTING, tt_run,
                                     tt_runs)
 from theory import signgd as th
 
 CID = "signgd.t2_vs_t1"
-FALSE_FAIL = 1e-4  # per draw (3 draws)
+DRAWS = 3  # under ci: the canonical draw and two drawn
+FALSE_FAIL = claim_rate(DRAWS)  # the trend's rate per draw: the claim share over 3 draws
 BRACKET = exact("the pair model's delay bound on the median over seeds (derived, "
                 "theory.signgd.T2_DELAY_FACTOR; per seed it can fail where alpha or beta decides "
                 "a near-zero crossing, which the median absorbs)")
@@ -54,23 +58,20 @@ def mv_off(cfg):
 
 
 def pair_model():
-    """[D] the delay factor of the bracket and the exponent of T_2 / T_1 along m_v."""
-    return {"delay": float(th.T2_DELAY_FACTOR), "exponent": 0.5}
+    """[D] the bracket of T_2 - T_2(inf): at least -T_1(inf) (lead 0: Stage II's clock does not
+    wait for Stage I), at most delay x median T_1."""
+    return {"delay": float(th.T2_DELAY_FACTOR), "lead": 0.0}
 
 
 def no_delay():
-    """Rival: Stage I does not delay Stage II (T_2 = T_2(inf) at every m_v); exponent as [D]."""
-    return {"delay": 0.0, "exponent": 0.5}
+    """Rival: Stage I does not delay Stage II (T_2 = T_2(inf) at every m_v)."""
+    return {"delay": 0.0, "lead": 0.0}
 
 
-def same_order():
-    """Rival: T_2 / T_1 = Theta(1) along m_v (the separation read as a constant factor)."""
-    return {"delay": float(th.T2_DELAY_FACTOR), "exponent": 0.0}
-
-
-def mean_value_linear():
-    """Rival: T_2 / T_1 ~ m_v (the mean value's init read as O(sigma_0 / m_v))."""
-    return {"delay": float(th.T2_DELAY_FACTOR), "exponent": 1.0}
+def sequential():
+    """Rival: Stage II's clock starts only when Stage I ends (T_2 >= T_2(inf) + T_1: the stages
+    run one after the other, the whole of Stage I a delay)."""
+    return {"delay": float(th.T2_DELAY_FACTOR), "lead": 1.0}
 
 
 register(Claim(
@@ -83,7 +84,8 @@ register(Claim(
                "T_2(inf) + R with 0 <= R <= 2 T_1 (pair model, theory.signgd.T2_DELAY_FACTOR), "
                "T_2(inf) the v(0) = 0 run: per m_v, -1 <= median_seeds(T_2 - T_2(inf)) <= 2 "
                "median_seeds(T_1) (the -1: the v(0) = 0 run stands still at step 0, sgn D_i(0) "
-               "= 0, so T_1(inf) = 1); T_2 / T_1 ~ m_v^{1/2} -> inf",
+               "= 0, so T_1(inf) = 1); T_2 / T_1 increasing along m_v (~ m_v^{1/2} [D], "
+               "reported, not asserted)",
     simulation="sim.signgd.train (full model), every step, all seeds x m_v in one batch, to 1.5 x "
                "the first step with all pairs aligned; T_1 by sim.signgd.stage_times, T_2 by "
                "sim.signgd.qk_alignment_time (first step from which every pair agrees in sign "
@@ -91,15 +93,15 @@ register(Claim(
     metric="per m_v: median over seeds of T_2(m_v) - T_2(inf) against [-T_1(inf), 2 median "
            "T_1(m_v)]; the fitted log-log slope of T_2 / T_1 along m_v (per-seed ratios, seed "
            "effects removed)",
-    tolerance="the bracket: the pair model's bound, no extra slack (derived); the trend: "
-              "|slope - 1/2| <= t x its SE (within-seed residuals, false-fail 1e-4) + a derived "
-              "allowance (the largest slope that T_2's Stage I delay and T_1's rounding to a step "
-              "can add over the grid)",
+    tolerance="the bracket: the pair model's bound, no extra slack (derived); the trend: the "
+              "slope significantly > 0 at t x its SE (within-seed residuals, false-fail "
+              f"{FALSE_FAIL:.3g} per draw: the claim share 1e-4 over {DRAWS} draws); no allowance",
     reading="The printed '<<' holds, but only as m_v grows: the ratio T_2 / T_1 is Theta(1) along "
             "eta, sigma_0, s and sigma_p (their exponents cancel: both are sigma_0 / (eta sqrt(s)) "
             "times order statistics) and grows as sqrt(m_v) (measured medians ~4.5, ~7, ~13, ~24 at "
             "m_v = 4, 16, 64, 256 in the canonical draw; local log-log slopes rising towards 1/2 "
-            "as the O(T_1 / T_2) delay term shrinks, which the allowance covers). The paper's "
+            "as the O(T_1 / T_2) delay term shrinks; the fitted slope ~0.4 is reported, the "
+            "exponent 1/2 not asserted). The paper's "
             "m_v = Omega(polylog d) is what makes Stage I short. Outside the continuum regime "
             "(eps = eta sqrt(s) / sigma_0 ~ 0.3, the sheet's CPU setting) T_1 is 1-3 steps and "
             "T_2 is inflated by pairs that chatter around zero (a + b is conserved while they "
@@ -108,16 +110,19 @@ register(Claim(
     history=("2026-12-03: migrated; the growth of T_2 / T_1, plotted before, is now asserted as a "
              "trend with exponent 1/2 (the old control 'T_2 / T_1 constant along m_v', computed "
              "from the observed T_1, is replaced by the rivals and the null). Grid, eps range, "
-             "seeds and the bracket unchanged; 3 draws under ci (was 2).",),
+             "seeds and the bracket unchanged; 3 draws under ci (was 2).",
+             "2026-12-04 (issue 20): the exponent-1/2 check with mv_allowance (computed from the "
+             "run being decided; 1/4 and 1/3 passed it) replaced by the direction '<<' states "
+             "(increasing, rivals 0 and 1); the rivals same_order / mean_value_linear became the "
+             "trend's rivals 0 / 1; rival sequential added for the bracket's lower side (it "
+             "faced no alternative). " + RATE_HISTORY + ": 1e-4 -> 3.3e-5 per draw.",),
     plot=lambda path: _plot_t2_vs_t1(path),
     asymptotic='m_v (T_2 / T_1 ~ sqrt(m_v))',
     alternatives=(
         rival("no_delay", no_delay, "Stage I does not delay Stage II: T_2(m_v) = T_2(inf) (the "
               "bracket's upper bound 0)", replaces="model"),
-        rival("same_order", same_order, "'<<' read as a constant factor: T_2 / T_1 = Theta(1) "
-              "along m_v (exponent 0)", replaces="model"),
-        rival("mean_value_linear", mean_value_linear, "T_2 / T_1 ~ m_v (exponent 1: the mean "
-              "value's init O(sigma_0 / m_v))", replaces="model"),
+        rival("sequential", sequential, "Stage II's clock starts at T_1: T_2 >= T_2(inf) + "
+              "T_1 (the bracket's lower bound)", replaces="model"),
         null("mv_off", mv_off, "m_v switched off: every grid point the m_v = 16 run (the same "
              "seeds)", replaces="run"),
     ),
@@ -134,18 +139,18 @@ def test_signgd_t2_vs_t1(world, cfg):
     assert np.isfinite(T2).all(), "some run did not align within the cap"
     T2inf = T2[-1]
     med_T1 = np.median(T1[:-1], axis=1)
-    lo = -float(np.median(T1[-1]))  # the v(0) = 0 run stands still at step 0: sgn D_i(0) = 0
+    lo0 = -float(np.median(T1[-1]))  # the v(0) = 0 run stands still at step 0: sgn D_i(0) = 0
     for k, m in enumerate(MV_GRID):
         excess = float(np.median(T2[k] - T2inf))
+        lo = lo0 + model["lead"] * float(med_T1[k])
         hi = model["delay"] * float(med_T1[k])
-        check_at_least(CID, excess - lo, BRACKET,
-                       what=f"m_v = {m}: median T_2 - T_2(inf) = {excess:g} >= -T_1(inf) = {lo:g}")
-        check_at_least(CID, hi - excess, BRACKET,
+        check_at_least(CID, excess - lo, BRACKET, name="bracket_lower",
+                       what=f"m_v = {m}: median T_2 - T_2(inf) = {excess:g} >= {lo:g}")
+        check_at_least(CID, hi - excess, BRACKET, name="bracket_upper",
                        what=f"m_v = {m}: median T_2 - T_2(inf) = {excess:g} <= "
                             f"{model['delay']:g} median T_1 = {hi:g}")
-    paired_trend(CID, MV_GRID, T2[:-1] / np.maximum(T1[:-1], 1), model["exponent"],
-                 allowance=mv_allowance(T1[:-1], T2inf, MV_GRID), false_fail=FALSE_FAIL,
-                 what="T_2 / T_1 along m_v")
+    paired_trend(CID, MV_GRID, T2[:-1] / np.maximum(T1[:-1], 1), direction="increasing",
+                 rivals=(0.0, 1.0), false_fail=FALSE_FAIL, what="T_2 / T_1 along m_v")
 
 
 def _plot_t2_vs_t1(path):

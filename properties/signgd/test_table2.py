@@ -6,13 +6,16 @@ against 0.98).  The simulation's error is clustered by seed (pairs of one seed s
 samples; seeds are independent), with a Student t critical value on J - 1 degrees of freedom; the
 paper's side is the binomial error of its own counts (all it reports).
 
-The printed aligned fraction 0.984 then fails: in the stand-in CPU setting every pair of every
-seed is aligned before T_4^- (the sheet's T_2, alignment complete, is finite in every seed), so
-the simulated fraction is 1 and the paper's 2000 pairs put 0.984 at ~5.7 of its standard errors
-from it.  The corrected form keeps the five conditional fractions (which carry the content: the
-memory of an agreeing init sign, the fair split of disagreeing pairs, the balance of signs) and
-states the aligned fraction as 1; that half is what T_2 < T_4^- means, so the evidence is the five
-fractions and the finiteness of T_2.
+Issue 20: one error model on both sides.  The paper's 2000 pairs are no more independent than
+the simulation's (they share neurons and samples too), so the paper's binomial SE is inflated by
+the simulation's own design effect of the same fraction on the same draw (clustered variance /
+binomial variance, at least 1; for the aligned fraction, whose simulated variance is 0, the
+largest of the other five).  With it the printed aligned fraction 0.984 is no longer rejected
+(it was, at 1.41x tolerance, under a binomial SE on the paper's side only), so the erratum of
+f65afb7 is withdrawn.  The comparison itself is not evidence on the paper: the setting of Table 2
+(Table 3 row (a)) was lost and the CPU setting stands in, and the aligned fraction is 1 by the
+count's time (T_4^- - 1, after T_2 in every seed).  The claim is not-audited, with the simulated
+fractions in the checks.
 """
 
 from __future__ import annotations
@@ -22,13 +25,15 @@ from hypothesis import example, given
 from scipy import stats
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.common import FRACTION_NAMES, clustered_fractions, t_crit, table_parts
+from properties.signgd.common import (FRACTION_NAMES, RATE_HISTORY, claim_rate, clustered_fractions,
+                                      t_crit, table_parts)
 from properties.signgd.figures import plot_table2
 from properties.signgd.runs import (COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
                                     random_sign_run, stage2_run, untrained_run)
 
 CID = "signgd.table2"
-FALSE_FAIL = 2.5e-4  # per draw, over the six fractions (4 draws: 1e-3 per run)
+DRAWS = 4  # under ci: the canonical draw and three drawn
+FALSE_FAIL = claim_rate(DRAWS)  # per draw, over the six fractions: the claim share over 4 draws
 TABLE2_M = np.array([TABLE2[k] for k in COLS], dtype=np.float64)
 
 
@@ -90,20 +95,23 @@ register(Claim(
                "(detected online as sim.signgd.stage_times does), pairs counted per seed at "
                "T_4^- - 1 (after Stage II, before Stage IV)",
     metric="per fraction: |simulated (pooled over seeds) - Table 2|",
-    tolerance="Monte Carlo, per fraction: sqrt((t_{J-1} SE_sim)^2 + (z SE_paper)^2), SE_sim "
-              "cluster-robust over the J = 16 seeds (ratio estimator, Student t on 15 df), "
-              "SE_paper binomial from Table 2's counts (normal z); family-wise false-fail "
-              "2.5e-4 per draw over the six fractions (Bonferroni)",
-    corrected="At the end of Stage II every (neuron, sample) pair is aligned (aligned fraction "
-              "1, not 0.984: T_2, alignment complete, comes before T_4^- in every seed); the "
-              "five conditional fractions of Table 2 (P(keep|++) 0.949, P(++|+-) 0.494, "
-              "P(++|-+) 0.502, P(keep|--) 0.920, positive share 0.503) agree with the "
-              "simulation within their per-fraction errors.",
-    reason="With per-fraction errors the printed aligned fraction 0.984 +- 0.003 (2000 pairs) "
-           "is incompatible with the simulated 1.000 (every seed aligns every pair before "
-           "T_4^-); the old tolerance (t x the largest of six SEs, ~0.16) hid it. The paper's "
-           "setting (Table 3 row (a)) was lost, so its 98.4% may be a count taken before "
-           "alignment completed in its run; in the stand-in setting no pair is left.",
+    tolerance="Monte Carlo, per fraction, one error model on both sides: sqrt((t_{J-1} "
+              "SE_sim)^2 + (z SE_paper)^2), SE_sim cluster-robust over the J = 16 seeds (ratio "
+              "estimator, Student t on 15 df), SE_paper the binomial SE of Table 2's counts times "
+              "the square root of the simulation's design effect of that fraction on the draw "
+              "(>= 1; the aligned fraction: the largest of the other five); family-wise "
+              f"false-fail {FALSE_FAIL:g} per draw over the six fractions (Bonferroni; {DRAWS} "
+              "draws: the claim share 1e-4)",
+    paper_setting="Table 2's setting (Table 3 row (a): n, d, s, sigma_p, sigma_0, eta, m_k, m_v) "
+                  "was lost in extraction; the sheet's CPU setting stands in",
+    audit_gap="Table 2's setting (Table 3 row (a)) was lost, so the comparison is made in a "
+              "stand-in CPU setting and decides nothing about the paper's own run: agreement "
+              "there is not evidence for the printed counts, nor a disagreement against them. "
+              "The aligned fraction is 1.000 in every draw by the count's time (T_4^- - 1, after "
+              "T_2 in every seed), so it could not fail. The simulated fractions are in the "
+              "checks (canonical draw: aligned 1.000, P(keep|++) and P(keep|--) ~0.94, "
+              "P(++|+-) and P(++|-+) ~0.5, positive share ~0.5): the five conditional fractions "
+              "agree with Table 2's within one error model on both sides.",
     reading="Fractions, not raw counts. The end of Stage II is counted at T_4^- - 1 (Stage III "
             "moves the signals, not the noise signs; T_2 <= T_4^- - 1 when T_2 is finite). "
             "The aligned fraction = 1 in the correction is the finiteness of T_2, not a "
@@ -117,11 +125,13 @@ register(Claim(
              "stopped at the last T_4^- (was: 4 seeds per draw, 8 in the canonical run, of the "
              "1.25 t* stage run; same counts on the shared seeds). With these errors the printed "
              "aligned fraction fails on every draw, so the claim became an erratum with the "
-             "correction above.",),
+             "correction above.",
+             "2026-12-04 (issue 20): one error model on both sides (the paper's binomial SE "
+             "times the simulation's design effect); the printed aligned fraction is then within "
+             "tolerance and the erratum (aligned = 1) is withdrawn; not-audited because the "
+             "setting is a stand-in. " + RATE_HISTORY + ": 2.5e-4 -> 2.5e-5 per draw.",),
     plot=lambda path: plot_table2(path),
     alternatives=(
-        rival("printed_table", printed_table, "the printed form (erratum): aligned 0.984",
-              replaces="table"),
         rival("aligned_080", aligned_080_table, "issue 11: an aligned fraction of 0.80, which "
               "the old single tolerance accepted", replaces="table"),
         rival("keep_half", keep_half_table, "neighbouring reading: 'either sign with "
@@ -136,6 +146,18 @@ register(Claim(
 ))
 
 
+def design_effects(num, den, f, se):
+    """Per fraction, the simulation's design effect: its seed-clustered variance over the
+    binomial variance of its pooled pairs, at least 1; where the simulated variance is 0 (a
+    fraction of 0 or 1), the largest of the others."""
+    N = np.asarray(den, dtype=np.float64).sum(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        deff = np.asarray(se) ** 2 / (f * (1 - f) / N)
+    ok = np.isfinite(deff) & (f > 0) & (f < 1)
+    top = float(deff[ok].max()) if ok.any() else 1.0
+    return np.maximum(np.where(ok, deff, top), 1.0)
+
+
 def _compare(world_or_none, cfg, table_fn):
     run_fn = stage2_run if world_or_none is None else world_or_none.simulation(
         stage2_run, "run", pure=True)
@@ -143,32 +165,26 @@ def _compare(world_or_none, cfg, table_fn):
     r = run_fn(*cfg)
     num, den = table_parts(r["M"])
     f, se, J = clustered_fractions(num, den)
+    se = np.nan_to_num(se)
+    deff = design_effects(num, den, f, se)
     fp, sep = pred_fn()
     crit = t_crit(FALSE_FAIL, 6, J - 1)  # the simulation's SE is estimated from J seeds
-    z = float(stats.norm.isf(FALSE_FAIL / 12))  # the table's binomial SE is known from its counts
+    z = float(stats.norm.isf(FALSE_FAIL / 12))  # the table's SE: its counts' binomial x deff
     for k, name in enumerate(FRACTION_NAMES):
-        s_sim, s_tab = float(np.nan_to_num(se[k])), float(sep[k])
+        s_sim, s_tab = float(se[k]), float(sep[k]) * float(np.sqrt(deff[k]))
         width = float(np.hypot(crit * s_sim, z * s_tab))
         tol = Tolerance.derived(max(width, 1e-12),
                                 f"Monte Carlo: t_{J - 1} {crit:.2f} x seed-clustered SE {s_sim:.3g}"
-                                f" (+) z {z:.2f} x binomial SE {s_tab:.3g} of the table, in "
-                                f"quadrature; false-fail {FALSE_FAIL:g} over 6 fractions",
-                                FALSE_FAIL / 6)
-        check_close(CID, f[k], fp[k], tol, what=f"{name}: simulated {f[k]:.3f}")
+                                f" (+) z {z:.2f} x the table's binomial SE x sqrt(design effect "
+                                f"{deff[k]:.2f}) = {s_tab:.3g}, in quadrature; false-fail "
+                                f"{FALSE_FAIL:g} over 6 fractions", FALSE_FAIL / 6)
+        check_close(CID, f[k], fp[k], tol, name=name,
+                    what=f"{name}: simulated {f[k]:.3f}, Table 2 {fp[k]:.3f}")
 
 
-@audits(CID, fails="the aligned fraction is 1.000 in every draw (all pairs align before T_4^-), "
-                   "0.984 +- 0.003 in Table 2")
+@audits(CID)
 @examples(3)
 @example(cfg=S2_CANON)
 @given(cfg=S2_RUN)
-def test_signgd_table2_printed(cfg):
-    _compare(None, cfg, printed_table)
-
-
-@audits(CID, form="corrected")
-@examples(3)
-@example(cfg=S2_CANON)
-@given(cfg=S2_RUN)
-def test_signgd_table2_corrected(world, cfg):
-    _compare(world, cfg, corrected_table)
+def test_signgd_table2(world, cfg):
+    _compare(world, cfg, printed_table)

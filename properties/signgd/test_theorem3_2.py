@@ -27,17 +27,20 @@ of the sweep) are shared by both items, so their long runs are computed once.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
 from hypothesis import Phase, given
 
-from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, check_trend,
                         examples, null, register, rival)
-from properties.signgd.common import exact
+from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_losses, plot_softmax
-from properties.signgd.runs import (Config, M_K, M_V, N_SAMPLES, STAGE_RUN, T32, shared_draws,
-                                    stage_run)
+from properties.settings import size
+from properties.signgd.runs import (M_K, M_V, N_SAMPLES, REDUCED_KEYS, STAGE_RUN, T32, TAIL,
+                                    Config, ReducedState, first_all_noise_aligned,
+                                    run_reduced_until, shared_draws, stage_run)
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -91,8 +94,8 @@ register(Claim(
                "step, V from the linear value laws: a geometric envelope of rate >= 4 eta per step",
     metric="L_S at the last step, max over seeds; max over steps and seeds of the loss's relative "
            "excess over the envelope",
-    tolerance="epsilon 1e-3 (the reading), an exact inequality; the envelope to float64 "
-              "round-off (relative)",
+    tolerance="epsilon: the glossary reading '-> epsilon' (1e-3, bracket [1e-4, 1e-2]); the "
+              "envelope to float64 round-off (relative)",
     reading="'Linear rate' = geometric decay of the loss; epsilon read as 1e-3 at the end of "
             "training (1.25 t*). A simulator consistency check, not evidence beyond "
             "signgd.step_magnitude and the margin identity: the linear value dynamics give the "
@@ -101,7 +104,9 @@ register(Claim(
             "s_11 > 0; null: W_V frozen (the loss stays at its init).",
     history=("2026-12-03: the slope-ratio check (log L_S slopes over [T/2, 3T/4] and [3T/4, T] "
              "within a factor 1.25, a level without provenance) is replaced by the derived "
-             "envelope; epsilon 1e-3 unchanged.",),
+             "envelope; epsilon 1e-3 unchanged.",
+             "2026-12-04 (issue 20): epsilon is the glossary reading '-> epsilon' (1e-3 "
+             "unchanged, decided at 1e-4 and 1e-2 too).",),
     plot=plot_losses(CID1),
     alternatives=(
         rival("noise_margin", noise_margin_envelope, "every margin >= 2 V_i: the attention on "
@@ -120,8 +125,9 @@ register(Claim(
 def test_signgd_theorem3_2_item1(world, cfg):
     r = world.simulation(trained_losses, "losses", pure=True)(cfg)
     L = r["L"]
-    check_at_least(CID1, EPS1 - float(L[-1].max()), EXACT,
-                   what=f"L_S(end) = {L[-1].max():.3g} <= 1e-3")
+    check_close(CID1, float(L[-1].max()), 0.0,
+                Tolerance.reading("-> epsilon", "the training loss converges to epsilon"),
+                name="L_S(end)", what=f"L_S(end) = {L[-1].max():.3g}")
     env = world.prediction(margin_envelope, "envelope")(r["t"], r["V0"], r["V_mu0"], r["eta"],
                                                         r["xi_l1"])
     excess = np.maximum(L / env - 1.0, 0.0)
@@ -157,6 +163,52 @@ def loss_on_training_set(cfg):
     return r
 
 
+# The ladder in sigma_p (issue 20): the end-of-training test loss on the exact reduced dynamics.
+# The test-noise inner products never move (no gradient reaches the test supports), so the test
+# margin at step t is (s11' + s21') V_mu(t) + (2 - s11' - s21') V', with s11' = sigma(sum_s
+# alpha_s(t) (beta_s(t) - b'_s)), s21' = sigma(sum_s a'_s (beta_s(t) - b'_s)) and a', b', V' the
+# init inner products with y xi' of the test sample: the reduced run's alpha, beta, V_mu and the
+# init's test inner products give L_D(t) exactly.
+T2_SP = {"ci": (1, 2, 4), "ladder": (1, 2, 4, 8), "paper": (1, 2, 4, 8)}  # x the draw's sigma_p
+T2_CAP = 60000
+TREND_FF2 = claim_rate(3)  # per draw: the claim share over the three shared draws
+
+
+@functools.lru_cache(maxsize=4)
+def _test_loss_ladder(seed0, n_seeds, s, sigma_p, sigma_0, eta, factors):
+    seeds = [seed0 + k for k in range(n_seeds)]
+    d = 1 + N_SAMPLES * s + 120
+    out = []
+    for f in factors:
+        sp = sigma_p * f
+        prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sp, disjoint=True,
+                                device="cpu")  # 500 test samples, supports apart
+        p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=sigma_0, device="cpu")
+        q = sim.squeeze_L2(sim.tracked(prob, p0, keep=REDUCED_KEYS))
+        c = eta * prob.train.xi.abs().sum(-1)[..., 0].numpy()
+        st_ = ReducedState(q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], c,
+                           np.full(len(seeds), eta))
+        h = run_reduced_until(st_, first_all_noise_aligned, TAIL, T2_CAP, chunk=1000)
+        tq = sim.squeeze_L2(sim.tracked(dataclasses.replace(prob, train=prob.test, n=500), p0,
+                                        keep=("a", "b", "V")))
+        al, be, vm = h["alpha"][-1], h["beta"][-1], h["V_mu"][-1]  # (S, m_k), (S,)
+        bt = be[:, :, None] - tq["b"]  # (S, m_k, n_test)
+        s11 = 1.0 / (1.0 + np.exp(-(al[:, :, None] * bt).sum(1)))
+        s21 = 1.0 / (1.0 + np.exp(-(tq["a"] * bt).sum(1)))
+        m = (s11 + s21) * vm[:, None] + (2.0 - s11 - s21) * tq["V"]
+        out.append(np.logaddexp(0.0, -m).mean(-1))
+    return dict(sizes=tuple(float(sigma_p * f) for f in factors), loss=np.array(out))
+
+
+def heldout_loss_ladder(cfg):
+    """Per sigma_p rung (rows: the draw's sigma_p x T2_SP) and seed (columns: the draw's seeds,
+    batched as in runs.stage_run, whose stop rule sets the end of training 1.25 t* over them): L_D
+    at the end of training on the reduced dynamics, at the named size."""
+    c = Config(*cfg)
+    return _test_loss_ladder(int(c.seed0), int(c.n_seeds), int(c.s), float(c.sigma_p),
+                             float(c.sigma_0), float(c.eta), T2_SP[size()])
+
+
 def constant_order():
     """The printed reading: L_D(end) in [0.1, inf) ('constant order', at one size)."""
     return (LEVEL2, np.inf)
@@ -175,10 +227,13 @@ def chance_level():
 register(Claim(
     id=CID2, where="Theorem 3.2 (2)",
     statement="The trained transformer has a constant-order test loss.",
-    prediction="L_D(end) >= 0.1 for every seed while L_S(end) <= 1e-3 (item 1)",
+    prediction="L_D(end) >= 0.1 for every seed while L_S(end) <= 1e-3 (item 1); L_D(end) "
+               "increasing along the noise strength sigma_p (not vanishing)",
     metric="min over seeds of the test loss at the end of training (1.25 t*)",
-    tolerance="the reading's level 0.1 (an exact inequality of the run's test loss; 500 test "
-              "samples per seed)",
+    tolerance="at the draw's size the reading's level 0.1 (an exact inequality of the run's test "
+              "loss; 500 test samples per seed); the ladder: check_trend increasing, per-seed "
+              "slopes of log L_D(end) against log sigma_p, seed-clustered, t on seeds - 1 dof, "
+              f"false-fail {TREND_FF2:.3g} per draw (the claim share 1e-4 over 3 draws)",
     reading="'Constant order' is Theta(1) in the problem size, an asymptotic statement: at one "
             "size it is read as L_D(end) >= 0.1 and, by the asymptotic policy, that reading is "
             "not-audited (the same policy as signgd.appendix_f1's 'Theta(1)'). What the run "
@@ -187,18 +242,25 @@ register(Claim(
             "test margin's signal term (s_11 + s_21) V_mu grows with V_mu(t) = V_mu(0) + 2 eta t "
             "(the test noise inner products never move), so at a fixed size L_D -> 0 as t -> inf "
             "and is Theta(1) only at the end of training, T ~ log(1/eps) / (eta s sigma_p), where "
-            "V_mu(T) ~ log(1/eps) / (s sigma_p) -> 0 as the noise strength grows. The trend that "
-            "would decide it is L_D(end) along s sigma_p (runs to 1.25 t* on >= 3 sizes), not "
-            "run here. Alternatives: rivals 'generalizes' (L_D(end) <= 1e-3) and 'chance level' "
+            "V_mu(T) ~ log(1/eps) / (s sigma_p) -> 0 as the noise strength grows. Decided "
+            "(issue 20) by the trend of L_D(end) along sigma_p (the draw's sigma_p x "
+            f"{T2_SP['ci']} at ci, x {T2_SP['ladder']} under --size ladder; the draw's seeds) on "
+            "the exact reduced dynamics, the test loss from the init's test inner products "
+            "(cross-checked against the full simulator's L_D(end) at the draw's own sigma_p): "
+            "increasing, its rival exponent -1 (a test loss that vanishes with the noise "
+            "strength). Condition 3.1's sigma_0 s sigma_p sqrt(m_k) on the rungs: 0.085 x the "
+            "factor at the sheet's setting (<= 0.34 at x 4); on the fast corner (sigma_0 = 7e-4, "
+            "sigma_p = 2) up to 0.48 at x 4 (x 8 under --size ladder: 0.68, 0.95). Alternatives: rivals 'generalizes' (L_D(end) <= 1e-3) and 'chance level' "
             "(L_D(end) = log 2 +- 0.01); null: the test loss measured on the training set.",
-    audit_gap="'Constant order' (Theta(1) in the problem size) is read at one size per draw "
-              "(L_D(end) >= 0.1); no ladder in s sigma_p, so the asymptotic statement is "
-              "not-audited (numbers in the checks)",
     asymptotic="the problem size (s sigma_p: Theta(1) test loss at the end of training)",
     history=("2026-12-03: migrated from test_unmigrated_stages.py (was: holds on one size per "
              "draw, with the training loss as its control); by the asymptotic policy the single-"
              "size reading is now not-audited. Level 0.1 unchanged; the draws are Theorem 3.2's "
-             "shared draws.",),
+             "shared draws.",
+             "2026-12-04 (issue 20): the ladder in the noise strength sigma_p (the trend the "
+             "reading named) on the reduced dynamics; the audit gap removed. Designed before it "
+             "was run (a timing probe on the canonical draw then gave medians 0.49, 0.58, 0.62 "
+             "at sigma_p = 1, 2, 4).",),
     plot=plot_losses(CID2),
     alternatives=(
         rival("generalizes", generalizes, "the test loss follows the training loss to its "
@@ -225,6 +287,14 @@ def test_signgd_theorem3_2_item2(world, cfg):
     if np.isfinite(hi):
         check_at_least(CID2, hi - float(LD.max()), EXACT,
                        what=f"max over seeds L_D(end) = {LD.max():.4g} <= {hi:.4g}")
+    # the ladder in sigma_p (reduced dynamics): L_D(end) must not vanish as sigma_p grows
+    L = heldout_loss_ladder(cfg)
+    if T2_SP[size()][0] == 1:  # cross-check at one rung: the full simulator's stage run
+        assert np.allclose(L["loss"][0], LD, rtol=1e-6), (L["loss"][0], LD)
+    desc = ", ".join(f"sigma_p = {a:g}: {np.median(v):.3g}" for a, v in zip(L["sizes"], L["loss"]))
+    check_trend(CID2, L["sizes"], L["loss"].T, direction="increasing", false_fail=TREND_FF2,
+                rivals=(-1.0,), name="L_D(end) along sigma_p",
+                what=f"L_D(end) along sigma_p (medians over seeds: {desc})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,13 +365,16 @@ register(Claim(
                "||xi_i||_1) / (V_mu(0) + 2 eta T) at the end T",
     metric="min over samples and seeds of V_i / |V_mu| at the last step (and per row); max "
            "relative error of V_i / V_mu against the closed form",
-    tolerance="factor 2 ('dominates'; the linear dynamics give -> ||xi_i||_1 ~ 20), an exact "
-              "inequality of the run's values; the closed form to float64 round-off",
+    tolerance="the glossary reading 'dominates' (a factor 2, bracket [1.5, 3]; the linear "
+              "dynamics give -> ||xi_i||_1 ~ 20) on the run's values; the closed form to float64 "
+              "round-off",
     reading="A simulator consistency check, not evidence beyond signgd.step_magnitude: the "
             "exact linear value dynamics make the dominance automatic at the end of training "
             "(1.25 t*, thousands of steps after V_i passes 2 V_mu). The alternatives (rivals: "
             "equal rates, an l2 noise rate; null: W_V frozen) are rejected by the closed form, "
             "the null also by the printed reading.",
+    history=("2026-12-04 (issue 20): the factor 2 is the glossary reading 'dominates' (level "
+             "unchanged, decided at 1.5 and 3 too).",),
     alternatives=(
         rival("equal_rates", ratio_equal_rates, "no memorisation: V_i and V_mu grow at the same "
               "rate 2 eta", replaces="ratio"),
@@ -320,11 +393,13 @@ register(Claim(
 def test_signgd_theorem3_2_item3(world, cfg):
     r = world.simulation(trained_values, "values", pure=True)(cfg)
     ratio = r["V"] / np.abs(r["V_mu"])[:, None]
-    check_at_least(CID3, float(ratio.min()) - 2.0, EXACT,
-                   what=f"min V_i / |V_mu| = {ratio.min():.3g} >= 2")
+    dominates = Threshold.reading("dominates", "value noise dominates value signal for every "
+                                  "training sample")
+    check_at_least(CID3, float(ratio.min()), dominates, name="V_i / |V_mu|",
+                   what=f"min V_i / |V_mu| = {ratio.min():.3g}")
     rows = r["row_noise"] / r["row_signal"]
-    check_at_least(CID3, float(rows.min()) - 2.0, EXACT,
-                   what=f"per value row: min j<w, y xi> / |<w, mu>| = {rows.min():.3g} >= 2")
+    check_at_least(CID3, float(rows.min()), dominates, name="per value row",
+                   what=f"per value row: min j<w, y xi> / |<w, mu>| = {rows.min():.3g}")
     pred = world.prediction(ratio_law, "ratio")(r["V0"], r["V_mu0"], r["eta"], r["T"], r["xi_l1"],
                                                  r["xi_l2"])
     check_close(CID3, r["V"] / r["V_mu"][:, None], pred, Tolerance.roundoff(float(np.abs(pred).max()),
@@ -336,9 +411,10 @@ def test_signgd_theorem3_2_item3(world, cfg):
 # Item 4
 # --------------------------------------------------------------------------------------------
 CID4 = "signgd.theorem3_2.item4"
-LEVEL4 = 0.05
 N_TIMES = 8
-TREND_FF = 1e-4  # per trend check (two per draw)
+DRAWS4 = 4  # under ci: the three shared draws and one drawn
+TREND_FF = claim_rate(DRAWS4, 2)  # per trend check (two per draw): the claim share over 4 draws
+SENTENCE4 = "Attention of both queries concentrates on the noise patch on the training data"
 
 
 @functools.lru_cache(maxsize=8)
@@ -386,9 +462,11 @@ register(Claim(
                "the late half of training",
     metric="max over samples and seeds at the last step; the trend of log(-log of that maximum) "
            "against log t over eight times in [T/2, T]",
-    tolerance="0.05 at the end of training, 1.25 t* (an exact inequality at the reading's level); "
-              "the trend: fitted slope beyond t_6 x its SE (false-fail 1e-4 per check)",
-    reading="'-> 0' read as: below 0.05 at the end of training (the horizon scales with the draw: "
+    tolerance="the glossary reading 'near 0' (0.05, bracket [0.025, 0.1]) at the end of "
+              "training, 1.25 t* (a deterministic statistic of the run); the trend: fitted slope "
+              f"beyond t_6 x its SE (false-fail {TREND_FF:.3g} per check: the claim share 1e-4 over "
+              f"{DRAWS4} draws x 2 trends), its own rival the exponent 0 (a plateau s -> c > 0)",
+    reading="'-> 0' read as: 'near 0' (glossary: 0.05) at the end of training (the horizon scales with the draw: "
             "with a fixed 4000-step horizon the slowest draw of the sweep, s = 20, sigma_p = 1, "
             "eta = 5e-5, had s_11 = 0.053, still falling: a horizon artefact, not a refutation). "
             "'Tends to' is decided by the trend in the training time (asymptotic policy). "
@@ -400,7 +478,11 @@ register(Claim(
              "was inconclusive (slope -56 +- 60 over [T/2, T] on two drawn configs: a "
              "super-exponential decay is curved on that line); refitted as log(-log max s) "
              "against log t, on which exp(-K t^p) is a straight line. Horizon, times, level "
-             "0.05 and false-fail unchanged.",),
+             "0.05 and false-fail unchanged.",
+             "2026-12-04 (issue 20): the level 0.05 is the glossary reading 'near 0' (unchanged; "
+             "decided at 0.025 and 0.1 too); the trend got its own rival, exponent 0 (it faced "
+             "no alternative: the rivals replace the limits, whose 0 the trend reads). "
+             + RATE_HISTORY + ": 1e-4 -> 1.25e-5 per trend check.",),
     alternatives=(
         rival("signal_patch", signal_patch, "the attention concentrates on the signal patch "
               "instead (s_11, s_21 -> 1)", replaces="limits"),
@@ -421,13 +503,11 @@ def test_signgd_theorem3_2_item4(world, cfg):
     limits = world.prediction(noise_patch, "limits")()
     for k_, lim in limits.items():
         end = float(r[k_][-1])
+        check_close(CID4, end, lim, Tolerance.reading("near 0", SENTENCE4), name=f"{k_}(end)",
+                    what=f"max {k_}(end) = {end:.3g}, limit {lim:g}")
         if lim == 0.0:
-            check_at_least(CID4, LEVEL4 - end, EXACT, what=f"max {k_}(end) = {end:.3g} <= 0.05")
             # s -> 0 as -log s -> inf: log(-log s) against log t (a decay exp(-K t^p) gives a
-            # straight line of slope p; a plateau s -> c > 0 a slope -> 0)
+            # straight line of slope p; a plateau s -> c > 0 a slope -> 0: the rival 0)
             check_trend(CID4, r["t"], -np.log(np.maximum(r[k_], 1e-300)),
-                        direction="increasing", false_fail=TREND_FF,
-                        what=f"-log max {k_}(t) over [T/2, T]")
-        else:
-            check_at_least(CID4, LEVEL4 - abs(end - lim), EXACT,
-                           what=f"max {k_}(end) = {end:.3g} within 0.05 of {lim:g}")
+                        direction="increasing", false_fail=TREND_FF, rivals=(0.0,),
+                        name=f"-log {k_} trend", what=f"-log max {k_}(t) over [T/2, T]")
