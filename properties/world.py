@@ -360,6 +360,7 @@ class Run:
                                                         # each completed, checked draw
     unchecked_draws: int = 0                            # completed draws that made no check
     mismatches: list = field(default_factory=list)      # (draw, message) for a printed form
+    mismatch_keys: set = field(default_factory=set)     # fingerprints of the mismatching draws
     inconclusive: list = field(default_factory=list)    # (draw, message)
     failing_draw: str | None = None
     alternatives: dict = field(default_factory=dict)    # name -> stats
@@ -669,7 +670,9 @@ def _run_draw(inner: Callable, args, kwargs):
                 raise
             run.failing_draw = _draw_repr(draw_kwargs)
             run.draws.setdefault(key(), _draw_repr(draw_kwargs))
-            run.mismatches.append((run.failing_draw, str(e).splitlines()[0]))
+            if key() not in run.mismatch_keys:  # a draw Hypothesis repeats counts once
+                run.mismatch_keys.add(key())
+                run.mismatches.append((run.failing_draw, str(e).splitlines()[0]))
             _note_paper_setting(run, key())
             return None
         except Inconclusive as e:
