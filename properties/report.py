@@ -672,12 +672,16 @@ def resolution_cell(r) -> str:
     if not res:
         return "-"
     parts = []
+    def rel(d):
+        return f"{d:.0%}" if d >= 0.01 else f"{d:.0e}".replace("e-0", "e-")
+
     if res.get("delta") is not None:
-        d = res["delta"]
-        parts.append(f"{d:.0%}" if d >= 0.01 else f"{d:.0e}".replace("e-0", "e-"))
+        parts.append(rel(res["delta"]))
     if res.get("one_sided"):
         o = res["one_sided"]
-        parts.append(f"{'/' if o['side'] == 'down' else 'x'}{1 + o['delta']:.3g} (one side)")
+        parts.append((rel(o["delta"]) if o["delta"] < 1 else
+                      f"{'/' if o['side'] == 'down' else 'x'}{1 + o['delta']:.3g}")
+                     + f" ({'below' if o['side'] == 'down' else 'above'} only)")
     if res.get("trend_exponent") is not None:
         parts.append(f"exp +-{res['trend_exponent']:.2g}")
     return ", ".join(parts) or "-"

@@ -360,7 +360,7 @@ def test_a_loose_bound_is_resolved_to_its_factor():
     v = verdict_for(W._claim("res.loose"), [row])
     assert exc is None and v["verdict"] == "holds"
     assert v["resolution"]["one_sided"]["delta"] == 9.0 and "one-sided" in v["resolution"]["why"]
-    assert resolution_cell(v) == "/10 (one side)"
+    assert resolution_cell(v) == "/10 (below only)"
     assert W.perturbation_label(0.01) == "x (1 +- 0.01)"
 
 
