@@ -348,6 +348,14 @@ def check_name(fn: str, name: str | None = None) -> str:
     return f"{fn}@" + ">".join(reversed(sites)) if sites else fn
 
 
+def _trend_mismatch(msg: str) -> ClaimMismatch:
+    """A ClaimMismatch raised by a trend over sizes (check_trend), marked so: the report lets an
+    asymptotic claim be refuted only by such a failure, never by a check at one size."""
+    e = ClaimMismatch(msg)
+    e.trend = True
+    return e
+
+
 def _fail(exc: AssertionError, name: str):
     """A failing check: raise it, or (in an alternative's soft world) record it and go on."""
     if _SINK.soft:
@@ -698,8 +706,8 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
         res = _SINK.trend_resolution
         res[cname] = max(res.get(cname, 0.0), total + dev)
         if not dev <= total:
-            _fail(ClaimMismatch(f"{claim_id}{_w(what)}: {desc}; expected exponent {exponent:g}"
-                                f" (+- allowance {allow:g})"), cname)
+            _fail(_trend_mismatch(f"{claim_id}{_w(what)}: {desc}; expected exponent "
+                                  f"{exponent:g} (+- allowance {allow:g})"), cname)
         return trend
     sign = 1.0 if direction == "increasing" else -1.0
     th = Threshold(0.0, f"trend direction {direction}: slope beyond {crit:.3g} x SE ({emodel}; "
@@ -708,9 +716,9 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
     if sign * slope - band > 0:
         return trend
     if sign * slope + band < 0:
-        _fail(ClaimMismatch(f"{claim_id}{_w(what)}: {desc}: significantly "
-                            f"{'decreasing' if sign > 0 else 'increasing'}, expected {direction}"),
-              cname)
+        _fail(_trend_mismatch(f"{claim_id}{_w(what)}: {desc}: significantly "
+                              f"{'decreasing' if sign > 0 else 'increasing'}, expected "
+                              f"{direction}"), cname)
         return trend
     msg = f"{claim_id}{_w(what)}: {desc}: not significantly {direction} (nor the other way)"
     if _SINK.soft:

@@ -361,6 +361,7 @@ class Run:
     unchecked_draws: int = 0                            # completed draws that made no check
     mismatches: list = field(default_factory=list)      # (draw, message) for a printed form
     mismatch_keys: set = field(default_factory=set)     # fingerprints of the mismatching draws
+    trend_mismatches: int = 0                           # of them, refuted by a trend over sizes
     inconclusive: list = field(default_factory=list)    # (draw, message)
     failing_draw: str | None = None
     alternatives: dict = field(default_factory=dict)    # name -> stats
@@ -424,6 +425,7 @@ class Run:
                 "paper_ran": sorted(set(self.paper_ran)),
                 "theory_called": sorted(self.theory_called),
                 "mismatched_draws": len(self.mismatches),
+                "trend_mismatches": self.trend_mismatches,
                 "mismatches": [{"draw": d, "message": m} for d, m in self.mismatches[:50]],
                 "inconclusive": [m for _, m in self.inconclusive][:5],
                 "failing_draw": self.failing_draw, "reading": self.reading}
@@ -666,6 +668,7 @@ def _run_draw(inner: Callable, args, kwargs):
             if run.fails is None:
                 if run.failing_draw is None:  # later calls are Hypothesis shrinking this one
                     run.draws.setdefault(key(), _draw_repr(draw_kwargs))
+                    run.trend_mismatches += bool(getattr(e, "trend", False))
                 run.failing_draw = _draw_repr(draw_kwargs)
                 raise
             run.failing_draw = _draw_repr(draw_kwargs)
@@ -673,6 +676,7 @@ def _run_draw(inner: Callable, args, kwargs):
             if key() not in run.mismatch_keys:  # a draw Hypothesis repeats counts once
                 run.mismatch_keys.add(key())
                 run.mismatches.append((run.failing_draw, str(e).splitlines()[0]))
+                run.trend_mismatches += bool(getattr(e, "trend", False))
             _note_paper_setting(run, key())
             return None
         except Inconclusive as e:

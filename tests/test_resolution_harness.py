@@ -531,3 +531,43 @@ def test_a_neighbouring_reading_that_decides_otherwise_makes_the_claim_reading_d
     assert "other sign convention" in v["detail"]
     with pytest.raises(ValueError, match="reading"):
         audits("res.convention", reading="")
+
+
+# --- 6b. an asymptotic claim is refuted only by a trend against it, never at one size -------
+claim("res.onesize", (), asymptotic="n")
+claim("res.trendfail", (), asymptotic="n")
+NS = np.array([16.0, 32.0, 64.0, 128.0])
+
+
+@audits("res.onesize", fails="drops at the smallest size only")
+@CI
+@example(seed=0)
+@example(seed=1)
+@given(seed=st.integers(0, 1000))
+def prop_onesize(seed):
+    y = NS ** -0.5 * np.exp(np.random.default_rng(seed).normal(0, 0.01, (8, NS.size)))
+    # a check at one size (the smallest) fails on some draws before the trend is reached; the
+    # trend itself (n^-1/2, as claimed) passes where it runs
+    check_at_least("res.onesize", -1.0 if seed % 2 else 1.0,
+                   Threshold(0.0, "a drop at n = 16", "derived"),
+                   name="drop at n = 16")
+    check_trend("res.onesize", NS, y, exponent=-0.5, false_fail=1e-6, name="rate")
+
+
+@audits("res.trendfail", fails="grows instead")
+@CI
+@example(seed=0)
+@given(seed=st.integers(0, 1000))
+def prop_trendfail(seed):
+    y = NS ** 0.5 * np.exp(np.random.default_rng(seed).normal(0, 0.01, (8, NS.size)))
+    check_trend("res.trendfail", NS, y, direction="decreasing", false_fail=1e-6, name="rate")
+
+
+def test_an_asymptotic_claim_is_refuted_by_a_trend_not_at_one_size():
+    exc, row = run_row(prop_onesize)
+    assert isinstance(exc, ClaimMismatch) and row["trend_mismatches"] == 0
+    v = verdict_for(W._claim("res.onesize"), [row])
+    assert v["verdict"] == "not-audited" and "only in checks at single sizes" in v["detail"]
+    exc, row = run_row(prop_trendfail)
+    assert isinstance(exc, ClaimMismatch) and row["trend_mismatches"] >= 1
+    assert verdict_for(W._claim("res.trendfail"), [row])["verdict"] == "refuted"
