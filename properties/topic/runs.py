@@ -123,11 +123,15 @@ EMP = dict(T=5, v=5, p=(0.15, 0.1, 0.1), heldout_docs=200, heldout_N=(100, 150))
 #              (topic.empirical.uniform_loss_gap);
 #   "dv":      W^V frozen to Definition 2's D^V, W^K, W^Q, the biases, b^pred trained, 200 steps
 #              (topic.empirical.attention_order (b));
+#   "uniform_value_off": the uniform model with W^V, b^V frozen at their init (only b^pred
+#              trained: topic.empirical.uniform_loss_gap's null of its mechanism);
 #   "wstar":   the same with W^V frozen to Theorem 2's block-uniform W* (attention_order (b)'s
 #              null: the diagonal W^V switched off).
 LDA_MODELS = {
     "joint": dict(sw=sm.Switches(onehot=True, biases=True), steps=300),
     "uniform": dict(sw=sm.Switches(onehot=True, uniform=True, biases=True), steps=300),
+    "uniform_value_off": dict(sw=sm.Switches(onehot=True, uniform=True, biases=True,
+                                             freeze_v=True), steps=300),
     "dv": dict(sw=sm.Switches(onehot=True, biases=True, freeze_v=True), steps=200),
     "wstar": dict(sw=sm.Switches(onehot=True, biases=True, freeze_v=True), steps=200),
 }
@@ -224,14 +228,19 @@ def attention_order_scores(model: str, seed: int, S: int = 1, steps: int | None 
 
 
 def uniform_loss_gap(seed: int, S: int = 1, joint_steps: int | None = None,
-                     uniform_steps: int | None = None, tv: int | None = None) -> dict:
+                     uniform_steps: int | None = None, tv: int | None = None,
+                     uniform_model: str = "uniform") -> dict:
     """Relative held-out loss gap (L_uniform - L_joint) / L_uniform per element, with its paired
-    Monte Carlo SE over the D held-out documents (common to both models)."""
-    pu, held = lda_run("uniform", seed, S, uniform_steps, tv)
+    Monte Carlo SE over the D held-out documents (common to both models).  uniform_model:
+    "uniform" (the claim's) or "uniform_value_off" (W^V, b^V frozen at init: a null)."""
+    if uniform_model not in ("uniform", "uniform_value_off"):
+        raise ValueError(f"uniform_model must be 'uniform' or 'uniform_value_off', got "
+                         f"{uniform_model!r}")
+    pu, held = lda_run(uniform_model, seed, S, uniform_steps, tv)
     pj, held_j = lda_run("joint", seed, S, joint_steps, tv)
     if not all(torch.equal(a, b) for a, b in zip(held, held_j)):
         raise RuntimeError("the two models must be compared on the same held-out documents")
-    lu, lj = heldout_losses("uniform", pu, held), heldout_losses("joint", pj, held)
+    lu, lj = heldout_losses(uniform_model, pu, held), heldout_losses("joint", pj, held)
     d = lu - lj
     Lu = lu.mean(-1)
     return {"gap": d.mean(-1) / Lu, "se": d.std(-1, ddof=1) / np.sqrt(d.shape[-1]) / Lu,
@@ -248,9 +257,13 @@ EMBEDDING = dict(T=5, v=5, steps=250, batch=16, N_range=(20, 30), scale=0.01,
 
 @run_cache(maxsize=8)
 def train_embedding(seed: int, S: int = 1, steps: int | None = None,
-                    tv: int | None = None) -> np.ndarray:
+                    tv: int | None = None, topics: bool = True) -> np.ndarray:
     """E = W^E^T W^E after training, (len(settings), S, n, n), from generator seed `seed`;
-    tv: T = v = tv (default EMBEDDING's CI size)."""
+    tv: T = v = tv (default EMBEDDING's CI size).  topics=False: the topic structure of the
+    data switched off (every document covers all T topics, model 'theory' with tau = T and N =
+    the midpoint of N_range: its words are uniform over the vocabulary)."""
+    if not isinstance(topics, bool):
+        raise ValueError(f"topics must be a bool, got {topics!r}")
     c = EMBEDDING
     T, v = _size(c, tv)
     n = T * v + 1
@@ -260,9 +273,10 @@ def train_embedding(seed: int, S: int = 1, steps: int | None = None,
     out = []
     for loss, opt, lr in c["settings"]:
         p = sm.init_params(g, S, n, d=n, sw=sw, scale=c["scale"], device="cpu")
+        data = (dict(N_range=c["N_range"]) if topics else
+                dict(model="theory", tau=T, N=sum(c["N_range"]) // 2))
         sm.train(p, g, T=T, v=v, steps=k, batch=c["batch"], sw=sw, loss=loss, opt=opt, lr=lr,
-                 p_m=EMP["p"][0], p_c=EMP["p"][1], p_r=EMP["p"][2], N_range=c["N_range"],
-                 log_every=max(k, 1))
+                 p_m=EMP["p"][0], p_c=EMP["p"][1], p_r=EMP["p"][2], log_every=max(k, 1), **data)
         WE = p["WE"].numpy()
         out.append(np.einsum("sdi,sdj->sij", WE, WE))
     return np.stack(out)
