@@ -13,7 +13,9 @@ relative gap g = (L_uniform - L_joint) / L_uniform with its paired Monte Carlo S
 
 Nulls (slot "runs"): "joint_training_off" (the joint model untrained: it must lose the "greater"
 check), "uniform_training_off" (the uniform model untrained: W^V not learnt, the gap is no longer
-slight).
+slight), "uniform_value_off" (the claim's own mechanism off: uniform attention with W^V, b^V frozen
+at init, b^pred trained the same steps).  The paper's T = v = 10 draw (--size ladder) trains the
+models 2100 steps (runs.LDA_PAPER_STEPS, a convergence rule on the training loss).
 """
 
 from __future__ import annotations
