@@ -148,8 +148,8 @@ LDA_TRAIN = dict(batch=8, lr=0.01, scale=0.01, N_range=(100, 150))
 # each changes by < 0.5% relative from the window before (the change seen to stay small): 2100 steps (the joint model; the uniform ones
 # get the same steps, as at T = v = 5).  The rule first written (one window changing by < 1%)
 # stopped at 600 steps, on the joint model's initial plateau (its loss then fell a further 5%):
-# rejected on the loss curve, not on a verdict.  Cost per element on one core (2026-12-04,
-# machine shared): joint ~100 s, uniform ~35 s.  "dv" and "wstar" do not run at T = v = 10.
+# rejected on the loss curve, not on a verdict.  Cost of uniform_loss_gap's T = v = 10 draw (the
+# three models and the nulls, one element, one core, machine shared, 2026-12-04): ~78 s.  "dv" and "wstar" do not run at T = v = 10.
 HORIZON_WINDOW = 300
 HORIZON_JOINT_TV10_WINDOWS = (0.9594015, 0.9513518, 0.9329597, 0.9184323, 0.9101428, 0.9069007,
                               0.9045894, 0.9024797)  # the measured window means (joint, seed 10000)

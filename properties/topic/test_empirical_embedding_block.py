@@ -112,7 +112,9 @@ register(Claim(
     paper_setting=PAPER_TV_WHY + ".  Run at --size ladder on 2026-12-04 (seed 0): it holds "
                   "there, but thinly: the contrasts are 0.36 / 0.022 / 0.67 / 0.083 (squared "
                   "Adam / SGD, CE Adam / SGD) after the CI's 250 steps, the SGD settings within "
-                  "~0.001 of their relabelling noise floors (under-trained at that size)",
+                  "~0.001 of their relabelling noise floors (under-trained at that size; rerun "
+                  "2026-12-04 with the topics_off null: holds, worst margin 0.0011, every null "
+                  "rejected on 5 of 5 draws; the draw costs ~95 s on one core)",
     alternatives=(
         null("training_off", training_off, "optimiser off: W^E at its N(0, 1/d) init",
              replaces="train"),
