@@ -96,7 +96,11 @@ register(Claim(
              "report): the random-order refutation (significant on 1 of 3 draws by 0.004 on a "
              "band of 0.041 with a normal critical value) is withdrawn: the bounce-back falls with d on every "
              "draw (0.04 / 0.04 / 0.001-0.005 at d = 8 / 16 / 32) but not significantly.",
-             "2026-12-04 (issue 23, \"Speed pays for the seeds\"): seeds 6 -> 8 per draw as issue 23 asked before any run of the new count: 4 seeds stacked per program at size ci (was 3), 2 programs per draw, paid for by the fast sim.transformer path (x1.1 per step at the same numbers); the Student t of the trends has 7 dof (was 5). Fixed before the run; no threshold, horizon, grid or reading changed."),
+             "2026-12-04 (issue 23, \"Speed pays for the seeds\"): seeds 6 -> 8 per draw as issue "
+             "23 asked before any run of the new count: 4 seeds stacked per program at size ci "
+             "(was 3), 2 programs per draw, paid for by the fast sim.transformer path (x1.1 per "
+             "step at the same numbers); the Student t of the trends has 7 dof (was 5). Fixed "
+             "before the run; no threshold, horizon, grid or reading changed."),
     asymptotic="the model size d",
     alternatives=(
         *DYN_NULLS,

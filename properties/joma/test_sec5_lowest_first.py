@@ -97,7 +97,11 @@ register(Claim(
              "the d = 32 point) "
              "is withdrawn: the early lead is negative at every rung and falls with d on "
              "every draw, but not significantly.",
-             "2026-12-04 (issue 23, \"Speed pays for the seeds\"): seeds 6 -> 8 per draw as issue 23 asked before any run of the new count: 4 seeds stacked per program at size ci (was 3), 2 programs per draw, paid for by the fast sim.transformer path (x1.1 per step at the same numbers); the Student t of the trends has 7 dof (was 5). Fixed before the run; no threshold, horizon, grid or reading changed."),
+             "2026-12-04 (issue 23, \"Speed pays for the seeds\"): seeds 6 -> 8 per draw as issue "
+             "23 asked before any run of the new count: 4 seeds stacked per program at size ci "
+             "(was 3), 2 programs per draw, paid for by the fast sim.transformer path (x1.1 per "
+             "step at the same numbers); the Student t of the trends has 7 dof (was 5). Fixed "
+             "before the run; no threshold, horizon, grid or reading changed."),
     asymptotic="the model size d",
     alternatives=(
         *DYN_NULLS,
