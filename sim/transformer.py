@@ -335,7 +335,11 @@ def _loss_per_seed(model, h, tokens, labels, mask, task):
     logits = model.readout(h[:, :, :-1])  # predict token t+1 from position t
     tgt = tokens[:, :, 1:]
     w = (mask[:, :, 1:]).to(logits.dtype)
-    ce = torch.nn.functional.cross_entropy(logits.permute(0, 3, 1, 2), tgt, reduction="none")
+    if model.impl == "reference":
+        ce = torch.nn.functional.cross_entropy(logits.permute(0, 3, 1, 2), tgt, reduction="none")
+    else:  # the same per-position cross-entropy on contiguous rows (S N (T-1), C)
+        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                               tgt.reshape(-1), reduction="none").reshape(tgt.shape)
     return (ce * w).sum((1, 2)) / w.sum((1, 2)).clamp_min(1)
 
 
