@@ -66,7 +66,11 @@ register(Claim(
             "s = 0 latent is on whenever that latent is). Earlier (old module) at d = 32, "
             "rho = 0.8, random order, 64 runs: H = 1 was the first group over 0.2 nats in 41% "
             "(chance ~1/3), H = 3 tended to come last, H = 1 and H = 2 were not ordered.",
-    reason="Issue 23 (seed-clustered t, 6 seeds per draw, false-fail 1e-5): the early lead of "
+    reason="Issue 23, 8 seeds per draw (first run 2026-12-04): still inconclusive: random "
+           "order slopes -0.26 +- 1.87 / -0.22 +- 1.85 / -0.24 +- 0.46 (lead -0.08 / -0.06..-0.13 "
+           "/ -0.38..-0.46 nats at d = 8 / 16 / 32), sorted -0.13 +- 1.36 / -0.33 +- 1.49 / "
+           "-0.18 +- 1.51. "
+           "Issue 23 (seed-clustered t, 6 seeds per draw, false-fail 1e-5): the early lead of "
            "H = 1 is negative at every rung on every draw and falls with d (random order: "
            "-0.07..-0.09 / -0.06..-0.15 / -0.14..-0.38 nats at d = 8 / 16 / 32; sorted: "
            "-0.07..-0.15 / -0.19..-0.46 / -0.31..-0.56), but no trend is significant: "
