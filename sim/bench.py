@@ -86,7 +86,7 @@ def matmul_rate(S, N, T, d, depth, width, n_out, device, task="next", reps=20):
 
 
 def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, vocab=100,
-                    n_out=100, impls=("reference", "fast"), repeats=3):
+                    n_out=100, impls=("reference", "fast"), repeats=None):
     """S stacked transformers at the JoMA dynamics CI size (properties.joma.runs.DYN_CI: d = 32,
     2 layers, batch 32, T = 30, vocab 100, next-token loss, Adam), each implementation in
     `impls` (sim.transformer.IMPLS) timed on the same data, alternating, best of `repeats`
@@ -94,6 +94,8 @@ def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, v
     models with the last implementation."""
     from sim.transformer import StackedTransformer, train
     torch.set_num_threads(1)
+    if repeats is None:  # best of 3 on small work; one pass where a pass is long
+        repeats = 3 if seeds * steps <= 2000 else 1
     g = torch.Generator().manual_seed(0)
     tok = torch.randint(vocab, (steps, seeds, N, T), generator=g).to(device)
     lab = torch.randint(n_out, (steps, seeds, N), generator=g).to(device)
@@ -121,7 +123,7 @@ def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, v
     flops = transformer_flops(N, T, d, depth, 4 * d, n_out)
     mm = matmul_rate(seeds, N, T, d, depth, 4 * d, n_out, device)
     return dict(times=times, t_single=t_single, same=same, impl_diff=impl_diff,
-                flops=flops, matmul=mm)
+                flops=flops, matmul=mm, repeats=repeats)
 
 
 def run_signgd(seeds: int, steps: int, device, s=30, n=8, sigma_p=1.0, sigma_0=1e-3, eta=6e-5):
@@ -195,8 +197,8 @@ def main(argv=None):
 
 def _print_transformer(title, r, a, device):
     work = a.seeds * a.steps
-    print(f"{title}: {a.seeds} seeds x {a.steps} steps on {device} (1 thread; best of 3, "
-          "alternating)")
+    print(f"{title}: {a.seeds} seeds x {a.steps} steps on {device} (1 thread; best of "
+          f"{r['repeats']}, alternating)")
     print(f"  matmul FLOPs per seed-step {r['flops'] / 1e6:.1f} M; bare batched matmuls of the "
           f"same shapes: {r['matmul']:.1f} GFLOP/s")
     for impl, t in r["times"].items():
