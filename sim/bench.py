@@ -2,11 +2,15 @@
 vs one seed at a time, on the same work.
 
     python -m sim.bench [--which eqn2,transformer,signgd] [--seeds 64] [--steps 200]
+                        [--impl reference,fast]
                         [--device cpu|cuda]
 
   eqn2         JoMA's Eqn. 2 simulator (sim.joma.simulate_eqn2), float64;
   transformer  the stacked-seed transformer (sim.transformer: S models in one program) trained by
-               Adam, float32, at the CI size of the JoMA dynamics runs (d = 32, 2 layers);
+               Adam, float32, at the CI size of the JoMA dynamics runs (d = 32, 2 layers,
+               batch 32, T = 30, next-token); each implementation of --impl (default
+               reference,fast) side by side, with its GFLOP/s and the ratio to bare batched
+               matmuls of the same shapes;
   signgd       the SignGD simulator (sim.signgd.train), float64, at the sheet's CPU setting.
 
 Prints the wall time and throughput (seed-steps per second) of both ways, the speed-up, and the
@@ -46,30 +50,80 @@ def run(seeds: int, steps: int, device, M_C=8, K=3, d=12, N=64, attention="exp")
     return t_batched, t_single, same
 
 
-def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=16, vocab=100,
-                    n_out=10):
-    """S stacked transformers vs S single-seed ones, the same data (labels task), Adam."""
+def transformer_flops(N, T, d, depth, width, n_out, task="next"):
+    """Matmul FLOPs of one seed-step (forward + backward = 3 x the forward's matmuls) of the
+    stacked transformer: per block QKV 2NT d 3d, scores and values 2 x 2N T^2 d, MLP
+    2 x 2NT d F; the read-out 2N T' d C (T' = T - 1 for next-token, 1 for the label task)."""
+    blk = 2 * N * T * d * 3 * d + 2 * 2 * N * T * T * d + 2 * 2 * N * T * d * width
+    out = 2 * N * (T - 1 if task == "next" else 1) * d * n_out
+    return 3 * (depth * blk + out)
+
+
+def matmul_rate(S, N, T, d, depth, width, n_out, device, task="next", reps=20):
+    """GFLOP/s of bare batched matmuls (torch.bmm, batch S) of the model's forward shapes, each
+    run 3 times (standing for forward + backward): the rate the training step could reach if
+    it were only its matmuls."""
+    g = torch.Generator().manual_seed(1)
+
+    def r(*shape):
+        return torch.randn(*shape, generator=g).to(device)
+    Tp = T - 1 if task == "next" else 1
+    mats = [(r(S, N * T, d), r(S, d, 3 * d)), (r(S * N, T, d), r(S * N, d, T)),
+            (r(S * N, T, T), r(S * N, T, d)), (r(S, N * T, d), r(S, d, width)),
+            (r(S, N * T, width), r(S, width, d))]
+    ops = [m for m in mats for _ in range(depth)] + [(r(S, N * Tp, d), r(S, d, n_out))]
+    flop = sum(2 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2] for a, b in ops) * 3
+    for a, b in ops:
+        torch.bmm(a, b)
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(3):
+            for a, b in ops:
+                torch.bmm(a, b)
+        best = min(best, time.perf_counter() - t0)
+    return flop / best / 1e9
+
+
+def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, vocab=100,
+                    n_out=100, impls=("reference", "fast"), repeats=None):
+    """S stacked transformers at the JoMA dynamics CI size (properties.joma.runs.DYN_CI: d = 32,
+    2 layers, batch 32, T = 30, vocab 100, next-token loss, Adam), each implementation in
+    `impls` (sim.transformer.IMPLS) timed on the same data, alternating, best of `repeats`
+    (the machine may be shared: the ratios are measured within one run); then S single-seed
+    models with the last implementation."""
     from sim.transformer import StackedTransformer, train
     torch.set_num_threads(1)
+    if repeats is None:  # best of 3 on small work; one pass where a pass is long
+        repeats = 3 if seeds * steps <= 2000 else 1
     g = torch.Generator().manual_seed(0)
     tok = torch.randint(vocab, (steps, seeds, N, T), generator=g).to(device)
     lab = torch.randint(n_out, (steps, seeds, N), generator=g).to(device)
     mask = torch.ones(seeds, N, T, dtype=torch.bool, device=device)
     kw = dict(vocab=vocab, n_out=n_out, d=d, depth=depth, device=device)
-
-    t0 = time.perf_counter()
-    m = StackedTransformer(list(range(seeds)), **kw)
-    lb = train(m, lambda k: (tok[k], lab[k], mask), steps=steps, lr=1e-3, log_every=steps)
-    t_batched = time.perf_counter() - t0
+    times = {i: float("inf") for i in impls}
+    final = {}
+    for _ in range(repeats):
+        for impl in impls:
+            t0 = time.perf_counter()
+            m = StackedTransformer(list(range(seeds)), impl=impl, **kw)
+            lb = train(m, lambda k: (tok[k], lab[k], mask), steps=steps, lr=1e-3, task="next",
+                       log_every=steps)
+            times[impl] = min(times[impl], time.perf_counter() - t0)
+            final[impl] = lb.loss[-1]
     t0 = time.perf_counter()
     ls = []
     for s in range(seeds):
-        ms = StackedTransformer([s], **kw)
+        ms = StackedTransformer([s], impl=impls[-1], **kw)
         ls.append(train(ms, lambda k, s=s: (tok[k, s:s + 1], lab[k, s:s + 1], mask[s:s + 1]),
-                        steps=steps, lr=1e-3, log_every=steps))
+                        steps=steps, lr=1e-3, task="next", log_every=steps))
     t_single = time.perf_counter() - t0
-    same = max(abs(float(lb.loss[-1][s]) - float(l.loss[-1][0])) for s, l in enumerate(ls))
-    return t_batched, t_single, same
+    same = max(abs(float(final[impls[-1]][s]) - float(l.loss[-1][0])) for s, l in enumerate(ls))
+    impl_diff = max(float((final[i] - final[impls[-1]]).abs().max()) for i in impls)
+    flops = transformer_flops(N, T, d, depth, 4 * d, n_out)
+    mm = matmul_rate(seeds, N, T, d, depth, 4 * d, n_out, device)
+    return dict(times=times, t_single=t_single, same=same, impl_diff=impl_diff,
+                flops=flops, matmul=mm, repeats=repeats)
 
 
 def run_signgd(seeds: int, steps: int, device, s=30, n=8, sigma_p=1.0, sigma_0=1e-3, eta=6e-5):
@@ -97,7 +151,8 @@ def run_signgd(seeds: int, steps: int, device, s=30, n=8, sigma_p=1.0, sigma_0=1
 
 BENCHES = {
     "eqn2": ("Eqn. 2 simulator (float64)", run, "z"),
-    "transformer": ("stacked-seed transformer, d = 32, 2 layers, Adam (float32)", run_transformer,
+    "transformer": ("stacked-seed transformer, d = 32, 2 layers, T = 30, Adam (float32)",
+                    run_transformer,
                     "final loss"),
     "signgd": ("SignGD simulator, s = 30, n = 8 (float64)", run_signgd, "training loss"),
 }
@@ -110,7 +165,14 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=64)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--device", default=None)
+    ap.add_argument("--impl", default="reference,fast",
+                    help="transformer only: comma-separated implementations (sim.transformer."
+                         "IMPLS: reference = the original einsum forward and Adam loop, fast)")
     a = ap.parse_args(argv)
+    from sim.transformer import IMPLS
+    impls = tuple(i.strip() for i in a.impl.split(",") if i.strip())
+    if not impls or any(i not in IMPLS for i in impls):
+        ap.error(f"--impl: choose from {list(IMPLS)}, got {a.impl!r}")
     which = [w.strip() for w in a.which.split(",") if w.strip()]
     bad = [w for w in which if w not in BENCHES]
     if bad:
@@ -122,12 +184,35 @@ def main(argv=None):
     work = a.seeds * a.steps
     for w in which:
         title, fn, what = BENCHES[w]
+        if w == "transformer":
+            _print_transformer(title, fn(a.seeds, a.steps, device, impls=impls), a, device)
+            continue
         tb, ts, same = fn(a.seeds, a.steps, device)
         print(f"{title}: {a.seeds} seeds x {a.steps} steps on {device} (1 thread)")
         print(f"  batched       {tb:8.3f} s  {work / tb:10.0f} seed-steps/s")
         print(f"  one at a time {ts:8.3f} s  {work / ts:10.0f} seed-steps/s")
         print(f"  speed-up x{ts / tb:.1f}; max |difference| of the {what} between the two: "
               f"{same:.1e}", flush=True)
+
+
+def _print_transformer(title, r, a, device):
+    work = a.seeds * a.steps
+    print(f"{title}: {a.seeds} seeds x {a.steps} steps on {device} (1 thread; best of "
+          f"{r['repeats']}, alternating)")
+    print(f"  matmul FLOPs per seed-step {r['flops'] / 1e6:.1f} M; bare batched matmuls of the "
+          f"same shapes: {r['matmul']:.1f} GFLOP/s")
+    for impl, t in r["times"].items():
+        rate = work * r["flops"] / t / 1e9
+        print(f"  batched {impl:<9} {t:8.3f} s  {work / t:10.0f} seed-steps/s  {rate:6.1f} "
+              f"GFLOP/s  ({rate / r['matmul']:.2f} of the matmul rate)")
+    first, last = list(r["times"])[0], list(r["times"])[-1]
+    print(f"  one at a time ({last}) {r['t_single']:8.3f} s  {work / r['t_single']:10.0f} "
+          "seed-steps/s")
+    if first != last:
+        print(f"  {last} vs {first}: x{r['times'][first] / r['times'][last]:.2f}; max "
+              f"|difference| of the final loss: {r['impl_diff']:.1e} (float32 round-off)")
+    print(f"  batched vs one at a time: x{r['t_single'] / r['times'][last]:.1f}; max |difference| "
+          f"of the final loss: {r['same']:.1e}", flush=True)
 
 
 if __name__ == "__main__":

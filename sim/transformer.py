@@ -34,6 +34,11 @@ from theory import validate as chk
 from theory.validate import MAX_STEPS
 
 NORMS = ("post", "pre", "none")
+# "fast": one advanced index for the embedding, fused QKV / bias matmuls (bmm, baddbmm), Adam
+# with multi-tensor (torch._foreach_*) ops; "reference": the original einsum forward and the
+# per-parameter Adam loop.  Same computation (agreement to float32 round-off is tested in
+# tests/test_joma_speed.py); `python -m sim.bench --which transformer` times both.
+IMPLS = ("fast", "reference")
 TASKS = ("label", "next")
 
 
@@ -82,7 +87,42 @@ class Block(nn.Module):
         self.ln1 = StackedLayerNorm(S, d, dtype) if norm != "none" else nn.Identity()
         self.ln2 = StackedLayerNorm(S, d, dtype) if norm != "none" else nn.Identity()
 
-    def forward(self, h, mask):  # h: (S, N, T, d), mask: (T, T) additive
+    def forward(self, h, mask, impl="fast"):  # h: (S, N, T, d), mask: (T, T) additive
+        if impl == "reference":
+            return self._forward_reference(h, mask)
+        S, N, T, d = h.shape
+        H = self.heads
+        dh = d // H
+        x = self.ln1(h) if self.norm == "pre" else h
+        # one matmul for q, k, v (the weights concatenated each step: Wq / Wk stay separate
+        # tensors, so a probe or a freeze that turns them into buffers keeps working)
+        qkv = torch.bmm(x.reshape(S, N * T, d), torch.cat((self.Wq, self.Wk, self.Wv), -1))
+        q, k, v = qkv.reshape(S, N, T, 3, H, dh).unbind(3)
+        if H == 1:
+            q, k, v = (t.reshape(S * N, T, dh) for t in (q, k, v))
+        else:
+            q, k, v = (t.permute(0, 1, 3, 2, 4).reshape(S * N * H, T, dh) for t in (q, k, v))
+        logits = torch.baddbmm(mask, q, k.transpose(1, 2), alpha=1 / math.sqrt(dh))
+        p = self.attn_softmax(logits.reshape(S, N, H, T, T))
+        o = torch.bmm(p.reshape(S * N * H, T, T), v)
+        if H == 1:
+            a = o.reshape(S, N, T, d) + h
+        else:
+            a = o.reshape(S, N, H, T, dh).permute(0, 1, 3, 2, 4).reshape(S, N, T, d) + h
+        if self.norm == "post":
+            a = self.ln1(a)
+        y = self.ln2(a) if self.norm == "pre" else a
+        F = self.W1.shape[-1]
+        hid = self.mlp_act(torch.baddbmm(self.b1[:, None], y.reshape(S, N * T, d), self.W1)
+                           .reshape(S, N, T, F))
+        out = torch.baddbmm(self.b2[:, None], hid.reshape(S, N * T, F), self.W2)
+        out = out.reshape(S, N, T, d) + a
+        if self.norm == "post":
+            out = self.ln2(out)
+        return out
+
+    def _forward_reference(self, h, mask):
+        """The original einsum forward (kept as the benchmark's and the tests' reference)."""
         S, N, T, d = h.shape
         H = self.heads
         x = self.ln1(h) if self.norm == "pre" else h
@@ -107,8 +147,11 @@ class StackedTransformer(nn.Module):
 
     def __init__(self, seeds, *, vocab: int, n_out: int, d: int = 64, depth: int = 3,
                  heads: int = 1, width: int | None = None, norm: str = "post",
-                 embed_scale: float = 1.0, dtype=torch.float32, device=None):
+                 embed_scale: float = 1.0, dtype=torch.float32, device=None,
+                 impl: str = "fast"):
         chk.device("device", device)
+        if impl not in IMPLS:
+            raise ValueError(f"impl must be one of {IMPLS}, got {impl!r}")
         super().__init__()
         seeds = chk.seeds("seeds", seeds)
         for name, val, lo in (("vocab", vocab, 2), ("n_out", n_out, 2), ("d", d, 1),
@@ -129,6 +172,7 @@ class StackedTransformer(nn.Module):
         chk.elements("StackedTransformer", seeds=S, depth=depth, d=d, d_plus_width=d + width)
         gens = [make_generator(s) for s in seeds]
         self.S, self.d, self.depth_, self.vocab = S, d, depth, vocab
+        self.impl = impl
         self.embed = nn.Parameter(torch.stack([embed_scale * torch.randn(vocab, d, generator=g,
                                                                          dtype=torch.float64)
                                                for g in gens]).to(dtype))
@@ -144,10 +188,13 @@ class StackedTransformer(nn.Module):
         if tokens.ndim != 3 or tokens.shape[0] != self.S:
             raise ValueError(f"tokens must have shape (S={self.S}, N, T), got {tuple(tokens.shape)}")
         T = tokens.shape[2]
-        h = torch.stack([self.embed[s][tokens[s]] for s in range(self.S)])
+        if self.impl == "reference":
+            h = torch.stack([self.embed[s][tokens[s]] for s in range(self.S)])
+        else:
+            h = self.embed[torch.arange(self.S, device=tokens.device)[:, None, None], tokens]
         mask = torch.triu(torch.full((T, T), float("-inf"), device=h.device, dtype=h.dtype), 1)
         for blk in self.blocks:
-            h = blk(h, mask)
+            h = blk(h, mask, self.impl)
         return h
 
     def readout(self, h):
@@ -215,15 +262,36 @@ def train(model: StackedTransformer, batch: Callable[[int], tuple], *, steps: in
         loss_s.sum().backward()
         with torch.no_grad():
             c1, c2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
-            for p, a, v, r in zip(params, m1, m2, lr_t):
-                g = p.grad if weight_decay == 0 else p.grad + weight_decay * p
-                a.mul_(b1).add_(g, alpha=1 - b1)
-                v.mul_(b2).addcmul_(g, g, value=1 - b2)
-                p.sub_(r * (a / c1) / ((v / c2).sqrt() + eps))
+            if model.impl == "reference":
+                for p, a, v, r in zip(params, m1, m2, lr_t):
+                    g = p.grad if weight_decay == 0 else p.grad + weight_decay * p
+                    a.mul_(b1).add_(g, alpha=1 - b1)
+                    v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                    p.sub_(r * (a / c1) / ((v / c2).sqrt() + eps))
+            else:
+                _adam_foreach(params, m1, m2, lr_t, b1, b2, c1, c2, eps, weight_decay)
         if step % log_every == 0:
             log.steps.append(step)
             log.loss.append(loss_s.detach().cpu())
     return log
+
+
+def _adam_foreach(params, m1, m2, lr_t, b1, b2, c1, c2, eps, weight_decay):
+    """The reference loop's Adam step, op for op, with multi-tensor ops."""
+    grads = [p.grad for p in params]
+    if weight_decay != 0:
+        grads = torch._foreach_add(grads, params, alpha=weight_decay)
+    torch._foreach_mul_(m1, b1)
+    torch._foreach_add_(m1, grads, alpha=1 - b1)
+    torch._foreach_mul_(m2, b2)
+    torch._foreach_addcmul_(m2, grads, grads, value=1 - b2)
+    den = torch._foreach_div(m2, c2)
+    torch._foreach_sqrt_(den)
+    torch._foreach_add_(den, eps)
+    num = torch._foreach_div(m1, c1)
+    num = torch._foreach_mul(lr_t, num)
+    torch._foreach_div_(num, den)
+    torch._foreach_sub_(params, num)
 
 
 def loss_per_seed(model, h, tokens, labels, mask, task):
@@ -267,7 +335,11 @@ def _loss_per_seed(model, h, tokens, labels, mask, task):
     logits = model.readout(h[:, :, :-1])  # predict token t+1 from position t
     tgt = tokens[:, :, 1:]
     w = (mask[:, :, 1:]).to(logits.dtype)
-    ce = torch.nn.functional.cross_entropy(logits.permute(0, 3, 1, 2), tgt, reduction="none")
+    if model.impl == "reference":
+        ce = torch.nn.functional.cross_entropy(logits.permute(0, 3, 1, 2), tgt, reduction="none")
+    else:  # the same per-position cross-entropy on contiguous rows (S N (T-1), C)
+        ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                               tgt.reshape(-1), reduction="none").reshape(tgt.shape)
     return (ce * w).sum((1, 2)) / w.sum((1, 2)).clamp_min(1)
 
 

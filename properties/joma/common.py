@@ -261,7 +261,7 @@ def fig2_correlations(tr, zhat):
 # Base seeds of the explicit draws the three claims share (one stacked program per rung serves
 # all three); under `ci` these are the draws, other profiles add generated ones.
 DYN_DRAWS = (0, 1000, 2000)
-DYN_SEEDS_PER_RUNG = 3  # seeds per stacked program at size ci (size ladder / paper: 4)
+DYN_SEEDS_PER_RUNG = 4  # seeds per stacked program at every size (issue 23: 8 per draw)
 # The false-fail rate of one ladder trend (seed-clustered Student t): 2 printed properties x 3
 # draws = 6 trends per claim, 6e-5 <= the claim share 1e-4 (fixed before the run).
 DYN_TREND_FF = 1e-5
@@ -271,9 +271,9 @@ EPS32 = float(np.finfo(np.float32).eps)
 
 
 def dyn_seeds_per_program():
-    """Seeds per stacked program: 3 at size ci (the CI cost), 4 on the longer ladders."""
-    from properties.check import size
-    return DYN_SEEDS_PER_RUNG if size() == "ci" else 4
+    """Seeds per stacked program: 4 at every size (2 programs: 8 seeds per draw per rung; was
+    3 at size ci before the fast sim.transformer path paid for the fourth)."""
+    return DYN_SEEDS_PER_RUNG
 
 
 def dyn_seeds(base):
@@ -284,8 +284,8 @@ def dyn_seeds(base):
 def dyn_seed_sets(base):
     """The seed programs of one draw: its own and its partner's.  An explicit draw's partner is
     the next explicit draw (cyclically), so the three explicit draws use the three cached
-    programs twice each, at the cost of three: every draw decides on 2 programs (6 seeds at
-    size ci, 8 on the ladder), and two draws share one program (they are not independent
+    programs twice each, at the cost of three: every draw decides on 2 programs (8 seeds at
+    every size), and two draws share one program (they are not independent
     evidence; the false-fail accounting is a union bound, valid under dependence).  A
     generated draw's partner is the next block of seeds."""
     base = int(base)

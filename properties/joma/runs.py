@@ -290,9 +290,9 @@ DYN_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedd
                f"batch {DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's "
                "generator C = 20, "
                f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; "
-               "3 seeds "
-               "stacked per program, each draw decides on 2 programs (6 seeds per rung; size "
-               f"ladder: 2 x 4 = 8); ladder d in {LADDERS['ci']} (size ci, {DYN_CI.steps} steps "
+               "4 seeds "
+               "stacked per program, each draw decides on 2 programs (8 seeds per rung at "
+               f"every size); ladder d in {LADDERS['ci']} (size ci, {DYN_CI.steps} steps "
                f"at every d) / {LADDERS['ladder']} (size ladder, steps x d/32 at d > 32; size "
                "paper adds d = 1024, 3 layers, 10k steps, lr 1e-4, CUDA only). "
                "Wikitext (Figs. 6, 8) is not available offline.")
