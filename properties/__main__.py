@@ -1169,6 +1169,15 @@ def main(argv=None) -> int:
             signal.signal(s, h)
 
 
+class _JoinOnly(argparse.Action):
+    """--only given more than once: the globs of every occurrence, joined (argparse's default
+    kept only the last one silently)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        prev = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, values if prev is None else f"{prev},{values}")
+
+
 def _main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="theorem-audit", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -1177,7 +1186,9 @@ def _main(argv=None) -> int:
     a = sub.add_parser("audit", help="run the audit and write the report")
     a.add_argument("--profile", choices=["ci", "dev", "thorough"], default=None,
                    help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else ci under CI, else dev)")
-    a.add_argument("--only", default=None, help="glob(s) of claim ids, comma-separated, e.g. 'joma.*'")
+    a.add_argument("--only", default=None, action=_JoinOnly,
+                   help="glob(s) of claim ids, comma-separated, e.g. 'joma.*' (repeatable: the "
+                        "globs of every --only are joined)")
     a.add_argument("--json", default=None, help="path of audit.json (default: REPORT/audit.json)")
     a.add_argument("-n", "--workers", default="auto", help="pytest-xdist workers (default auto; 0 = none)")
     a.add_argument("--no-plots", action="store_true", help="skip the PNG figures")

@@ -164,3 +164,16 @@ def test_malformed_invocations_get_their_exit_code_and_one_line(tmp_path):
     assert not bad, "\n".join(map(str, bad))
     assert not report.exists() or not (report / "audit.json").exists()  # nothing ran
     assert not list(report.glob(".audit.lock")) if report.exists() else True
+
+
+def test_only_given_twice_joins_its_globs():
+    """argparse keeps only the last --only by default; the audit joins every occurrence."""
+    import argparse
+
+    from properties.__main__ import _JoinOnly
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=None, action=_JoinOnly)
+    assert ap.parse_args([]).only is None
+    assert ap.parse_args(["--only", "joma.lemma4"]).only == "joma.lemma4"
+    assert ap.parse_args(["--only", "joma.lemma4", "--only", "topic.*"]).only == \
+        "joma.lemma4,topic.*"
