@@ -403,22 +403,22 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     if claim is not None and claim.asymptotic and verdict in ("holds", "erratum", "refuted"):
         basis_rows = deciding if verdict != "refuted" else [
             r for r in printed if _failure(r) == "mismatch"]
+        w = _agg(basis_rows)
+        nums = "" if w is None else f" (worst {_fmt(w[1])} against {_fmt(w[2])})"
         if not any(r.get("trends", 0) for r in basis_rows):
-            w = _agg(basis_rows)
-            nums = "" if w is None else f" (worst {_fmt(w[1])} against {_fmt(w[2])})"
-            detail = [f"would be {verdict}, not earned: asymptotic in {claim.asymptotic}, but "
-                      f"decided at one size{nums}; a trend over at least three values of "
-                      f"{claim.asymptotic} (check_trend) is needed"] + detail
-            verdict, deciding = "not-audited", []
+            why = (f"decided at one size{nums}; a trend over at least three values of "
+                   f"{claim.asymptotic} (check_trend) is needed")
         elif (verdict == "refuted" and all("trend_mismatches" in r for r in basis_rows)
               and not any(r["trend_mismatches"] for r in basis_rows)):
             # one size alone decides nothing, whichever way it points: an asymptotic claim is
             # refuted only by a trend over sizes against it, not by a check at one size
-            w = _agg(basis_rows)
-            nums = "" if w is None else f" (worst {_fmt(w[1])} against {_fmt(w[2])})"
-            detail = [f"would be refuted, not earned: asymptotic in {claim.asymptotic}, but the "
-                      f"printed form failed only in checks at single sizes{nums}, never in a "
-                      f"trend over {claim.asymptotic} against the statement"] + detail
+            why = (f"the printed form failed only in checks at single sizes{nums}, never in a "
+                   f"trend over {claim.asymptotic} against the statement")
+        else:
+            why = None
+        if why:
+            detail = [f"would be {verdict}, not earned: asymptotic in {claim.asymptotic}, but "
+                      + why] + detail
             verdict, deciding = "not-audited", []
     if verdict == "refuted":
         unstated = _unstated([r for r in printed if _failure(r) == "mismatch"])

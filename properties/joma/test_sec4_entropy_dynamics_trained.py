@@ -29,8 +29,9 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
                         examples, register)
-from properties.joma.common import (DYN_DRAWS, DYN_TREND_FF, EPS32, drop_and_rebound,
-                                    dyn_phases, dyn_rungs)
+from properties.joma.common import (DYN_DRAWS, DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
+                                    DYN_TREND_FF, EPS32, drop_and_rebound, dyn_phases,
+                                    dyn_rungs)
 from properties.joma.figures import plot_dynamics_trained
 from properties.joma.runs import DYN_NULLS, DYN_SETTING
 
@@ -76,19 +77,9 @@ register(Claim(
              "after the literal SORTED order showed no rebound in 400 steps (0.02-0.09 nats); "
              "issue 10 migration: both orders are now printed properties on the same ladder, "
              "so the switch is visible in the report.",
-             "2026-12-04 (issue 23): the ladder trend re-decided: per-seed values, seed-clustered "
-             "Student t (was: a normal critical value on 3-seed standard errors at "
-             "false-fail 1e-3, 6e-3 over the claim's 6 trends, 60x its share 1e-4), "
-             "false-fail 1e-5 per trend (rates set to fit the claim share of the stated "
-             "allocation rule), each draw on 2 of the 3 cached seed programs (6 seeds "
-             "per rung at the CI cost; 8 at --size ladder, whose horizon grows with d: "
-             "steps x d/32). At size ci every trend is now inconclusive (numbers in the "
-             "report): the verdict was not-audited before as well.",
-             "2026-12-04 (issue 23, \"Speed pays for the seeds\"): seeds 6 -> 8 per draw as issue "
-             "23 asked before any run of the new count: 4 seeds stacked per program at size ci "
-             "(was 3), 2 programs per draw, paid for by the fast sim.transformer path (x1.1 per "
-             "step at the same numbers); the Student t of the trends has 7 dof (was 5). Fixed "
-             "before the run; no threshold, horizon, grid or reading changed."),
+             DYN_HISTORY_TRENDS + (
+                 ": the verdict was not-audited before as well."),
+             DYN_HISTORY_SEEDS),
     asymptotic="the model size d",
     alternatives=(
         *DYN_NULLS,

@@ -30,8 +30,9 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
                         examples, register)
-from properties.joma.common import (DYN_DRAWS, DYN_TREND_FF, EPS32, drop_and_rebound,
-                                    dyn_phases, dyn_rungs)
+from properties.joma.common import (DYN_DRAWS, DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
+                                    DYN_TREND_FF, EPS32, drop_and_rebound, dyn_phases,
+                                    dyn_rungs)
 from properties.joma.figures import plot_dynamics_trained
 from properties.joma.runs import DYN_NULLS, DYN_SETTING
 
@@ -95,21 +96,12 @@ register(Claim(
              "property failed (median 0.6% on 32 runs at d = 32) and the claim was reported "
              "refuted at one size; issue 10 migration: both orders are printed properties on "
              "the ladder (the one-size refutation is not earned under the asymptotic policy).",
-             "2026-12-04 (issue 23): the ladder trend re-decided: per-seed values, seed-clustered "
-             "Student t (was: a normal critical value on 3-seed standard errors at "
-             "false-fail 1e-3, 6e-3 over the claim's 6 trends, 60x its share 1e-4), "
-             "false-fail 1e-5 per trend (rates set to fit the claim share of the stated "
-             "allocation rule), each draw on 2 of the 3 cached seed programs (6 seeds "
-             "per rung at the CI cost; 8 at --size ladder, whose horizon grows with d: "
-             "steps x d/32). At size ci every trend is now inconclusive (numbers in the "
-             "report): the random-order refutation (significant on 1 of 3 draws by 0.004 on a "
-             "band of 0.041 with a normal critical value) is withdrawn: the bounce-back falls with d on every "
-             "draw (0.04 / 0.04 / 0.001-0.005 at d = 8 / 16 / 32) but not significantly.",
-             "2026-12-04 (issue 23, \"Speed pays for the seeds\"): seeds 6 -> 8 per draw as issue "
-             "23 asked before any run of the new count: 4 seeds stacked per program at size ci "
-             "(was 3), 2 programs per draw, paid for by the fast sim.transformer path (x1.1 per "
-             "step at the same numbers); the Student t of the trends has 7 dof (was 5). Fixed "
-             "before the run; no threshold, horizon, grid or reading changed."),
+             DYN_HISTORY_TRENDS + (
+                 ": the random-order refutation (significant on 1 of 3 draws by 0.004 on a band"
+                 " of 0.041 with a normal critical value) is withdrawn: the bounce-back falls "
+                 "with d on every draw (0.04 / 0.04 / 0.001-0.005 at d = 8 / 16 / 32) but not "
+                 "significantly."),
+             DYN_HISTORY_SEEDS),
     asymptotic="the model size d",
     alternatives=(
         *DYN_NULLS,
