@@ -108,6 +108,10 @@ register(Claim(
              "premise off: c_- = -c_+/2, psi < 0 on x < 0 (F must then fail to increase)",
              replaces="psi"),
     ),
+    history=("2026-12-04 (issue 23, referee read): the printed limit's level for '+inf' (F(1e4 "
+             "sigma) >= 100 sigma, labelled derived) is now the glossary's reading '+inf' (the "
+             "same 100 x sigma, decided also at 10 x and 1000 x). Not after a failure; the level "
+             "is unchanged.",),
 ))
 attach_plot("joma.lemma2", plot_lemma2)
 
@@ -194,9 +198,11 @@ def test_lemma2_printed_limit(family, n, sigma, nu, c_plus, c_minus):
     psi = th.Psi("step", c_minus, c_plus)
     L = 1e4 * dist.sigma
     FL = th.theta_unit(L, dist, psi)[1] + L * th.theta_unit(L, dist, psi)[0]
+    # "+inf" is a word of the statement: the glossary reads it as >= 100 x the scale (sigma),
+    # bracket 10-1000 x, evaluated at L = 1e4 sigma
     check_at_least("joma.lemma2", FL,
-                   Threshold(100 * dist.sigma, "derived: F(+inf) = +inf read as F(1e4 sigma) >= "
-                                               "100 sigma", "derived"), what="F(+inf) = +inf")
+                   Threshold.reading("+inf", "If psi >= 0 then F(+inf) = +inf",
+                                     scale=dist.sigma), what="F(+inf) = +inf at r = 1e4 sigma")
 
 
 @audits("joma.lemma2", form="corrected")
