@@ -28,7 +28,8 @@ def test_the_audit_plugin_is_loaded_but_inert(request):
     assert pm.get_plugin("properties.plugin") is not None        # loaded by its entry point
     assert request.config.getoption("--audit-raw") is None       # its options exist
     assert "OMP_NUM_THREADS" not in os.environ                   # no thread setting
-    assert settings._current_profile == "default"                 # no Hypothesis profile
+    # no Hypothesis profile of ours: the one Hypothesis picks by itself ("ci" where $CI is set)
+    assert settings.get_current_profile_name() == os.environ["EXPECTED_HYPOTHESIS_PROFILE"]
     assert pm.get_plugin("theorem-audit-fixtures") is None       # no fixtures
     with pytest.raises(pytest.FixtureLookupError):
         request.getfixturevalue("world")
@@ -66,11 +67,23 @@ def _entry_point_dist(site: Path):
         "[pytest11]\n" + "".join(f"{k} = {v}\n" for k, v in eps["pytest11"].items()))
 
 
+def _hypothesis_own_profile(env: dict) -> str:
+    """The profile Hypothesis loads by itself in this environment, with no plugin involved
+    (since Hypothesis 6.1xx its `ci` profile where a CI variable such as $CI is set, else
+    `default`): what an inert plugin must leave in place."""
+    r = subprocess.run([sys.executable, "-c",
+                        "from hypothesis import settings; "
+                        "print(settings.get_current_profile_name())"],
+                       env=env, capture_output=True, text=True, timeout=120, check=True)
+    return r.stdout.strip()
+
+
 def _pytest(project: Path, site: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "HYPOTHESIS_PROFILE",
                         "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
     env["PYTHONPATH"] = os.pathsep.join([str(site), str(ROOT)])
+    env["EXPECTED_HYPOTHESIS_PROFILE"] = _hypothesis_own_profile(env)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
                           cwd=project, env=env, capture_output=True, text=True, timeout=300,
                           check=False)
