@@ -8,7 +8,7 @@
                         [--cache-dir DIR | --no-cache] [--cache-limit 4G]
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
-    theorem-audit readme [--report DIR] [--readme README.md]
+    theorem-audit readme [--report DIR] [--readme README.md] [--ladder-report DIR]
     theorem-audit new-paper NAME [--title TITLE]  # skeleton: theory/, sim/, properties/NAME/
     theorem-audit new-claim ID                    # skeleton properties/<paper>/test_<item>.py
 
@@ -22,7 +22,9 @@ arguments), shared by the pytest workers, the shards and the figures; a second a
 resumed after a crash, reads what is there.
 `list` prints every claim id with the verdict of the last run in --report and its file; `show`
 prints one claim and its last result; `readme` rewrites the README's verdict tables (between its
-`audit-tables` markers) from the last report, so they are never written by hand.
+`audit-tables` markers) from the last report, so they are never written by hand; with
+`--ladder-report DIR` also the ladder block (between its `audit-ladder` markers): the verdicts of
+a `--size ladder` audit that differ from the `ci` tables, each block stamped with its report.
 
 Exit status of `audit`:
   0  the audit ran; no claim's verdict reached --fail-on (default: refuted)
@@ -1085,25 +1087,34 @@ def cmd_readme(args) -> int:
     """Regenerate the README's verdict tables from a report's audit.json."""
     from properties import report as rep
 
-    src = Path(args.report) / "audit.json"
-    if not src.is_file():
-        raise UsageError(f"--report: {src} does not exist; run `python -m properties audit` first")
-    try:
-        doc = json.loads(src.read_text())
-    except (ValueError, OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"--report: {src} is not readable JSON ({type(e).__name__})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
-        raise UsageError(f"--report: {src} is not an audit report")
-    try:
-        refusal = rep.readme_refusal(doc, load_registry([]))
-    except (KeyError, TypeError, AttributeError, ValueError) as e:
-        raise UsageError(f"--report: {src} is not an audit report of this version "
-                         f"({type(e).__name__}: {e})") from None
-    if refusal:
-        raise UsageError(f"readme: {src}: {refusal}; the README was not changed")
+    def load(flag, directory, refusal_of):
+        src = Path(directory) / "audit.json"
+        if not src.is_file():
+            raise UsageError(f"{flag}: {src} does not exist; run `python -m properties audit` "
+                             "first")
+        try:
+            doc = json.loads(src.read_text())
+        except (ValueError, OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"{flag}: {src} is not readable JSON ({type(e).__name__})") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+            raise UsageError(f"{flag}: {src} is not an audit report")
+        try:
+            refusal = refusal_of(doc, suite)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise UsageError(f"{flag}: {src} is not an audit report of this version "
+                             f"({type(e).__name__}: {e})") from None
+        if refusal:
+            raise UsageError(f"readme: {src}: {refusal}; the README was not changed")
+        return src, doc
+
+    suite = load_registry([])
+    src, doc = load("--report", args.report, rep.readme_refusal)
+    ladder = None
+    if args.ladder_report is not None:
+        ladder = load("--ladder-report", args.ladder_report, rep.ladder_refusal)[1]
     readme = Path(args.readme)
     try:
-        text = rep.update_readme(readme.read_text(), doc)
+        text = rep.update_readme(readme.read_text(), doc, ladder)
     except OSError as e:
         raise UsageError(f"--readme {readme}: cannot be read ({e.strerror or e})") from None
     except ValueError as e:
@@ -1115,7 +1126,9 @@ def cmd_readme(args) -> int:
         readme.write_text(text)
     except OSError as e:
         raise UsageError(f"--readme {readme}: cannot be written ({e.strerror or e})") from None
-    print(f"updated the verdict tables of {readme} from {src} ({len(doc.get('claims', []))} claims)")
+    print(f"updated the verdict tables of {readme} from {src} ({len(doc.get('claims', []))} claims)"
+          + (f" and its ladder block from {Path(args.ladder_report) / 'audit.json'} "
+             f"({len(ladder['claims'])} claims)" if ladder is not None else ""))
     return EXIT_OK
 
 
@@ -1225,6 +1238,10 @@ def _main(argv=None) -> int:
     r = sub.add_parser("readme", help="regenerate the README's verdict tables from a report")
     r.add_argument("--report", default="audit_report", help="report directory (default audit_report)")
     r.add_argument("--readme", default=str(ROOT / "README.md"), help="the README to update")
+    r.add_argument("--ladder-report", default=None, metavar="DIR",
+                   help="also fill the README's ladder block from a --size ladder report in DIR "
+                        "(profile ci; may be an --only run): the claims whose verdict differs "
+                        "there from --report's")
     np_ = sub.add_parser("new-paper", help="write the skeleton files of a new paper")
     np_.add_argument("name", help="the paper's claim-id prefix (a lower-case identifier)")
     np_.add_argument("--title", default=None, help="display name, e.g. 'X (A et al., ICML 2025)'")

@@ -217,3 +217,80 @@ def test_a_typod_claim_id_is_a_broken_row_with_close_matches():
     assert "did you mean 'demo.claim'" in bad["detail"] and "no Claim registers" in bad["detail"]
     assert "broken: demo.claimm" in table(rows)
     assert "a property audits 'demo.claimm'" in {r["id"]: r for r in rows}["demo.claim"]["detail"]
+
+
+def test_the_ladder_block_shows_where_the_ladder_decides_otherwise_and_stamps_both_reports():
+    ci_rows = [_readme_row("joma.a", "holds"), _readme_row("topic.b", "holds"),
+               _readme_row("signgd.c", "not-audited", detail="inconclusive at ci")]
+    lad_rows = [_readme_row("topic.b", "not-audited", detail="no power at T = v = 10. More."),
+                _readme_row("signgd.c", "not-audited", detail="inconclusive at the ladder")]
+    ci_doc = _doc(ci_rows, size="ci")
+    lad_doc = _doc(lad_rows, size="ladder", commit="fedcba9876543210")
+    text = f"# T\n\n{rep.README_BEGIN}\nold\n{rep.README_END}\n\nafter\n"
+    new = rep.update_readme(text, ci_doc, lad_doc)
+    block = new[new.index(rep.LADDER_BEGIN):new.index(rep.LADDER_END)]
+    assert new.index(rep.README_END) < new.index(rep.LADDER_BEGIN) and new.endswith("\n\nafter\n")
+    assert "`fedcba9876`" in block and "`0123456789`" in block and "size `ladder`" in block
+    assert ("| [`topic.b`](properties/topic.b.py) | **holds** | **not-audited** | 3 | 1/2 | - | "
+            "no power at T = v = 10. (more in audit.md) |") in block
+    assert "`signgd.c` (not-audited)" in block and "| [`signgd.c`]" not in block
+    assert "2 claims run at the ladder, 1 with another verdict" in block
+    assert "Not run at the ladder (1 claims)" in block
+    # idempotent with both reports; without a ladder report the block is kept as it was
+    assert rep.update_readme(new, ci_doc, lad_doc) == new
+    assert rep.update_readme(new, ci_doc) == new
+    with pytest.raises(ValueError, match="LADDER"):
+        rep.update_readme(new.replace(rep.LADDER_END, ""), ci_doc, lad_doc)
+
+
+def test_the_ladder_block_refuses_a_report_that_is_not_a_ci_profile_ladder_audit():
+    suite = {"joma.a", "topic.b", "signgd.c"}
+    rows = [_readme_row("topic.b", "holds")]
+    assert rep.ladder_refusal(_doc(rows, size="ladder"), suite) is None  # partial is fine
+    assert "not `ladder`" in rep.ladder_refusal(_doc(rows, size="ci"), suite)
+    assert "'dev' profile" in rep.ladder_refusal(_doc(rows, size="ladder", profile="dev"), suite)
+    assert "interrupted" in rep.ladder_refusal(_doc(rows, size="ladder", interrupted=True), suite)
+    assert "no claim" in rep.ladder_refusal(_doc([], size="ladder"), suite)
+    assert "not the suite's" in rep.ladder_refusal(
+        _doc(rows + [_readme_row("conjecture.x", "holds")], size="ladder"), suite)
+    # and the ci tables refuse a ladder report (it belongs in the ladder block)
+    full = [_readme_row(c, "holds") for c in sorted(suite)]
+    assert "--ladder-report" in rep.readme_refusal(_doc(full, size="ladder"), suite)
+
+
+def test_readme_command_fills_the_ladder_block_and_refuses_a_ci_size_ladder_report(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    suite = json.loads(subprocess.run(  # the suite's ids, as the command sees them (no test claims)
+        [sys.executable, "-c", "import json; from properties.__main__ import load_registry; "
+         "print(json.dumps(sorted(load_registry([]))))"], cwd=root, capture_output=True,
+        text=True, timeout=300, check=True, env=env).stdout)
+    ci, lad = tmp_path / "ci", tmp_path / "ladder"
+    ci.mkdir()
+    lad.mkdir()
+    (ci / "audit.json").write_text(json.dumps(_doc([_readme_row(c, "holds") for c in suite],
+                                                   size="ci")))
+    (lad / "audit.json").write_text(json.dumps(_doc([_readme_row(suite[0], "not-audited")],
+                                                    size="ladder")))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"x\n{rep.README_BEGIN}\nkept\n{rep.README_END}\n")
+
+    def run(ladder_dir):
+        return subprocess.run([sys.executable, "-m", "properties", "readme", "--report", str(ci),
+                               "--ladder-report", str(ladder_dir), "--readme", str(readme)],
+                              cwd=root, capture_output=True, text=True, timeout=300, check=False,
+                              env=env)
+
+    r = run(ci)  # a ci-size report as the ladder report: refused, README unchanged
+    assert r.returncode == 2 and "not `ladder`" in r.stderr, r.stderr
+    assert "kept" in readme.read_text()
+    r = run(lad)
+    assert r.returncode == 0, r.stderr
+    text = readme.read_text()
+    assert rep.LADDER_BEGIN in text and f"[`{suite[0]}`]" in text.split(rep.LADDER_BEGIN)[1]
