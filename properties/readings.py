@@ -88,6 +88,10 @@ GLOSSARY: dict[str, Reading] = {r.word: r for r in (
     _r("-> epsilon", "a training loss said to converge to (an arbitrary) epsilon, read at the "
        "end of training: L_S <= level", 1e-3, 1e-4, 1e-2,
        "a thousandth (~1/700 of the loss at init, log 2); the bracket a decade either way"),
+    _r("extremely sparse", "an attention said to become extremely sparse: its entropy as a "
+       "fraction of its entropy at initialisation (near uniform), H / H_0 <= level", 0.1, 0.05,
+       0.2, "an order of magnitude below the near-uniform entropy it starts from, as 'small'; "
+       "the bracket halves and doubles it"),
     _r("dominates", "a ratio A / B of magnitudes where A is said to dominate B (score >= level)",
        2.0, 3.0, 1.5, "A at least twice B; the bracket one and a half to three times"),
 )}
