@@ -325,6 +325,23 @@ def dyn_phases():
     return [Phase.explicit, Phase.reuse, Phase.generate]
 
 
+def dyn_draws(draws=DYN_DRAWS):
+    """The draws of a trained-transformer property, one decorator under its @audits: the CI
+    budget (one generated draw beyond the explicit ones, generated only outside `ci`:
+    dyn_phases), the explicit base seeds `draws` (shared with the sibling claims, whose cached
+    runs they reuse) and the base-seed strategy."""
+    from hypothesis import example, given
+
+    from properties import examples
+
+    def decorate(fn):
+        fn = given(base=st.integers(0, 2**30))(fn)
+        for base in reversed(draws):  # the order of a stack of @example lines, top first
+            fn = example(base=base)(fn)
+        return examples(1, phases=dyn_phases())(fn)
+    return decorate
+
+
 def ci_ladder():
     """True where the ladder is the CI one (d = 8, 16, 32: size `ci`, the default of the ci and
     dev profiles), on which the expected failures of the printed forms were measured."""

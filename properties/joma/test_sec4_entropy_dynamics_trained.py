@@ -24,16 +24,14 @@ Alternatives (same draws, same body):
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 from scipy import stats
 
 from properties import (Claim, Inconclusive, Threshold, Tolerance, attach_plot, audits,
-                        check_at_least, check_close, check_trend, examples, null, register,
+                        check_at_least, check_close, check_trend, null, register,
                         rival)
-from properties.joma.common import (DYN_DRAWS, DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
-                                    DYN_TREND_FF, EPS32, drop_and_rebound, dyn_phases,
+from properties.joma.common import (DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
+                                    DYN_TREND_FF, EPS32, drop_and_rebound, dyn_draws,
                                     dyn_rungs, dyn_seed_sets, dyn_stack)
 from properties.joma.figures import plot_dynamics_trained
 from properties.joma.runs import DYN_NULLS, DYN_SETTING, dynamics_run, ladder
@@ -206,33 +204,21 @@ LR_FAILS = ("at 10x the suite's lr (sorted order) no rung is 'extremely sparse':
 
 
 @audits(CID, fails={"ci": LR_FAILS})
-@examples(1, phases=dyn_phases())
-@example(base=DYN_DRAWS[0])
-@example(base=DYN_DRAWS[1])
-@example(base=DYN_DRAWS[2])
-@given(base=st.integers(0, 2**30))
+@dyn_draws()
 def test_sec4_entropy_dynamics_trained_lr(world, base):
     """Fig. 8: with a large learning rate the attention becomes extremely sparse."""
     decide_lr(world, base)
 
 
 @audits(CID)
-@examples(1, phases=dyn_phases())
-@example(base=DYN_DRAWS[0])
-@example(base=DYN_DRAWS[1])
-@example(base=DYN_DRAWS[2])
-@given(base=st.integers(0, 2**30))
+@dyn_draws()
 def test_sec4_entropy_dynamics_trained_sorted(world, base):
     """The generator as printed (tokens in ascending order)."""
     decide(world, base, "sorted")
 
 
 @audits(CID)
-@examples(1, phases=dyn_phases())
-@example(base=DYN_DRAWS[0])
-@example(base=DYN_DRAWS[1])
-@example(base=DYN_DRAWS[2])
-@given(base=st.integers(0, 2**30))
+@dyn_draws()
 def test_sec4_entropy_dynamics_trained_random(world, base):
     """Tokens in a random order per sample (the order the old module adopted)."""
     decide(world, base, "random")

@@ -25,13 +25,11 @@ Alternatives (same draws, same body):
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
-                        examples, register)
-from properties.joma.common import (DYN_DRAWS, DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
-                                    DYN_TREND_FF, EPS32, drop_and_rebound, dyn_phases,
+                        register)
+from properties.joma.common import (DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
+                                    DYN_TREND_FF, EPS32, drop_and_rebound, dyn_draws,
                                     dyn_rungs)
 from properties.joma.figures import plot_dynamics_trained
 from properties.joma.runs import DYN_NULLS, DYN_SETTING
@@ -133,22 +131,14 @@ RANDOM_FAILS = ("random order, ci ladder: with 8 seeds per draw the top layer's 
 
 
 @audits(CID, fails={"ci": SORTED_FAILS})
-@examples(1, phases=dyn_phases())
-@example(base=DYN_DRAWS[0])
-@example(base=DYN_DRAWS[1])
-@example(base=DYN_DRAWS[2])
-@given(base=st.integers(0, 2**30))
+@dyn_draws()
 def test_sec4_rank_dynamics_trained_sorted(world, base):
     """The generator as printed (tokens in ascending order)."""
     decide(world, base, "sorted")
 
 
 @audits(CID, fails={"ci": RANDOM_FAILS})
-@examples(1, phases=dyn_phases())
-@example(base=DYN_DRAWS[0])
-@example(base=DYN_DRAWS[1])
-@example(base=DYN_DRAWS[2])
-@given(base=st.integers(0, 2**30))
+@dyn_draws()
 def test_sec4_rank_dynamics_trained_random(world, base):
     """Tokens in a random order per sample (the order the old module adopted)."""
     decide(world, base, "random")

@@ -25,13 +25,11 @@ Alternatives (same draws, same body):
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
-                        examples, register)
-from properties.joma.common import (DYN_DRAWS, DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
-                                    DYN_TREND_FF, EPS32, dyn_phases, dyn_rungs)
+                        register)
+from properties.joma.common import (DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
+                                    DYN_TREND_FF, EPS32, dyn_draws, dyn_rungs)
 from properties.joma.figures import plot_lowest_first
 from properties.joma.runs import DYN_NULLS, DYN_SETTING
 
@@ -123,11 +121,7 @@ def decide(world, base, order):
 
 
 @audits(CID)
-@examples(1, phases=dyn_phases())
-@example(base=DYN_DRAWS[0])
-@example(base=DYN_DRAWS[1])
-@example(base=DYN_DRAWS[2])
-@given(base=st.integers(0, 2**30))
+@dyn_draws()
 def test_sec5_lowest_first_sorted(world, base):
     """The generator as printed (tokens in ascending order)."""
     decide(world, base, "sorted")
@@ -139,11 +133,7 @@ RANDOM_FAILS = ("random order, ci ladder: the early lead of H = 1 is negative an
 
 
 @audits(CID, fails={"ci": RANDOM_FAILS})
-@examples(1, phases=dyn_phases())
-@example(base=DYN_DRAWS[0])
-@example(base=DYN_DRAWS[1])
-@example(base=DYN_DRAWS[2])
-@given(base=st.integers(0, 2**30))
+@dyn_draws()
 def test_sec5_lowest_first_random(world, base):
     """Tokens in a random order per sample (the order the old module adopted)."""
     decide(world, base, "random")

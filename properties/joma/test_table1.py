@@ -21,11 +21,10 @@ float32 round-off (derived).  Alternatives (same draws, same body):
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import assume, example, given
-from hypothesis import strategies as st
+from hypothesis import assume
 
-from properties import Claim, Threshold, audits, check_at_least, examples, null, register
-from properties.joma.common import EPS32, TABLE1_DRAWS, dyn_phases, table1_seeds
+from properties import Claim, Threshold, audits, check_at_least, null, register
+from properties.joma.common import EPS32, TABLE1_DRAWS, dyn_draws, table1_seeds
 from properties.check import size
 from properties.joma.figures import plot_table1
 from properties.joma.runs import COMPLEX, SIMPLE, TABLE1_CI, table1_run, table1_setting
@@ -111,11 +110,7 @@ register(Claim(
 
 
 @audits(CID)
-@examples(1, phases=dyn_phases())
-@example(base=TABLE1_DRAWS[0])
-@example(base=TABLE1_DRAWS[1])
-@example(base=TABLE1_DRAWS[2])
-@given(base=st.integers(0, 2**30))
+@dyn_draws(TABLE1_DRAWS)
 def test_table1_training_adds(world, base):
     # at size `paper` (d = 1024, 3 layers, 10k steps: CUDA only) one draw (2 configurations x 3
     # seeds, ~8 min on one H200 by a FLOP count) is what one device call affords: the others
