@@ -1111,7 +1111,17 @@ def cmd_readme(args) -> int:
     src, doc = load("--report", args.report, rep.readme_refusal)
     ladder = None
     if args.ladder_report is not None:
-        ladder = load("--ladder-report", args.ladder_report, rep.ladder_refusal)[1]
+        lsrc, ladder = load("--ladder-report", args.ladder_report, rep.ladder_refusal)
+        try:  # render it once here, so that a malformed row is blamed on the right report
+            rep.readme_section(doc)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise UsageError(f"--report: {src} is not an audit report of this version "
+                             f"({type(e).__name__}: {e})") from None
+        try:
+            rep.ladder_section(doc, ladder)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise UsageError(f"--ladder-report: {lsrc} is not an audit report of this version "
+                             f"({type(e).__name__}: {e})") from None
     readme = Path(args.readme)
     try:
         text = rep.update_readme(readme.read_text(), doc, ladder)

@@ -290,6 +290,18 @@ def test_readme_command_fills_the_ladder_block_and_refuses_a_ci_size_ladder_repo
     r = run(ci)  # a ci-size report as the ladder report: refused, README unchanged
     assert r.returncode == 2 and "not `ladder`" in r.stderr, r.stderr
     assert "kept" in readme.read_text()
+    # malformed ladder reports: one line, exit 2, no traceback, the README unchanged
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for text in ("not json {", "[1, 2]", '{"claims": 3}', json.dumps(_doc([{"verdict": "holds"}],
+                 size="ladder")), json.dumps(_doc([{"id": suite[0]}], size="ladder"))):
+        (bad / "audit.json").write_text(text)
+        r = run(bad)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1 and "kept" in readme.read_text(), r.stderr
+        assert "--ladder-report" in r.stderr or "readme:" in r.stderr, r.stderr  # never --report
+    r = run(tmp_path / "nowhere")
+    assert r.returncode == 2 and "--ladder-report" in r.stderr, r.stderr
     r = run(lad)
     assert r.returncode == 0, r.stderr
     text = readme.read_text()
