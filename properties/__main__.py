@@ -1109,7 +1109,7 @@ def cmd_readme(args) -> int:
 
     suite = load_registry([])
     src, doc = load("--report", args.report, rep.readme_refusal)
-    ladder = None
+    lsrc, ladder = None, None
     if args.ladder_report is not None:
         lsrc, ladder = load("--ladder-report", args.ladder_report, rep.ladder_refusal)
         try:  # render it once here, so that a malformed row is blamed on the right report
@@ -1137,8 +1137,8 @@ def cmd_readme(args) -> int:
     except OSError as e:
         raise UsageError(f"--readme {readme}: cannot be written ({e.strerror or e})") from None
     print(f"updated the verdict tables of {readme} from {src} ({len(doc.get('claims', []))} claims)"
-          + (f" and its ladder block from {Path(args.ladder_report) / 'audit.json'} "
-             f"({len(ladder['claims'])} claims)" if ladder is not None else ""))
+          + (f" and its ladder block from {lsrc} ({len(ladder['claims'])} claims)"
+             if ladder is not None else ""))
     return EXIT_OK
 
 

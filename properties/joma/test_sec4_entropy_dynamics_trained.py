@@ -24,7 +24,6 @@ Alternatives (same draws, same body):
 from __future__ import annotations
 
 import numpy as np
-
 from scipy import stats
 
 from properties import (Claim, Inconclusive, Threshold, Tolerance, attach_plot, audits,
@@ -162,6 +161,9 @@ def decide_lr(world, base):
     sparser, other = world.prediction(lambda: ("large", "base"), "sparser")()
     rungs = []
     for st_ in ladder():
+        # the suite-lr runs are called directly, not through slot "run": the claim's nulls of
+        # that slot (training off, attention frozen) would stop only the base of the comparison
+        # and so pass it; this item's own null replaces the large-lr run (slot "large_lr")
         top = {"base": dyn_stack(dynamics_run(s, st_, "sorted") for s in dyn_seed_sets(base)),
                "large": dyn_stack(large(s, st_, "sorted") for s in dyn_seed_sets(base))}
         top = {k: r["ent"][:, -1] for k, r in top.items()}  # (t, S): the top layer
