@@ -10,6 +10,7 @@ sigma_0 ~ 1e-3, eta ~ 6e-5, unless a run says otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from typing import NamedTuple
@@ -635,22 +636,45 @@ class ReducedState(NamedTuple):
     eta: np.ndarray
 
 
-def reduced_init(seeds, s, sigma_p, sigma_0, eps, *, m_v=MV_ROWS, m_k=M_K, d=None):
-    """The full model's init (sim.signgd.make_problem / init_params, the problem_and_init setup)
-    seen through the training set: the reduced dynamics' state, with eta = eps sigma_0 / sqrt(s).
-    d defaults to 1 + n s + s + 3; m_v other than MV_ROWS rescales the value rows (exact: W_V
-    enters only through the mean value; m_v = 0 stands for m_v = inf, v(0) = 0)."""
+def reduced_setup(seeds, s, sigma_p, sigma_0, eps, *, m_v=MV_ROWS, m_k=M_K, d=None, n_test=1):
+    """(state, prob, p0): the full model's problem and init (sim.signgd.make_problem /
+    init_params, the problem_and_init setup, n_test test samples per seed) and the reduced
+    dynamics' state they give (reduced_init)."""
     eta = eps * sigma_0 / np.sqrt(s)
     d = 1 + N_SAMPLES * s + s + 3 if d is None else d
     prob = sim.make_problem(seeds, n=N_SAMPLES, s=s, d=d, sigma_p=sigma_p, disjoint=True,
-                            n_test=1, device="cpu")
+                            n_test=n_test, device="cpu")
     p0 = sim.init_params(seeds, d=d, m_k=m_k, m_v=MV_ROWS, sigma_0=sigma_0, device="cpu")
     if m_v != MV_ROWS:
         p0 = sim.Params(p0.WQ, p0.WK, p0.WV * (np.sqrt(MV_ROWS / m_v) if m_v else 0.0), p0.H)
     q = sim.squeeze_L2(sim.tracked(prob, p0, keep=REDUCED_KEYS))
     xi1 = prob.train.xi.abs().sum(-1)[..., 0].numpy()
-    return ReducedState(q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], eta * xi1,
-                        np.full(len(seeds), eta))
+    state = ReducedState(q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], eta * xi1,
+                         np.full(len(seeds), eta))
+    return state, prob, p0
+
+
+def reduced_init(seeds, s, sigma_p, sigma_0, eps, *, m_v=MV_ROWS, m_k=M_K, d=None):
+    """The full model's init (sim.signgd.make_problem / init_params, the problem_and_init setup)
+    seen through the training set: the reduced dynamics' state, with eta = eps sigma_0 / sqrt(s).
+    d defaults to 1 + n s + s + 3; m_v other than MV_ROWS rescales the value rows (exact: W_V
+    enters only through the mean value; m_v = 0 stands for m_v = inf, v(0) = 0)."""
+    return reduced_setup(seeds, s, sigma_p, sigma_0, eps, m_v=m_v, m_k=m_k, d=d)[0]
+
+
+def heldout_margins(prob, p0, alpha, beta, V_mu):
+    """The test margins y f (S, n_test) of prob.test at a reduced state (alpha, beta (S, m_k),
+    V_mu (S,)), exactly: no gradient reaches the test supports (disjoint from the training
+    ones), so the test noise inner products keep their init values a', b', V' (of p0), and the
+    margin is (s11' + s21') V_mu + (2 - s11' - s21') V' with s11' = sigma(sum_s alpha_s (beta_s -
+    b'_s)), s21' = sigma(sum_s a'_s (beta_s - b'_s))."""
+    n_test = int(prob.test.y.shape[1])
+    tq = sim.squeeze_L2(sim.tracked(dataclasses.replace(prob, train=prob.test, n=n_test), p0,
+                                    keep=("a", "b", "V")))
+    bt = beta[:, :, None] - tq["b"]  # (S, m_k, n_test)
+    s11 = 1.0 / (1.0 + np.exp(-(alpha[:, :, None] * bt).sum(1)))
+    s21 = 1.0 / (1.0 + np.exp(-(tq["a"] * bt).sum(1)))
+    return (s11 + s21) * V_mu[:, None] + (2.0 - s11 - s21) * tq["V"]
 
 
 def batched(states) -> ReducedState:

@@ -27,7 +27,6 @@ of the sweep) are shared by both items, so their long runs are computed once.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import numpy as np
@@ -39,7 +38,7 @@ from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_losses, plot_softmax
 from properties.settings import size
 from properties.signgd.runs import (M_K, M_V, N_SAMPLES, REDUCED_KEYS, STAGE_RUN, T32, TAIL,
-                                    Config, ReducedState, first_all_noise_aligned,
+                                    Config, ReducedState, first_all_noise_aligned, heldout_margins,
                                     run_reduced_until, shared_draws, stage_run)
 from sim import signgd as sim
 from theory import signgd as th
@@ -189,13 +188,7 @@ def _test_loss_ladder(seed0, n_seeds, s, sigma_p, sigma_0, eta, factors):
         st_ = ReducedState(q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], c,
                            np.full(len(seeds), eta))
         h = run_reduced_until(st_, first_all_noise_aligned, TAIL, T2_CAP, chunk=1000)
-        tq = sim.squeeze_L2(sim.tracked(dataclasses.replace(prob, train=prob.test, n=500), p0,
-                                        keep=("a", "b", "V")))
-        al, be, vm = h["alpha"][-1], h["beta"][-1], h["V_mu"][-1]  # (S, m_k), (S,)
-        bt = be[:, :, None] - tq["b"]  # (S, m_k, n_test)
-        s11 = 1.0 / (1.0 + np.exp(-(al[:, :, None] * bt).sum(1)))
-        s21 = 1.0 / (1.0 + np.exp(-(tq["a"] * bt).sum(1)))
-        m = (s11 + s21) * vm[:, None] + (2.0 - s11 - s21) * tq["V"]
+        m = heldout_margins(prob, p0, h["alpha"][-1], h["beta"][-1], h["V_mu"][-1])
         out.append(np.logaddexp(0.0, -m).mean(-1))
     return dict(sizes=tuple(float(sigma_p * f) for f in factors), loss=np.array(out))
 
