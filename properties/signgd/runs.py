@@ -726,7 +726,12 @@ def first_all_noise_aligned(hist):
 # signgd.lemma4_6 (the key-noise turns): per named size (`--size`), sigma_0 s and eta sqrt(s) /
 # sigma_0 held at the sheet's CPU setting's values (s = 30: sigma_0 = 1e-3, eta = 6e-5 exactly)
 S_LADDER = {"ci": (30, 60, 120), "ladder": (30, 60, 120, 240), "paper": (30, 60, 120, 240)}
-S_LADDER_SEEDS = {"ci": 8, "ladder": 24, "paper": 24}
+S_LADDER_SEEDS = {"ci": 8, "ladder": 96, "paper": 96}
+# the first seed's offset from the draw's seed0: the --size ladder seeds (fixed 2026-12-05 for the
+# confirmatory run, after the 24-seed ladder seed0 + 0..23 was inconclusive) are disjoint from
+# those of every earlier run
+S_LADDER_SEED_OFFSET = {"ci": 0, "ladder": 1000, "paper": 1000}
+S_LADDER_CHUNK = 24  # seeds per batched reduced run (bounds the history: steps x 24 x m_k x n)
 S_LADDER_KAPPA = 0.03  # sigma_0 s
 S_LADDER_EPS = 6e-5 * np.sqrt(30) / 1e-3  # eta sqrt(s) / sigma_0 = 0.329
 S_LADDER_DRAWS = ((11, 1.0), (12345, 1.0), (777, 2.0))  # seed0, sigma_p
@@ -737,34 +742,61 @@ S_LADDER_CAP = 60000
 def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
     from properties.signgd.common import stage4_pairs
 
-    seeds = [seed0 + k for k in range(n_seeds)]
-    out = {k_: [] for k_ in ("wrong", "back", "off_vote", "neurons", "steps")}
+    keys = ("wrong", "back", "off_vote", "neurons", "steps", "even", "off_even", "off_uneven",
+            "off_even_frozen", "off_uneven_frozen")
+    out = {k_: [] for k_ in keys}
     for s in rungs:
         sigma_0 = S_LADDER_KAPPA / s
-        st_ = reduced_init(seeds, s, sigma_p, sigma_0, S_LADDER_EPS,
-                           d=1 + N_SAMPLES * s + max(120, s + 3))
-        h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
-        tr = as_trace(h)
-        T4m = sim.stage_times(tr)["T4m"]
-        ev = stage4_pairs(h, tr.t, T4m)
-        w = ev["wrong_b"]
-        out["wrong"].append(w.sum((1, 2)))
-        out["back"].append((w & (ev["back_b"] > 0)).sum((1, 2)))
-        k = (np.where(np.isfinite(T4m), T4m, len(tr.t)) - 1).astype(int)
-        j = np.arange(n_seeds)
-        al, be, a, b = h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j]
-        vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
-        out["off_vote"].append((~vote).sum(-1))
-        out["neurons"].append(np.full(n_seeds, vote.shape[-1]))
-        out["steps"].append(int(tr.t[-1]))
+        rung = {k_: [] for k_ in out}
+        for j0 in range(0, n_seeds, S_LADDER_CHUNK):
+            seeds = [seed0 + k for k in range(j0, min(n_seeds, j0 + S_LADDER_CHUNK))]
+            st_ = reduced_init(seeds, s, sigma_p, sigma_0, S_LADDER_EPS,
+                               d=1 + N_SAMPLES * s + max(120, s + 3))
+            h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
+            tr = as_trace(h)
+            T4m = sim.stage_times(tr)["T4m"]
+            ev = stage4_pairs(h, tr.t, T4m)
+            w = ev["wrong_b"]
+            rung["wrong"].append(w.sum((1, 2)))
+            rung["back"].append((w & (ev["back_b"] > 0)).sum((1, 2)))
+            k = (np.where(np.isfinite(T4m), T4m, len(tr.t)) - 1).astype(int)
+            j = np.arange(len(seeds))
+            al, be, a, b = h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j]
+            vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
+            rung["off_vote"].append((~vote).sum(-1))
+            rung["neurons"].append(np.full(len(seeds), vote.shape[-1]))
+            rung["steps"].append(int(tr.t[-1]))
+            # the 2 m_k votes per seed (alpha_s by the key noise b, beta_s by the query noise a)
+            # split by whether the voters' signs split evenly (n/2 each: possible for even n)
+            n_ = b.shape[-1]
+            even = np.concatenate([(b > 0).sum(-1) * 2 == n_, (a > 0).sum(-1) * 2 == n_], -1)
+            for tag, al_, be_ in (("", al, be), ("_frozen", h["alpha"][0], h["beta"][0])):
+                off = np.concatenate([np.sign(al_) != np.sign(b.sum(-1)),
+                                      np.sign(be_) != -np.sign(a.sum(-1))], -1)
+                rung["off_even" + tag].append((off & even).sum(-1))
+                rung["off_uneven" + tag].append((off & ~even).sum(-1))
+            rung["even"].append(even.sum(-1))
+        for k_ in out:
+            out[k_].append(max(rung[k_]) if k_ == "steps" else np.concatenate(rung[k_]))
     return dict(sizes=tuple(rungs), **{k_: np.array(v) for k_, v in out.items()})
 
 
-def stage4_ladder(seed0, sigma_p):
+S_LADDER_FRESH = 2000  # the seed offset of a corrected form's ladder (seeds no printed run used)
+
+
+def stage4_ladder(seed0, sigma_p, fresh=False):
     """The ladder in s on the reduced dynamics from the full model's init (d = 1 + n s +
     max(120, s + 3)), each rung run to 1.25 x the first step with all noise aligned (stage_run's
     stop rule), at the named size.  Per rung (rows) and seed (columns): `wrong`, the key noises
     with the wrong sign at T_4^-; `back`, those that move away from sgn alpha after their turn
     (signgd.lemma4_6 (ii)); `off_vote`, the neurons not following their vote at T_4^- - 1
-    (signgd.lemma4_4); `neurons` (m_k); and per rung the run's `steps`."""
-    return _stage4_ladder(int(seed0), float(sigma_p), S_LADDER_SEEDS[size()], S_LADDER[size()])
+    (signgd.lemma4_4); `neurons` (m_k); of the 2 m_k votes per seed (alpha_s by sum_i b_{s,i},
+    beta_s by -sum_i a_{s,i}) at T_4^- - 1: `even`, those whose voters' signs split evenly
+    (n / 2 each), `off_even` / `off_uneven`, those off their vote among the even / uneven ones,
+    and `off_even_frozen` / `off_uneven_frozen` the same with alpha, beta at their init values
+    (the null 'attention frozen'); and per rung the run's `steps` (the longest of its
+    batches of S_LADDER_CHUNK seeds, each run to its own stop).  The seeds are seed0 +
+    S_LADDER_SEED_OFFSET + 0, 1, ... at the named size (+ S_LADDER_FRESH with fresh=True: a
+    corrected form's own seeds)."""
+    first = int(seed0) + S_LADDER_SEED_OFFSET[size()] + (S_LADDER_FRESH if fresh else 0)
+    return _stage4_ladder(first, float(sigma_p), S_LADDER_SEEDS[size()], S_LADDER[size()])
