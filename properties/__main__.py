@@ -660,8 +660,15 @@ def _run_shards(cmds, env, executor: str, folder: Path) -> tuple[int, bool, dict
     ex.update_parameters(timeout_min=int(os.environ.get("THEOREM_AUDIT_TIMEOUT_MIN", "120")),
                          cpus_per_task=int(os.environ.get("THEOREM_AUDIT_CPUS", "2")),
                          name=os.environ.get("THEOREM_AUDIT_JOB_NAME", "theorem-audit"))
-    with ex.batch():
-        jobs = {k: ex.submit(ShardJob(), c, env) for k, c in enumerate(cmds)}
+    try:
+        with ex.batch():
+            jobs = {k: ex.submit(ShardJob(), c, env) for k, c in enumerate(cmds)}
+    except Exception as e:  # noqa: BLE001 -- sbatch refused the array: no controller, a bad
+        # partition or account; nothing was submitted, so there is nothing to cancel
+        text = str(e).strip().splitlines()
+        raise UsageError(f"--executor slurm: the cluster refused the shards' job array "
+                         f"({type(e).__name__}: {text[0] if text else 'no message'}); is its "
+                         "controller up (sinfo)? --executor local runs the shards here") from None
     pending, rcs, failed, tries, seen = dict(jobs), {}, {}, {k: 0 for k in jobs}, {}
     try:
         while pending:

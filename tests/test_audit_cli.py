@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -168,6 +169,9 @@ def test_shard_groups_keep_a_files_claims_together():
 @pytest.mark.xdist_group("conjecture-audit")
 def test_the_slurm_executor_falls_back_to_local_jobs_and_agrees(single_run, tmp_path):
     pytest.importorskip("submitit")  # the [cluster] extra; without Slurm, AutoExecutor runs locally
+    if shutil.which("sbatch") and subprocess.run(["sinfo", "-h"], capture_output=True).returncode:
+        pytest.skip("a Slurm is installed but its controller does not answer: AutoExecutor "
+                    "submits to it (tests/test_slurm.py covers a Slurm that answers)")
     proc1, report1 = single_run
     proc = _audit_conjectures(tmp_path, "--shards", "paper", "--executor", "slurm", "--no-cache")
     assert proc.returncode == proc1.returncode == 1, proc.stderr[-2000:]
@@ -216,3 +220,31 @@ def test_matplotlib_is_optional_for_the_claims():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr[-2000:]
+
+
+def test_a_refused_slurm_submission_is_a_usage_error(tmp_path, monkeypatch):
+    """sbatch present but the cluster refusing the array (no controller, a bad partition): a
+    one-line usage error naming --executor, not an internal error."""
+    submitit = pytest.importorskip("submitit")
+    from properties import __main__ as m
+
+    class Refusing:
+        def __init__(self, folder):
+            pass
+
+        def update_parameters(self, **kw):
+            pass
+
+        def batch(self):
+            import contextlib
+            return contextlib.nullcontext()
+
+        def submit(self, *a, **kw):
+            raise submitit.core.utils.FailedJobError(
+                "sbatch: error: Batch job submission failed: Unable to contact slurm controller\n"
+                "second line")
+
+    monkeypatch.setattr(submitit, "AutoExecutor", Refusing)
+    with pytest.raises(m.UsageError, match=r"^--executor slurm: the cluster refused .*"
+                                           r"FailedJobError: sbatch: error: .*controller up"):
+        m._run_shards([["pytest"]], {}, "slurm", tmp_path)
