@@ -444,7 +444,9 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         done = "its properties pass, but " if rows and not errored and not detail else ""
         detail = [d for d in detail if d != "no property collected for this claim"]
         detail.insert(0, f"partially audited: {done}{claim.audit_gap}")
-    readings = _readings(rows)
+    # the glossary words as the verdict's basis reads them: a neighbouring reading's properties
+    # (audits(reading=...)) decide their own reading, not the literal one's levels
+    readings = _readings([r for r in rows if not r.get("reading")])
     flips = [x for x in readings if x["flips"]]
     if flips and verdict in ("holds", "erratum", "refuted"):
         detail = [f"would be {verdict} at the glossary's level, but the verdict flips inside the "

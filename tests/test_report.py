@@ -306,3 +306,26 @@ def test_readme_command_fills_the_ladder_block_and_refuses_a_ci_size_ladder_repo
     assert r.returncode == 0, r.stderr
     text = readme.read_text()
     assert rep.LADDER_BEGIN in text and f"[`{suite[0]}`]" in text.split(rep.LADDER_BEGIN)[1]
+
+
+def _word_row(form, outcome, passes, worst, reading=None):
+    r = row(form, outcome, "ClaimMismatch: x" if outcome == "xfailed" else "")
+    r["readings"] = [{"word": "near 1/2", "kind": "error<=tol", "model": "m", "calls": 2,
+                      "levels": {"level": 0.05, "stricter": 0.025, "looser": 0.1},
+                      "passes": passes, "worst": worst, "worst_margin": 0.05 - worst}]
+    if reading:
+        r["reading"] = reading
+    return r
+
+
+def test_a_neighbouring_readings_rows_leave_the_literal_glossary_levels_alone():
+    """The literal reading passes at every level of the word's bracket; a property under a
+    neighbouring reading (another setting) fails at all of them: the claim is reading-dependent
+    through that property, and the word's levels are the literal reading's (worst 0.01)."""
+    ok = {"stricter": True, "level": True, "looser": True}
+    bad = {"stricter": False, "level": False, "looser": False}
+    r = verdict_for(CLAIM, [_word_row("printed", "passed", ok, 0.01),
+                            _word_row("printed", "xfailed", bad, 0.45, reading="L = 2")])
+    assert r["verdict"] == "reading-dependent"
+    (word,) = r["readings"]
+    assert word["worst"] == 0.01 and word["verdict_at"]["level"] == "passes"
