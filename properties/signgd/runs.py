@@ -423,6 +423,36 @@ def gd_runs(seed0: int, sigma_p: float):
 
 
 GD_SETTING = SETTING.replace("n = 8,", "n = 8, s = 30, sigma_0 = 1e-3,")
+GD_L, GD_L_S = 3, 20  # Appendix B.4's longer context, as signgd.longer_context runs it
+GD_L_SETTING = SETTING.replace("n = 8,", f"n = 8, L = {GD_L} (one signal, {GD_L - 1} noise "
+                               f"patches), s = {GD_L_S}, sigma_p = 1, sigma_0 = 1e-3,").replace(
+    "d = 1 + n s + 120", "d = 1 + n (L - 1) s + 120")
+
+
+@run_cache(maxsize=4)
+def gd_runs_long_context(seed0: int):
+    """Appendix B.4's setting (L = GD_L): GD at GD_RATES and SignGD (6e-5), each stopped at the
+    first logged step (every 10) with L_S <= 0.05 for every seed, from the same data and init
+    (OPT_SEEDS seeds).  Per optimizer: the max over seeds, samples and every attention row's
+    entries of |s - 1/L| at the stop and at init, and the stop step."""
+    seeds = [seed0 + k for k in range(OPT_SEEDS)]
+    d = 1 + N_SAMPLES * (GD_L - 1) * GD_L_S + 120
+    prob = sim.make_problem(seeds, n=N_SAMPLES, s=GD_L_S, d=d, sigma_p=1.0, L=GD_L,
+                            disjoint=True, n_test=8, device="cpu")
+    p0 = sim.init_params(seeds, d=d, m_k=M_K, m_v=M_V, sigma_0=1e-3, device="cpu")
+
+    def stop(q):
+        return bool(q["train_loss"].max() <= 0.05)
+
+    out = {}
+    for opt, lr in [("gd", lr_) for lr_ in GD_RATES] + [("signgd", 6e-5)]:
+        tr = sim.train(prob, p0, eta=lr, steps=CAP, optimizer=opt, log_every=OPT_LOG_EVERY,
+                       log=("s11", "s12", "s21", "s22", "train_loss"), stop=stop)
+        dev = [max(float(np.abs(np.asarray(tr[k_][i]) - 1.0 / GD_L).max())
+                   for k_ in ("s11", "s12", "s21", "s22")) for i in (-1, 0)]
+        out[lr if opt == "gd" else "signgd"] = dict(dev=dev[0], dev0=dev[1], t=int(tr.t[-1]),
+                                                    loss=float(tr["train_loss"][-1].max()))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
