@@ -448,6 +448,17 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     # (audits(reading=...)) decide their own reading, not the literal one's levels
     readings = _readings([r for r in rows if not r.get("reading")])
     flips = [x for x in readings if x["flips"]]
+    if flips and verdict == "refuted":
+        # a refutation by a trend over sizes in a property that does not read the flipping word
+        # stands at every level of its bracket: the flip does not change the verdict
+        words = {x["word"] for x in flips}
+        solid = [r for r in printed if _failure(r) == "mismatch" and r.get("trend_mismatches")
+                 and not words & {rd["word"] for rd in r.get("readings") or []}]
+        if solid:
+            detail.append("refuted at every level of " + ", ".join(repr(w) for w in sorted(words))
+                          + "'s bracket: " + ", ".join(_name(r) for r in solid) + " fails by a "
+                          "trend over sizes that does not read it")
+            flips = []
     if flips and verdict in ("holds", "erratum", "refuted"):
         detail = [f"would be {verdict} at the glossary's level, but the verdict flips inside the "
                   "reading's bracket: " + "; ".join(

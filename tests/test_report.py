@@ -329,3 +329,17 @@ def test_a_neighbouring_readings_rows_leave_the_literal_glossary_levels_alone():
     assert r["verdict"] == "reading-dependent"
     (word,) = r["readings"]
     assert word["worst"] == 0.01 and word["verdict_at"]["level"] == "passes"
+
+
+def test_a_trend_refutation_stands_where_a_one_size_reading_flips():
+    """A one-size check whose glossary word flips inside its bracket does not make a claim
+    reading-dependent when another printed property refutes it by a trend over sizes that does
+    not read that word; without the trend refutation, the flip decides."""
+    flip = {"stricter": False, "level": False, "looser": True}
+    one_size = _word_row("printed", "xfailed", flip, 0.078)
+    trend = row("printed", "failed", "properties.check.ClaimMismatch: trend", 1.0)
+    trend["nodeid"], trend["trend_mismatches"] = "x::test_ladder", 1
+    r = verdict_for(CLAIM, [one_size, trend])
+    assert r["verdict"] == "refuted"
+    assert "every level of 'near 1/2''s bracket: test_ladder fails by a trend" in r["detail"]
+    assert verdict_for(CLAIM, [one_size])["verdict"] == "reading-dependent"
