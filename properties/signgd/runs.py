@@ -773,7 +773,7 @@ def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
     from properties.signgd.common import stage4_pairs
 
     keys = ("wrong", "back", "off_vote", "neurons", "steps", "even", "off_even", "off_uneven",
-            "off_even_frozen", "off_uneven_frozen")
+            "off_even_frozen", "off_uneven_frozen", "T2", "l43_ratio", "l43_dev")
     out = {k_: [] for k_ in keys}
     for s in rungs:
         sigma_0 = S_LADDER_KAPPA / s
@@ -784,13 +784,29 @@ def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
                                d=1 + N_SAMPLES * s + max(120, s + 3))
             h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
             tr = as_trace(h)
-            T4m = sim.stage_times(tr)["T4m"]
+            times = sim.stage_times(tr)
+            T4m = times["T4m"]
             ev = stage4_pairs(h, tr.t, T4m)
+            # signgd.lemma4_3 (1), (2) at each seed's T_2: the median over pairs of |x(T_2)| /
+            # (T_2 eta ||xi_i||_1), x = a, b, and the max over samples of |s_11 - 1/2|, |s_21 -
+            # 1/2| (the softmax from the reduced state, as sim.signgd.reduced_dynamics has it)
+            j = np.arange(len(seeds))
+            T2 = np.where(np.isfinite(times["T2"]), times["T2"], len(tr.t) - 1).astype(int)
+            a2, b2 = h["a"][T2, j], h["b"][T2, j]  # (S, m_k, n)
+            scale = np.maximum(T2, 1)[:, None, None] * st_.c[:, None, :]
+            rung["T2"].append(T2)
+            rung["l43_ratio"].append(np.median(np.concatenate([np.abs(a2) / scale,
+                                                               np.abs(b2) / scale], 1)
+                                               .reshape(len(seeds), -1), -1))
+            bt = h["beta"][T2, j][:, :, None] - b2
+            s11 = 1.0 / (1.0 + np.exp(-(h["alpha"][T2, j][:, :, None] * bt).sum(1)))
+            s21 = 1.0 / (1.0 + np.exp(-(a2 * bt).sum(1)))
+            rung["l43_dev"].append(np.maximum(np.abs(s11 - 0.5).max(-1),
+                                              np.abs(s21 - 0.5).max(-1)))
             w = ev["wrong_b"]
             rung["wrong"].append(w.sum((1, 2)))
             rung["back"].append((w & (ev["back_b"] > 0)).sum((1, 2)))
             k = (np.where(np.isfinite(T4m), T4m, len(tr.t)) - 1).astype(int)
-            j = np.arange(len(seeds))
             al, be, a, b = h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j]
             vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
             rung["off_vote"].append((~vote).sum(-1))
@@ -824,7 +840,10 @@ def stage4_ladder(seed0, sigma_p, fresh=False):
     beta_s by -sum_i a_{s,i}) at T_4^- - 1: `even`, those whose voters' signs split evenly
     (n / 2 each), `off_even` / `off_uneven`, those off their vote among the even / uneven ones,
     and `off_even_frozen` / `off_uneven_frozen` the same with alpha, beta at their init values
-    (the null 'attention frozen'); and per rung the run's `steps` (the longest of its
+    (the null 'attention frozen'); per seed `T2` and, at T_2, `l43_ratio` (the median over
+    pairs of |x(T_2)| / (T_2 eta ||xi_i||_1), x = a, b) and `l43_dev` (the max over samples of
+    |s_11 - 1/2|, |s_21 - 1/2|: signgd.lemma4_3 (1), (2)); and per rung the run's `steps` (the
+    longest of its
     batches of S_LADDER_CHUNK seeds, each run to its own stop).  The seeds are seed0 +
     S_LADDER_SEED_OFFSET + 0, 1, ... at the named size (+ S_LADDER_FRESH with fresh=True: a
     corrected form's own seeds)."""
