@@ -102,8 +102,18 @@ register(Claim(
             "null attention frozen (no row ever reaches 0.9); rival the opposite order (signal "
             "rows first).",
     audit_gap="Items (1) and (3) are read at one horizon (4000 steps); a limit in t needs a trend "
-              "over horizons, which was not run (the separation rate as a function of the norm "
-              "gap was not derived). Only L = 3.",
+              "over horizons, which is not asserted (the separation rate as a function of the "
+              "norm gap was not derived). Only L = 3. Explored, not asserted (issue 20, "
+              "2026-12-05; seeds 11-12, 370-371 and 5011-5018, 5370-5377, to 16000-32000 steps): "
+              "every statistic reaches its limit exactly. Signal rows one-hot to float64 by 8000 "
+              "steps except the near-tie seed 371 (1 - max weight 0.49, 0.14, 0 at 4000, 8000, "
+              "16000); the misaligned dominant pairs fall 0.20-0.39 -> 0.06-0.14 -> 0-0.05 -> 0 "
+              "at 4000, 8000, 16000, 32000 (seeds 11-12, 370-371). So the one-horizon failures "
+              "are slow convergence, not counterexamples; but a trend test of these raw values "
+              "over 4000-32000 (8 seeds per draw) was inconclusive (t = 2.4 against 10.4: the "
+              "statistics hit 0 after 8000 steps and most of the fall lies between the first "
+              "two horizons), so no verdict is drawn; a non-saturating statistic (the log-odds of "
+              "the two largest weights) would be needed.",
     asymptotic="t (items (1), (3): 'becomes one-hot', 'takes the sign')",
     history=("2026-12-03 (issue 11, migration): levels 0.99 / 0.9 and 'every pair' unchanged, "
              "now exact thresholds at the readings' levels; items (1), (3) marked as limits in t "
