@@ -181,6 +181,13 @@ shared_draws.__doc__ = ("The three explicit draws of runs.T32_EXAMPLES (the shee
                         "first), shared with signgd.theorem3_2 and lemmas 4.3, 4.4, 4.6-4.8.")
 
 
+def ladder_draws(fn):
+    """The draws of the s ladder (S_LADDER_DRAWS: seed0, sigma_p), explicit only: each ladder
+    is its own batched run over S_LADDER_SEEDS seeds per rung (signgd.lemma4_3, 4.4, 4.6)."""
+    return examples(1, phases=[Phase.explicit])(
+        explicit_draws(S_LADDER_DRAWS)(given(cfg=STAGE_RUN)(fn)))
+
+
 def ci_draws(fn):
     """Under `ci` only the explicit (shared) draws run: each stage run costs ~20-40 s of CPU and
     is shared with signgd.theorem3_2 and lemmas 4.3, 4.4, 4.6-4.8; dev and thorough add drawn
@@ -701,10 +708,35 @@ def heldout_margins(prob, p0, alpha, beta, V_mu):
     n_test = int(prob.test.y.shape[1])
     tq = sim.squeeze_L2(sim.tracked(dataclasses.replace(prob, train=prob.test, n=n_test), p0,
                                     keep=("a", "b", "V")))
-    bt = beta[:, :, None] - tq["b"]  # (S, m_k, n_test)
-    s11 = 1.0 / (1.0 + np.exp(-(alpha[:, :, None] * bt).sum(1)))
-    s21 = 1.0 / (1.0 + np.exp(-(tq["a"] * bt).sum(1)))
+    s11, s21 = reduced_softmax(alpha, beta, tq["a"], tq["b"])
     return (s11 + s21) * V_mu[:, None] + (2.0 - s11 - s21) * tq["V"]
+
+
+def reduced_softmax(alpha, beta, a, b):
+    """s_11, s_21 (S, n) from the inner products (alpha, beta (S, m_k); a, b (S, m_k, n)): the
+    statement sheet's logit s_11 = sum_s alpha_s (beta_s - b_{s,i}), logit s_21 = sum_s a_{s,i}
+    (beta_s - b_{s,i}) (orthogonal data, L = 2)."""
+    bt = beta[:, :, None] - b
+    return (1.0 / (1.0 + np.exp(-(alpha[:, :, None] * bt).sum(1))),
+            1.0 / (1.0 + np.exp(-(a * bt).sum(1))))
+
+
+def split_votes(alpha, beta, a, b):
+    """The 2 m_k votes per instance of Lemma 4.4 (alpha_s by sgn sum_i b_{s,i}, then beta_s by
+    -sgn sum_i a_{s,i}; alpha, beta (S, m_k); a, b (S, m_k, n)), each (S, 2 m_k): `off`, the
+    vote not followed; `even`, the voters' signs split evenly (n / 2 each: possible for even n).
+    A neuron follows its vote where neither of its two is off."""
+    n_ = b.shape[-1]
+    return dict(off=np.concatenate([np.sign(alpha) != np.sign(b.sum(-1)),
+                                    np.sign(beta) != -np.sign(a.sum(-1))], -1),
+                even=np.concatenate([(b > 0).sum(-1) * 2 == n_, (a > 0).sum(-1) * 2 == n_], -1))
+
+
+def off_vote_neurons(off):
+    """Per instance, the neurons off their vote (either of their two votes off; `off` as
+    split_votes gives it)."""
+    m = off.shape[-1] // 2
+    return (off[..., :m] | off[..., m:]).sum(-1)
 
 
 def batched(states) -> ReducedState:
@@ -798,30 +830,26 @@ def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
             rung["l43_ratio"].append(np.median(np.concatenate([np.abs(a2) / scale,
                                                                np.abs(b2) / scale], 1)
                                                .reshape(len(seeds), -1), -1))
-            bt = h["beta"][T2, j][:, :, None] - b2
-            s11 = 1.0 / (1.0 + np.exp(-(h["alpha"][T2, j][:, :, None] * bt).sum(1)))
-            s21 = 1.0 / (1.0 + np.exp(-(a2 * bt).sum(1)))
+            s11, s21 = reduced_softmax(h["alpha"][T2, j], h["beta"][T2, j], a2, b2)
             rung["l43_dev"].append(np.maximum(np.abs(s11 - 0.5).max(-1),
                                               np.abs(s21 - 0.5).max(-1)))
             w = ev["wrong_b"]
             rung["wrong"].append(w.sum((1, 2)))
             rung["back"].append((w & (ev["back_b"] > 0)).sum((1, 2)))
             k = (np.where(np.isfinite(T4m), T4m, len(tr.t)) - 1).astype(int)
-            al, be, a, b = h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j]
-            vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
-            rung["off_vote"].append((~vote).sum(-1))
-            rung["neurons"].append(np.full(len(seeds), vote.shape[-1]))
+            a, b = h["a"][k, j], h["b"][k, j]
             rung["steps"].append(int(tr.t[-1]))
-            # the 2 m_k votes per seed (alpha_s by the key noise b, beta_s by the query noise a)
-            # split by whether the voters' signs split evenly (n/2 each: possible for even n)
-            n_ = b.shape[-1]
-            even = np.concatenate([(b > 0).sum(-1) * 2 == n_, (a > 0).sum(-1) * 2 == n_], -1)
-            for tag, al_, be_ in (("", al, be), ("_frozen", h["alpha"][0], h["beta"][0])):
-                off = np.concatenate([np.sign(al_) != np.sign(b.sum(-1)),
-                                      np.sign(be_) != -np.sign(a.sum(-1))], -1)
+            rung["neurons"].append(np.full(len(seeds), a.shape[1]))
+            # the votes at T_4^- - 1, with alpha, beta as trained and at init (the null)
+            for tag, al, be in (("", h["alpha"][k, j], h["beta"][k, j]),
+                                ("_frozen", h["alpha"][0], h["beta"][0])):
+                v = split_votes(al, be, a, b)
+                off, even = v["off"], v["even"]
+                if not tag:
+                    rung["off_vote"].append(off_vote_neurons(off))
+                    rung["even"].append(even.sum(-1))
                 rung["off_even" + tag].append((off & even).sum(-1))
                 rung["off_uneven" + tag].append((off & ~even).sum(-1))
-            rung["even"].append(even.sum(-1))
         for k_ in out:
             out[k_].append(max(rung[k_]) if k_ == "steps" else np.concatenate(rung[k_]))
     return dict(sizes=tuple(rungs), **{k_: np.array(v) for k_, v in out.items()})

@@ -22,14 +22,14 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, given
+from hypothesis import given
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
-                        examples, null, register, rival)
+                        null, register, rival)
 from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (RANGE, S_LADDER_DRAWS, SETTING, STAGE_RUN, STAGES, Config, H,
-                                    at_steps, attention_frozen_null, ci_draws, explicit_draws,
-                                    held_at_init, shared_draws, stage4_ladder, stage_run)
+from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
+                                    at_steps, attention_frozen_null, ci_draws, held_at_init,
+                                    ladder_draws, shared_draws, stage4_ladder, stage_run)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_3"
@@ -199,9 +199,7 @@ LADDER_FAILS = ("item (2): under --size ladder (96 seeds, s = 30..240) max |s - 
 
 
 @audits(CID, fails={"ladder": LADDER_FAILS, "paper": LADDER_FAILS})
-@examples(1, phases=[Phase.explicit])
-@explicit_draws(S_LADDER_DRAWS)
-@given(cfg=STAGE_RUN)
+@ladder_draws
 def test_signgd_lemma4_3_ladder(cfg):
     """Items (1) and (2) along s on the exact reduced dynamics (runs.stage4_ladder, the s ladder
     of signgd.lemma4_4 / lemma4_6, its seeds): (1) Theta(T_2 eta s sigma_p): every seed's median

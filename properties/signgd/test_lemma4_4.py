@@ -37,15 +37,15 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from hypothesis import Phase, given
+from hypothesis import given
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
-                        examples, null, register, rival)
+                        null, register, rival)
 from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (S_LADDER_DRAWS, Config, H, RANGE,
-                                    SETTING, STAGE_RUN, STAGES, at_steps, attention_frozen_null,
-                                    ci_draws, explicit_draws, held_at_init, shared_draws,
-                                    stage4_ladder, stage_run)
+from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
+                                    at_steps, attention_frozen_null, ci_draws, held_at_init,
+                                    ladder_draws, off_vote_neurons, shared_draws, stage4_ladder,
+                                    split_votes, stage_run)
 
 CID = "signgd.lemma4_4"
 EXACT = exact()
@@ -88,12 +88,7 @@ def _vote_split(cfg, frozen=False):
     al, be = at_steps(q["alpha"], t_end), at_steps(q["beta"], t_end)
     if frozen:
         al, be = q["alpha"][0], q["beta"][0]
-    a, b = at_steps(q["a"], t_end), at_steps(q["b"], t_end)
-    n_ = b.shape[-1]
-    even = np.concatenate([(b > 0).sum(-1) * 2 == n_, (a > 0).sum(-1) * 2 == n_], -1)
-    off = np.concatenate([np.sign(al) != np.sign(b.sum(-1)), np.sign(be) != -np.sign(a.sum(-1))],
-                         -1)
-    return dict(even=even, off=off)
+    return split_votes(al, be, at_steps(q["a"], t_end), at_steps(q["b"], t_end))
 
 
 def vote_split(cfg):
@@ -233,12 +228,11 @@ register(Claim(
 def test_signgd_lemma4_4_vote(cfg):
     _, q, st_ = stage_run(*cfg)
     t_end = st_["T4m"] - 1
-    al, be = at_steps(q["alpha"], t_end), at_steps(q["beta"], t_end)
-    a, b = at_steps(q["a"], t_end), at_steps(q["b"], t_end)
-    vote = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
-    check_at_least(CID, -float((~vote).sum()), EXACT,
-                   what=f"{(~vote).sum()} of {vote.size} neurons not following their vote at "
-                        "T_4^- - 1")
+    v = split_votes(*(at_steps(q[k_], t_end) for k_ in ("alpha", "beta", "a", "b")))
+    off = off_vote_neurons(v["off"])
+    n_ = v["off"].size // 2
+    check_at_least(CID, -float(off.sum()), EXACT,
+                   what=f"{off.sum()} of {n_} neurons not following their vote at T_4^- - 1")
 
 
 @audits(CID)
@@ -283,9 +277,7 @@ LADDER_FAILS = ("under --size ladder (96 seeds, s = 30..240) the off-vote fracti
 
 
 @audits(CID, fails={"ladder": LADDER_FAILS, "paper": LADDER_FAILS})
-@examples(1, phases=[Phase.explicit])
-@explicit_draws(S_LADDER_DRAWS)
-@given(cfg=STAGE_RUN)
+@ladder_draws
 def test_signgd_lemma4_4_vote_ladder(cfg):
     """The vote w.h.p.: the per-seed fraction of neurons off their vote at T_4^- - 1 falls as s
     grows (reduced dynamics, runs.stage4_ladder)."""
@@ -314,9 +306,7 @@ def test_signgd_lemma4_4_vote_corrected(world, cfg):
 
 
 @audits(CID, form="corrected")
-@examples(1, phases=[Phase.explicit])
-@explicit_draws(S_LADDER_DRAWS)
-@given(cfg=STAGE_RUN)
+@ladder_draws
 def test_signgd_lemma4_4_vote_ladder_corrected(world, cfg):
     """The corrected form on the ladder in s (its own seeds): (a) every uneven vote followed at
     every rung; (b) the per-seed off-vote fraction among even splits rising along s (towards

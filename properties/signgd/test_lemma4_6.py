@@ -37,24 +37,22 @@ from __future__ import annotations
 
 
 import numpy as np
-from hypothesis import Phase, given
+from hypothesis import given
 
-from properties import (Claim, attach_plot, audits, check_at_least, check_trend, examples, null,
+from properties import (Claim, attach_plot, audits, check_at_least, check_trend, null,
                         register, rival)
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_lemma4_6
-from properties.signgd.runs import (CANON, H, RANGE, S_LADDER, S_LADDER_DRAWS,
-                                    S_LADDER_SEED_OFFSET, SETTING, STAGES,
-                                    STAGE_RUN, attention_frozen_null, ci_draws, explicit_draws,
-                                    shared_draws, stage4_events, stage4_ladder, stage4_run_events)
+from properties.signgd.runs import (CANON, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER,
+                                    S_LADDER_DRAWS, S_LADDER_SEED_OFFSET, attention_frozen_null,
+                                    ci_draws, ladder_draws, shared_draws, stage4_events,
+                                    stage4_ladder, stage4_run_events)
 
 CID = "signgd.lemma4_6"
 EXACT = exact("exact inequality between integer counts / step numbers (deterministic events of "
               "the run)")
 
-
-L46_DRAWS = S_LADDER_DRAWS
 TREND_FF = claim_rate(len(S_LADDER_DRAWS))  # the trend's rate per draw: the claim share over 3
 
 
@@ -168,9 +166,7 @@ def test_signgd_lemma4_6_literal(world, cfg):
 
 
 @audits(CID)
-@examples(1, phases=[Phase.explicit])
-@explicit_draws(L46_DRAWS)
-@given(cfg=STAGE_RUN)
+@ladder_draws
 def test_signgd_lemma4_6_ladder(cfg):
     """The paper's Lemma 4.6 (1) read as: from its turn on, every wrong-sign key noise moves
     towards sgn alpha at every step until it is aligned for good -- with high probability, so the
