@@ -738,10 +738,41 @@ def _key_turning(al, b, t):
     return turning
 
 
-def stage_times(tr: Trace) -> dict:
+def _completed_turns(turning, al, b):
+    """The T_4^- events of `turning` (T, S, m_k, n) that are completed turns: from the event's
+    step on, the key noise moves towards sgn(alpha_s) at every step until it has that sign (a
+    turn that reverses before the crossing, e.g. momentum's overshoot in a Stage II alignment,
+    does not count)."""
+    sa = np.sign(al)[..., None]
+    n_t = b.shape[0]
+    if n_t < 2:
+        return np.zeros_like(turning)
+    toward = np.sign(np.diff(b, axis=0)) == sa[:-1]  # toward[k]: b(t_k) -> b(t_{k+1}) towards
+    crossed = np.sign(b) == sa
+    big = n_t + 1
+    idx = np.arange(n_t).reshape((n_t,) + (1,) * (b.ndim - 1))
+    # first index >= k at which the move is not towards (n_t - 1 past the last move)
+    not_tw = np.where(~toward, idx[:-1], big)
+    next_bad = np.minimum.accumulate(not_tw[::-1], axis=0)[::-1]
+    next_bad = np.concatenate([next_bad, np.full((1,) + b.shape[1:], big)])
+    # first index > k with sgn b = sgn alpha (big if never)
+    cr = np.where(crossed, idx, big)
+    next_cross = np.minimum.accumulate(cr[::-1], axis=0)[::-1]
+    next_cross = np.concatenate([next_cross[1:], np.full((1,) + b.shape[1:], big)])
+    return turning & (next_cross < big) & (next_bad >= next_cross)
+
+
+TURNS = ("first", "completed")
+
+
+def stage_times(tr: Trace, turns: str = "first") -> dict:
     """Per-seed stage boundaries (S,) by STAGE_DEFINITIONS.  Needs a run logged every step with
     alpha, beta, a, b, V, V_mu (STAGE_LOG); `events` gives the per-pair / per-sample events these
-    scalars are the extremes of."""
+    scalars are the extremes of.  turns="completed" counts only T_4^- events that are completed
+    turns (_completed_turns: for an optimizer with momentum, whose Stage II alignment can
+    overshoot and come back, which the 'first' detector reads as a turn)."""
+    if turns not in TURNS:
+        raise ValueError(f"turns: {turns!r} is not one of {TURNS}")
     _need(tr, STAGE_LOG, "stage_times")
     q = squeeze_L2(tr.q)
     al, be, a, b = q["alpha"], q["beta"], q["a"], q["b"]
@@ -751,6 +782,8 @@ def stage_times(tr: Trace) -> dict:
     sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
     wrong_key = np.sign(b) != sa
     turning = _key_turning(al, b, t)
+    if turns == "completed":
+        turning = _completed_turns(turning, al, b)
     T4m = np.array([t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])
     before = t[:, None] < T4m[None, :]
     aligned = (np.sign(a) == np.sign(b)).all((-1, -2))

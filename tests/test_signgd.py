@@ -214,6 +214,49 @@ def test_stage_times_turn_detector_matches_loop():
         np.testing.assert_array_equal(sim.stage_times(tr)["T4m"], _turn_times_reference(tr))
 
 
+def _completed_reference(turning, al, b):
+    """_completed_turns as a loop over events (the definition read literally)."""
+    sa = np.sign(al)[..., None] * np.ones_like(b)
+    out = np.zeros_like(turning)
+    for idx in zip(*np.nonzero(turning)):
+        k, rest = idx[0], idx[1:]
+        ok = False
+        for j in range(k, b.shape[0] - 1):
+            if np.sign(b[(j + 1,) + rest] - b[(j,) + rest]) != sa[(j,) + rest]:
+                break
+            if np.sign(b[(j + 1,) + rest]) == sa[(j + 1,) + rest]:
+                ok = True
+                break
+        out[idx] = ok
+    return out
+
+
+def test_completed_turns_match_loop_and_drop_overshoot():
+    g = np.random.default_rng(1)
+    for T in (2, 30, 80):
+        b = np.cumsum(np.where(g.random((T, 2, 2, 3)) < 0.6, 1.0, -1.0), 0) - 3.0
+        al = np.where(g.random((T, 2, 2)) < 0.05, -1.0, 1.0)
+        turning = g.random(b.shape) < 0.3
+        np.testing.assert_array_equal(sim._completed_turns(turning, al, b),
+                                      _completed_reference(turning, al, b))
+    # an overshoot: b moves away from sgn alpha = +1 for 25 steps, back for 3, away again
+    path = np.concatenate([-np.arange(1.0, 26.0), -25.0 + np.arange(1.0, 4.0),
+                           -22.0 - np.arange(1.0, 30.0)])
+    b = path[:, None, None, None]
+    al = np.ones(b.shape[:3])
+    turning = sim._key_turning(al, b, np.arange(len(path)))
+    assert turning.any() and not sim._completed_turns(turning, al, b).any()
+    # the same turn carried through to the crossing counts
+    b2 = np.concatenate([-np.arange(1.0, 26.0), -25.0 + np.arange(1.0, 30.0)])[:, None, None, None]
+    turning2 = sim._key_turning(al[:1].repeat(len(b2), 0), b2, np.arange(len(b2)))
+    assert sim._completed_turns(turning2, al[:1].repeat(len(b2), 0), b2).any()
+
+
+def test_stage_times_rejects_unknown_turns():
+    with pytest.raises(ValueError, match="turns"):
+        sim.stage_times(None, turns="last")
+
+
 def test_reduced_dynamics_per_instance_eta():
     prob, p = _small()
     q = sim.squeeze_L2(sim.tracked(prob, p))

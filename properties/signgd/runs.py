@@ -399,6 +399,10 @@ def l43_runs(seed0: int, sigma_p: float, sigma_0: float, eps: float):
 def l43_run(fn):
     return example(cfg=L43_CANON)(given(cfg=L43_RUN)(fn))
 
+# The Theta's constants of Lemma 4.3 (1) (a hand-set reading: the glossary's 'Theta(1)' let the
+# init-scale rival pass, see signgd.lemma4_3's history); read by signgd.lemma4_3 and signgd.adam
+THETA_BRACKET = (0.3, 2.0)
+
 OPT_SEEDS, OPT_LOG_EVERY = 2, 10
 OPT_LOG = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "train_loss")
 OPT_SETTING = SETTING.replace("n = 8,", "n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5,")

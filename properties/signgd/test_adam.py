@@ -1,21 +1,26 @@
-"""signgd.adam and signgd.adam.query_noise: Adam against SignGD (Section 3.2, Appendix B.3).
+"""signgd.adam, signgd.adam.beta0 and signgd.adam.query_noise: Adam against SignGD (Section 3.2,
+Appendix B.3).
 
-One cached run per draw (`_opt_runs`, 2 seeds of the sheet's CPU setting): SignGD to its 1.25 t*
-horizon (logged every 10 steps), Adam with beta = 0 and eps = 1e-100 (every 10 steps) and Adam with
-beta = (0.9, 0.999) (every step, so that sim.signgd.stage_times applies) to the same horizon, on
-the same data and init.  Both claims read it.
+One cached run per draw and rate (`_opt_runs`, 2 seeds of the sheet's CPU setting): SignGD to its
+1.25 t* horizon (logged every 10 steps), Adam with beta = (0.9, 0.999) (every step, so that
+sim.signgd.stage_times applies) to the same horizon, on the same data and init, at each rate of
+ADAM_RATES (the SignGD rate 6e-5 halved and doubled: Adam's own rate was lost); at 6e-5 also Adam
+with beta = 0 and eps = 1e-100 (every 10 steps).  The three claims read it.
 
 What is automatic and what could fail:
-* signgd.adam (i), Adam(beta = 0, eps -> 0) = SignGD, is a simulator consistency check: with
+* signgd.adam.beta0, Adam(beta = 0, eps -> 0) = SignGD, is a simulator consistency check: with
   beta = 0 the bias-corrected step is g / (|g| + eps) = sgn g up to eps, by construction of the
-  optimizer.  Not evidence for the paper's claim, reported as what it is.
+  optimizer.  Not evidence for the paper's claim: its own id, of the consistency kind.
 * signgd.adam (ii) (end of run) is not automatic here: the stop rule (1.25 t*, t* = all noise
   aligned) is applied to the SignGD run, and Adam is only given the same number of steps; Adam's
   key-noise alignment, loss, memorisation and attention at that step could each fail.
 * signgd.adam (iii) keeps only the stage-order relations that are not definitions: T_1 <=
-  min(T_2, T_3) / 2, T_4^+ finite (every key noise turned), Table 2's 98% at T_4^- - 1, Lemma 4.5.
-  max(T_2, T_3) <= T_4^- holds by the definitions of T_2, T_3 ("or t >= T_4^-") and T_4^- < T_4^+
-  by those of T_4^- (a wrong-sign key noise at T_4^-) and T_4^+ (none from T_4^+ on): dropped.
+  min(T_2, T_3) / 2, T_4^+ finite (every key noise turned), Table 2's 98% at T_4^- - 1, Lemma 4.5,
+  and (issue 20) Lemma 4.3 (1) and Lemma 4.4 by the bodies of their SignGD properties (the noise
+  at T_2 on its l1 rate, the signals at T_4^- on eta T_4^-, every uneven vote followed at
+  T_4^- - 1).  max(T_2, T_3) <= T_4^- holds by the definitions of T_2, T_3 ("or t >= T_4^-") and
+  T_4^- < T_4^+ by those of T_4^- (a wrong-sign key noise at T_4^-) and T_4^+ (none from T_4^+
+  on): dropped.  Adam's T_4^- counts completed turns only (see _opt_runs).
 * signgd.adam.query_noise: a draw whose runs have no wrong-sign query noise at the reference step
   counts nothing and is inconclusive (issue 11: it used to pass silently).
 """
@@ -30,11 +35,13 @@ from hypothesis import example, given
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
 from properties.signgd.common import exact, lemma45_stats
-from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL, all_noise_aligned,
-                                    attention_frozen_null, problem_and_init)
+from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL, THETA_BRACKET,
+                                    all_noise_aligned, at_steps, attention_frozen_null,
+                                    held_at_init, off_vote_neurons, problem_and_init,
+                                    split_votes)
 from sim import signgd as sim
 
-CID, CIDQ = "signgd.adam", "signgd.adam.query_noise"
+CID, CIDB, CIDQ = "signgd.adam", "signgd.adam.beta0", "signgd.adam.query_noise"
 EXACT = exact()
 SG_LOG = ("alpha", "beta", "a", "b", "V")
 
@@ -50,22 +57,47 @@ def _first_from(ok, t):
     return out
 
 
-@functools.lru_cache(maxsize=4)
-def _opt_runs(seed0: int):
-    """SignGD (6e-5, horizon 1.25 t*), Adam beta = 0 / eps = 1e-100 and Adam beta = (0.9, 0.999) /
-    eps = 1e-15 at the same rate and horizon, same data and init (OPT_SEEDS seeds, s = 30,
-    sigma_p = 1, sigma_0 = 1e-3, 500 test samples)."""
+ADAM_RATES = (3e-5, 6e-5, 1.2e-4)  # the SignGD rate 6e-5 halved and doubled (Adam's own was lost)
+RATE = 6e-5  # the sheet's SignGD rate: the horizon and (i)'s comparison
+
+
+def all_key_noise_aligned(q):
+    """Adam's stop rule: every key noise of every seed has the sign of its neuron's query signal
+    (SignGD's rule, runs.all_noise_aligned, without the query noise: Section 3.2's exception)."""
+    sa = np.sign(q["alpha"])[..., None, None]
+    return bool((np.sign(q["b"]) == sa).all())
+
+
+@functools.lru_cache(maxsize=12)
+def _opt_runs(seed0: int, eta: float = RATE):
+    """At rate eta, same data and init (OPT_SEEDS seeds, s = 30, sigma_p = 1, sigma_0 = 1e-3, 500
+    test samples): SignGD to its horizon T = 1.25 t* (t*: all noise aligned; logged every 10
+    steps); Adam beta = (0.9, 0.999) / eps = 1e-15 to its own horizon 1.25 t*_A (t*_A: all key
+    noise aligned; every step, 'ad') and to SignGD's T (every 10 steps, 'adT'); at RATE also Adam
+    beta = 0 / eps = 1e-100 to T.  Adam's stage times count completed T_4^- turns
+    (sim.signgd.stage_times(turns="completed")): with momentum a Stage II alignment can
+    overshoot and come back, which the first-turn detector reads as T_4^- (exploration seed
+    7002 at 3e-5: T_4^- = 31, two steps after T_2)."""
     prob, p0 = problem_and_init([seed0 + k for k in range(OPT_SEEDS)], 30, n_test=500)
-    sg = sim.train(prob, p0, eta=6e-5, steps=CAP, log_every=10, log=SG_LOG,
+    sg = sim.train(prob, p0, eta=eta, steps=CAP, log_every=10, log=SG_LOG,
                    stop=all_noise_aligned, tail=TAIL)
     T = int(sg.t[-1])
-    a0 = sim.train(prob, p0, eta=6e-5, steps=T, log_every=10, log=SG_LOG, optimizer="adam",
-                   betas=(0.0, 0.0), adam_eps=1e-100)
-    ad = sim.train(prob, p0, eta=6e-5, steps=T, log_every=1, test_every=T, log=LOG,
-                   optimizer="adam", betas=(0.9, 0.999))
-    q = sim.squeeze_L2(ad.q)
-    return dict(sg=dict(t=sg.t, **sim.squeeze_L2(sg.q)), a0=dict(t=a0.t, **sim.squeeze_L2(a0.q)),
-                ad=dict(t=ad.t, **q, test_loss=ad.test_loss, T=sim.stage_times(ad)))
+    out = dict(sg=dict(t=sg.t, **sim.squeeze_L2(sg.q)), T_signgd=T)
+    if eta == RATE:
+        a0 = sim.train(prob, p0, eta=eta, steps=T, log_every=10, log=SG_LOG, optimizer="adam",
+                       betas=(0.0, 0.0), adam_eps=1e-100)
+        out["a0"] = dict(t=a0.t, **sim.squeeze_L2(a0.q))
+    adT = sim.train(prob, p0, eta=eta, steps=T, log_every=10, test_every=T, log=LOG,
+                    optimizer="adam", betas=(0.9, 0.999))
+    out["adT"] = dict(t=adT.t, **sim.squeeze_L2(adT.q), test_loss=adT.test_loss)
+    ad = sim.train(prob, p0, eta=eta, steps=CAP, log_every=1, test_every=CAP, log=LOG,
+                   optimizer="adam", betas=(0.9, 0.999), stop=all_key_noise_aligned, tail=TAIL)
+    xi = prob.train.xi[..., 0, :]  # (S, n, d): the noise patch
+    out["ad"] = dict(t=ad.t, **sim.squeeze_L2(ad.q), test_loss=ad.test_loss,
+                     T=sim.stage_times(ad, turns="completed"), eta=float(eta), sigma_0=1e-3,
+                     xi_l1=xi.abs().sum(-1).numpy(), xi_l2=(xi ** 2).sum(-1).sqrt().numpy(),
+                     horizon=int(ad.t[-1]), T_signgd=T)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -82,24 +114,53 @@ def adam_beta0(seed):
 
 
 def adam_momentum_every10(seed):
-    """Null of (i): Adam with the paper's momentum (beta = (0.9, 0.999)), at the same logged steps."""
-    ad = _opt_runs(seed)["ad"]
-    return {k_: ad[k_][::10] for k_ in ("t",) + SG_LOG}
+    """Null of signgd.adam.beta0: Adam with the paper's momentum (beta = (0.9, 0.999)), at the
+    same logged steps."""
+    return _opt_runs(seed)["adT"]
 
 
-def adam_run(seed):
-    """Adam (0.9, 0.999), every step, with its stage times and test loss (init, end)."""
-    return _opt_runs(seed)["ad"]
+def adam_run(seed, eta=RATE):
+    """Adam (0.9, 0.999) at rate eta to its own horizon, every step, with its stage times and
+    test loss (init, end)."""
+    return _opt_runs(seed, eta)["ad"]
 
 
-def adam_untrained(seed):
+def adam_at_signgd_horizon(seed, eta=RATE):
+    """Adam (0.9, 0.999) at rate eta to SignGD's horizon at that rate (every 10 steps)."""
+    return _opt_runs(seed, eta)["adT"]
+
+
+_SIZES = ("t", "xi_l1", "xi_l2", "eta", "sigma_0", "horizon", "T_signgd")
+
+
+def _untrained(r):
+    """A run dict with every logged quantity and the test loss at its init value, and no stage
+    event (T all inf) where it has stage times."""
+    out = {k_: (np.broadcast_to(v[:1], v.shape).copy() if isinstance(v, np.ndarray) and
+                k_ not in _SIZES else v) for k_, v in r.items()}
+    if "T" in r:
+        out["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
+    if "horizon" in r:  # the stop rule (all key noise aligned) never fires
+        out["horizon"] = np.inf
+    return out
+
+
+def adam_untrained(seed, eta=RATE):
     """Null: training off (every tracked quantity and the test loss keep their init values; no
     stage event happens)."""
-    ad = _opt_runs(seed)["ad"]
-    out = {k_: (np.broadcast_to(v[:1], v.shape).copy() if isinstance(v, np.ndarray) and k_ != "t"
-                else v) for k_, v in ad.items()}
-    out["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in ad["T"].items()}
-    return out
+    return _untrained(adam_run(seed, eta))
+
+
+def adam_noise_frozen(seed, eta=RATE):
+    """Null of Lemma 4.3 (1): the query and key noise a, b keep their init values (the rest of
+    the Adam run, its stage times included, as trained)."""
+    return held_at_init(_opt_runs(seed, eta)["ad"], ("a", "b"))
+
+
+def adam_signals_frozen(seed, eta=RATE):
+    """Null of the Stage III checks: the query and key signals alpha, beta keep their init
+    values (the rest of the Adam run, its stage times included, as trained)."""
+    return held_at_init(_opt_runs(seed, eta)["ad"], ("alpha", "beta"))
 
 
 # Null: W_Q, W_K not trained: the softmax outputs keep their init values (the value and noise
@@ -110,6 +171,32 @@ adam_attention_frozen = attention_frozen_null(adam_run)
 def signgd_as_adam(seed):
     """Null of the query-noise claim: optimizer swapped back to SignGD (same data, init, horizon)."""
     return _opt_runs(seed)["sg"]
+
+
+def noise_l1_scale(r):
+    """Lemma 4.3 (1) carried to Adam: |a|, |b| at T_2 = Theta(T_2 eta ||xi_i||_1), per seed and
+    sample (S, 1, n)."""
+    return r["T"]["T2"][:, None, None] * r["eta"] * r["xi_l1"][:, None, :]
+
+
+def noise_init_scale(r):
+    """Rival (as signgd.lemma4_3's): the noise still at its init scale sigma_0 ||xi_i||_2 at T_2."""
+    return r["sigma_0"] * r["xi_l2"][:, None, :]
+
+
+def noise_l2_scale(r):
+    """Rival (as signgd.lemma4_3's): an l2 rate, T_2 eta ||xi_i||_2."""
+    return r["T"]["T2"][:, None, None] * r["eta"] * r["xi_l2"][:, None, :]
+
+
+def signal_linear_scale(r):
+    """Lemma 4.4 carried to Adam: |alpha|, |beta| at T_4^- = Theta(T_4^- eta) (S, 1)."""
+    return r["T"]["T4m"][:, None] * r["eta"]
+
+
+def signal_init_scale(r):
+    """Rival (as signgd.lemma4_4's): the signals still at their init at T_4^- (S, m_k)."""
+    return np.maximum(np.abs(r["alpha"][0]), 1e-300)
 
 
 def adam_outcome():
@@ -141,54 +228,112 @@ register(Claim(
     id=CID, where="Section 3.2 ('Adam exhibits similar behaviors to SignGD'), App. B.3",
     statement="Adam follows a similar four-stage dynamics as SignGD and shares its convergence and "
               "generalization (fast convergence, high test loss); SignGD is a proxy for Adam.",
-    assumptions=OPT_SETTING + "; Adam lr 6e-5 (the SignGD rate; the paper's Adam hyperparameters "
-                f"were lost), {OPT_SEEDS} seeds per draw, horizon = SignGD's 1.25 t*; seed 11 "
-                "(the sheet's CPU setting) and seed 12345 explicit examples",
-    prediction="(i) [simulator consistency] Adam with beta_1 = beta_2 = 0 and eps -> 0 IS SignGD "
-               "(m/sqrt(v) = g/|g| = sgn g, bias corrections 1): trajectories equal to round-off "
-               "through SignGD's T_4^+; (ii) with beta = (0.9, 0.999), at SignGD's horizon: every "
-               "key noise with sgn alpha (Lemma 4.6), L_S <= 1e-2, L_D >= 0.1, V_i / |V_mu| >= 2, "
-               "s_21 <= 0.05; (iii) stage by stage (every step, sim.signgd.stage_times): T_1 <= "
-               "min(T_2, T_3) / 2, T_4^+ finite, >= 98% of pairs aligned at T_4^- - 1 (Table 2), "
-               "Lemma 4.5 (fitted exponent of -log(2 s_21) >= 1 on [T_4^-/4, T_4^-], |s_11 - 1/2| "
-               "<= 0.1 up to T_4^-); T_4 (query noise) not required (signgd.adam.query_noise)",
+    assumptions=OPT_SETTING.replace("eta = 6e-5", "SignGD eta in (3e-5, 6e-5, 1.2e-4)") +
+                "; Adam beta = (0.9, 0.999), eps 1e-15, at each SignGD rate (the paper's Adam "
+                f"hyperparameters were lost), {OPT_SEEDS} seeds per draw; each optimizer to its "
+                "own end of training, 1.25 t* (SignGD: t* = all noise aligned; Adam: all key "
+                "noise aligned, Section 3.2's exception leaving its negative query noise); seed "
+                "11 (the sheet's CPU setting) and seed 12345 explicit examples",
+    prediction="at each rate: (ii) at Adam's end of training: every key noise with sgn alpha "
+               "(Lemma 4.6), L_S <= 1e-2, L_D >= 0.1, V_i / |V_mu| >= 2, s_21 <= 0.05, and "
+               "Adam's horizon within a 'Theta(1)' factor of SignGD's; (iii) stage by "
+               "stage (every step, sim.signgd.stage_times with completed turns): T_1 <= min(T_2, "
+               "T_3) / 2, T_4^+ finite, >= 98% of pairs aligned at T_4^- - 1 (Table 2), Lemma 4.5 "
+               "(fitted exponent of -log(2 s_21) >= 1 on [T_4^-/4, T_4^-], |s_11 - 1/2| <= 0.1 "
+               "up to T_4^-), Lemma 4.3 (1) (median |a|, |b| at T_2 over T_2 eta ||xi_i||_1 in "
+               "[0.3, 2]), Lemma 4.4 (median |alpha|, |beta| at T_4^- over eta T_4^- in [1/2, 2]; "
+               "every uneven vote followed at T_4^- - 1); T_4 (query noise) not required "
+               "(signgd.adam.query_noise)",
     simulation="sim.signgd.train(optimizer='adam') vs optimizer='signgd', same data and init",
-    metric="(i) max_abs of alpha, beta, a, b, V over logged steps <= T_4^+ (SignGD's) and seeds; "
-           "(ii) fractions / extremes over seeds and pairs at the last step; (iii) per seed",
-    tolerance="(i) float64 round-off, 20 x steps ops on the largest inner product; (ii), (iii) "
-              "exact inequalities at the readings' levels (deterministic statistics of the run): "
-              "the SignGD properties' levels, L_S loosened to 1e-2 (see the history)",
-    reading="(i) is a simulator consistency check (beta = 0 makes Adam's step sgn g up to eps by "
-            "construction); it holds with eps = 1e-100 until g^2 underflows (|g| < 1e-154: a "
-            "query-noise gradient late in Stage IV, after T_4^+; then v = 0 and the step is "
-            "g/eps). With the default eps = 1e-15 query noise already differs at step 1 "
-            "(query-noise gradients are ~1e-15 early): eps is not negligible there. (ii) "
-            "s_11(end) is not required small (0.09 under Adam at this horizon). (iii) drops the "
-            "definitional relations max(T_2, T_3) <= T_4^- < T_4^+. Alternatives: nulls 'momentum "
-            "on' for (i) (Adam (0.9, 0.999) in place of beta = 0), training off and attention "
-            "frozen for (ii) and (iii); rivals: the GD side of Section 3.2 (lower test loss, "
-            "attention not learned) for (ii), SignGD's full Stage IV (query noise aligned too) "
-            "for (iii).",
-    audit_gap="Only one Adam rate (6e-5) and the beta pairs 0 and (0.9, 0.999); Fig. 2's noisy-MNIST "
-              "comparison is not reproduced; stage by stage, Lemmas 4.3 and 4.4 are not "
-              "re-checked under Adam; (i) is a simulator consistency check.",
+    metric="(ii) fractions / extremes over seeds and pairs at the last step; (iii) per seed, "
+           "medians over pairs, counts of votes",
+    tolerance="exact inequalities at the readings' levels (deterministic statistics of the run): "
+              "the SignGD properties' levels (signgd.lemma4_3's bracket [0.3, 2], signgd."
+              "lemma4_4's [1/2, 2]), L_S loosened to 1e-2 (see the history)",
+    reading="'The end of training' read as each optimizer's own (literal; the issue's 'Adam's own "
+            "horizon'); the neighbouring reading 'at SignGD's horizon' (the same step budget, as "
+            "the property first had it) fails at 1.2e-4 (Adam turns its last key noise later). "
+            "(ii)'s key-noise alignment at the end is near-automatic under Adam's stop rule (only "
+            "a turn reversed after t*_A could fail it); what could fail is the rule firing within "
+            "the cap (T_4^+ finite) and the horizon's factor against SignGD's. "
+            "Section 3.2's 'On the synthetic data, Adam follows a similar four-stage dynamics' and "
+            "'shares ... convergence and generalization', read on Definition 2.1's data at three "
+            "rates. Fig. 2's noisy-MNIST test losses are not reproduced: the data is not on this "
+            "machine and App. B.1's Adam hyperparameters and noise levels were lost (signgd.gd."
+            "generalizes makes the same reading for Fig. 2 (d)). (ii) s_11(end) is not required "
+            "small (0.09 under Adam at this horizon). (iii) drops the definitional relations "
+            "max(T_2, T_3) <= T_4^- < T_4^+; Lemma 4.4's vote is its corrected form (a), since "
+            "the printed vote fails for SignGD itself on even splits (signgd.lemma4_4); Lemma "
+            "4.3 (2) and 4.4's softmax are asymptotic and left to their SignGD ids. Alternatives: "
+            "nulls training off, attention frozen, signals frozen (alpha, beta at init); rivals: "
+            "the GD side of Section 3.2 (lower test loss, attention not learned) for (ii), "
+            "SignGD's full Stage IV (query noise aligned too), the noise at its init scale or on "
+            "an l2 rate (Lemma 4.3 (1)'s rivals), the signals still at init (Lemma 4.4's) for "
+            "(iii).",
     history=("earlier session (before the harness migration): Adam's L_S(end) level loosened "
              "from SignGD's 1e-3 to 1e-2 after Adam at lr 6e-5 ended at ~2e-3 at SignGD's "
              "horizon.",
              "2026-12-03 (issue 11, migration): the Adam stage run (a second SignGD and Adam run "
              "every step) merged into one cached run; the definitional stage relations dropped; "
-             "legacy controls replaced by the alternatives; levels unchanged.",),
+             "legacy controls replaced by the alternatives; levels unchanged.",
+             "2026-12-05 (issue 20): (ii) and (iii) at three rates (3e-5, 6e-5, 1.2e-4: was 6e-5 "
+             "only); Lemmas 4.3 (1) and 4.4 added to (iii); (i) moved to its own consistency id "
+             "signgd.adam.beta0. Adam's stage times count completed T_4^- turns: on exploration "
+             "seeds 7001-7010 (before these properties were written) the first-turn detector "
+             "fired at step 31 on one run at 3e-5 (momentum's overshoot in a Stage II alignment) "
+             "and Lemma 4.4 (a) then failed there (2 uneven votes); with completed turns the "
+             "exploration runs' T_4^- at 6e-5 are unchanged.",
+             "2026-12-05 (issue 20), changed after a failure: on the first run of the three rates "
+             "(ii) failed at 1.2e-4 on draw seed 11 (key noise aligned 0.969 at SignGD's horizon "
+             "1588; seed 12's T_4^+ is 2004, found by running on). The end of training became "
+             "each optimizer's own (Adam: 1.25 x the step with all key noise aligned), which the "
+             "issue had asked for, with a 'Theta(1)' check of Adam's horizon against SignGD's; "
+             "the first design is kept as the neighbouring reading 'at SignGD's horizon', a "
+             "strict expected failure.",),
     alternatives=(
-        null("momentum_on", adam_momentum_every10, "Adam with the paper's momentum and second-"
-             "moment averaging (beta = (0.9, 0.999)) in place of beta = 0", replaces="adam0"),
         null("untrained", adam_untrained, "training off: every quantity keeps its init value",
              replaces="adam"),
         null("attention_frozen", adam_attention_frozen, "W_Q, W_K not trained: the softmax "
              "outputs keep their init values", replaces="adam"),
+        null("noise_frozen", adam_noise_frozen, "the query and key noise a, b keep their init "
+             "values (no Stage II growth)", replaces="adam"),
+        null("signals_frozen", adam_signals_frozen, "the query and key signals alpha, beta keep "
+             "their init values (Stage III's votes not followed)", replaces="adam"),
         rival("gd_like", gd_like_outcome, "the neighbouring optimizer's prediction (Section 3.2, "
               "GD): lower test loss, attention basically not learned", replaces="outcome"),
         rival("signgd_stage4", signgd_stage4, "'SignGD is a proxy' without the exception: "
               "Adam's query noise aligns in Stage IV too (T_4 finite)", replaces="stages"),
+        rival("noise_init_scale", noise_init_scale, "Lemma 4.3 (1)'s rival: the query/key noise "
+              "still at its init scale sigma_0 ||xi_i||_2 at T_2", replaces="noise_scale"),
+        rival("noise_l2_rate", noise_l2_scale, "Lemma 4.3 (1)'s rival: Theta(T_2 eta ||xi_i||_2), "
+              "an l2 rate instead of l1", replaces="noise_scale"),
+        rival("signals_at_init", signal_init_scale, "Lemma 4.4's rival: the signals still at "
+              "their init at T_4^- (Lemma 4.3 (4) carried through Stage III)",
+              replaces="signal_scale"),
+    ),
+))
+
+register(Claim(
+    id=CIDB, kind="consistency", where="Section 1 ('SignGD ... an effective surrogate for Adam'), "
+    "App. B.3 (Adam with beta_1 = beta_2 = 0)",
+    statement="Adam with beta_1 = beta_2 = 0 and eps -> 0 is SignGD.",
+    assumptions=OPT_SETTING + f"; Adam lr 6e-5, beta = 0, eps = 1e-100; {OPT_SEEDS} seeds per "
+                "draw, horizon = SignGD's 1.25 t*; seeds 11 and 12345 explicit examples",
+    prediction="trajectories of alpha, beta, a, b, V equal to round-off through SignGD's T_4^+",
+    simulation="sim.signgd.train(optimizer='adam', betas=(0, 0)) vs optimizer='signgd', same data "
+               "and init",
+    metric="max_abs of alpha, beta, a, b, V over logged steps <= T_4^+ (SignGD's) and seeds",
+    tolerance="float64 round-off, 20 x steps ops on the largest inner product",
+    reading="A simulator consistency check (beta = 0 makes Adam's step sgn g up to eps by "
+            "construction); it holds with eps = 1e-100 until g^2 underflows (|g| < 1e-154: a "
+            "query-noise gradient late in Stage IV, after T_4^+; then v = 0 and the step is "
+            "g/eps). With the default eps = 1e-15 query noise already differs at step 1 "
+            "(query-noise gradients are ~1e-15 early): eps is not negligible there. Null: "
+            "momentum on (Adam (0.9, 0.999) in place of beta = 0).",
+    history=("2026-12-05 (issue 20): split from signgd.adam (its item (i)), unchanged.",),
+    alternatives=(
+        null("momentum_on", adam_momentum_every10, "Adam with the paper's momentum and second-"
+             "moment averaging (beta = (0.9, 0.999)) in place of beta = 0", replaces="adam0"),
     ),
 ))
 
@@ -238,7 +383,7 @@ def adam_draws(fn):
     return example(seed=11)(example(seed=12345)(given(seed=SEED)(fn)))
 
 
-@audits(CID)
+@audits(CIDB)
 @examples(1)
 @adam_draws
 def test_signgd_adam_beta0_is_signgd(world, seed):
@@ -250,35 +395,68 @@ def test_signgd_adam_beta0_is_signgd(world, seed):
     scale = float(np.abs(sg["a"]).max() + np.abs(sg["V"]).max())
     tol = Tolerance.roundoff(scale, ops=20 * int(sg["t"][k - 1]))
     for k_ in SG_LOG:
-        check_close(CID, a0[k_][:k], sg[k_][:k], tol,
-                    what=f"(i) Adam(beta=0) = SignGD through T_4^+: {k_}")
+        check_close(CIDB, a0[k_][:k], sg[k_][:k], tol,
+                    what=f"Adam(beta=0) = SignGD through T_4^+: {k_}")
+
+
+SPEED = ("Adam exhibits similar behaviors to SignGD in optimization ... fast convergence "
+         "(Section 3.2): Adam's horizon against SignGD's at the same rate")
+AT_SIGNGD = "at SignGD's horizon"  # the neighbouring reading of 'the end of training'
+AT_SIGNGD_FAILS = ("at lr 1.2e-4 Adam has not turned every key noise by SignGD's horizon (draw "
+                   "seed 11: 15 of 16 neurons' key noise in seed 12 at step 1588; its T_4^+ is "
+                   "2004): Adam's end of training comes later than SignGD's there")
+
+
+def _end_stats(q):
+    sa = np.sign(q["alpha"][-1])[..., None]
+    return dict(key_aligned=float((np.sign(q["b"][-1]) == sa).mean()),
+                train_loss=float(q["train_loss"][-1].max()),
+                test_loss=float(q["test_loss"][-1].min()),
+                ratio=float((q["V"][-1] / np.abs(q["V_mu"][-1])[:, None]).min()),
+                s21=float(q["s21"][-1].max()))
+
+
+def _check_end(world, q, eta):
+    _check_intervals(CID, {f"{k_} (lr {eta:g})": v for k_, v in _end_stats(q).items()},
+                     {f"{k_} (lr {eta:g})": v for k_, v in
+                      world.prediction(adam_outcome, "outcome")().items()})
 
 
 @audits(CID)
 @examples(1)
 @adam_draws
 def test_signgd_adam_similar(world, seed):
-    q = world.simulation(adam_run, "adam", pure=True)(seed)
-    sa = np.sign(q["alpha"][-1])[..., None]
-    stats = dict(key_aligned=float((np.sign(q["b"][-1]) == sa).mean()),
-                 train_loss=float(q["train_loss"][-1].max()),
-                 test_loss=float(q["test_loss"][-1].min()),
-                 ratio=float((q["V"][-1] / np.abs(q["V_mu"][-1])[:, None]).min()),
-                 s21=float(q["s21"][-1].max()))
-    _check_intervals(CID, stats, world.prediction(adam_outcome, "outcome")())
+    """(ii) at each rate of ADAM_RATES, at Adam's own end of training (1.25 t*_A); and Adam's
+    horizon within 'Theta(1)' of SignGD's (the shared 'fast convergence')."""
+    for eta in ADAM_RATES:
+        q = world.simulation(adam_run, "adam", pure=True)(seed, eta)
+        _check_end(world, q, eta)
+        ratio = float(q["horizon"]) / q["T_signgd"]
+        r = max(ratio, 1 / ratio) if np.isfinite(ratio) and ratio > 0 else np.inf
+        check_close(CID, r, 0.0, Tolerance.reading("Theta(1)", SPEED), name="speed",
+                    what=f"(ii) Adam's horizon {q['horizon']} against SignGD's "
+                         f"{q['T_signgd']} (lr {eta:g}): factor {r:.3g}")
 
 
-@audits(CID)
+@audits(CID, reading=AT_SIGNGD, fails=AT_SIGNGD_FAILS)
 @examples(1)
 @adam_draws
-def test_signgd_adam_stages(world, seed):
-    q = world.simulation(adam_run, "adam", pure=True)(seed)
+def test_signgd_adam_similar_at_signgd_horizon(world, seed):
+    """(ii) read at SignGD's horizon (the same step budget) at each rate."""
+    for eta in ADAM_RATES:
+        q = world.simulation(adam_at_signgd_horizon, "adamT", pure=True)(seed, eta)
+        _check_end(world, q, eta)
+
+
+def _stage_checks(world, q, eta):
+    """(iii) on one Adam run (rate eta): SignGD's stage relations that are not definitions."""
     pred = world.prediction(adam_stages, "stages")()
     T = q["T"]
+    at = f" (lr {eta:g})"
     lo = np.minimum(T["T2"], T["T3"])
     ok = np.isfinite(lo) & (lo >= pred["t1_factor"] * T["T1"])
     check_at_least(CID, float(ok.mean()) - 1.0, EXACT,
-                   what=f"(iii) T_1 <= min(T_2, T_3) / {pred['t1_factor']:g} in every seed "
+                   what=f"(iii) T_1 <= min(T_2, T_3) / {pred['t1_factor']:g} in every seed{at} "
                         f"(T_1 {T['T1']}, T_2 {T['T2']}, T_3 {T['T3']})")
     for key, want in (("T4p", pred["key_turned"]), ("T4", pred["query_turned"])):
         if want is None:  # not predicted
@@ -286,7 +464,7 @@ def test_signgd_adam_stages(world, seed):
         fin = np.isfinite(T[key])
         score = float(fin.mean()) - 1.0 if want else -float(fin.mean())
         check_at_least(CID, score, EXACT, what=f"(iii) {key} {'finite' if want else 'inf'} in "
-                                               f"every seed: {T[key]}")
+                                               f"every seed{at}: {T[key]}")
     T4m = T["T4m"]
     if np.all(np.isfinite(T4m)):
         al = min(float((np.sign(q["a"][int(t) - 1, j]) == np.sign(q["b"][int(t) - 1, j])).mean())
@@ -295,13 +473,64 @@ def test_signgd_adam_stages(world, seed):
         al = 0.0  # no T_4^-: Stage III never ended, nothing aligned at its end
     check_at_least(CID, al - pred["aligned"], EXACT,
                    what=f"(iii) Table 2: min over seeds of the aligned fraction at T_4^- - 1 = "
-                        f"{al:.3g} >= {pred['aligned']:g}")
+                        f"{al:.3g} >= {pred['aligned']:g}{at}")
     p, dev = lemma45_stats(q["s21"], q["s11"], T4m)
     check_at_least(CID, p - pred["min_exponent"], EXACT,
-                   what=f"(iii) Lemma 4.5: fitted exponent {p:.3g} >= {pred['min_exponent']:g}")
+                   what=f"(iii) Lemma 4.5: fitted exponent {p:.3g} >= {pred['min_exponent']:g}{at}")
     check_at_least(CID, pred["near"] - dev, EXACT,
                    what=f"(iii) Lemma 4.5: max |s11 - 1/2| up to T_4^- = {dev:.3g} <= "
-                        f"{pred['near']:g}")
+                        f"{pred['near']:g}{at}")
+
+
+def _lemma43_44_checks(world, q, eta):
+    """(iii) Lemmas 4.3 (1) and 4.4 on one Adam run (rate eta), by the bodies of the SignGD
+    properties: the noise at T_2 against its l1 rate (signgd.lemma4_3's bracket), the signals
+    at T_4^- against eta T_4^- (signgd.lemma4_4's [1/2, 2] for the median neuron), and every
+    uneven vote followed at T_4^- - 1 (signgd.lemma4_4's corrected form (a))."""
+    T, at = q["T"], f" (lr {eta:g})"
+    ok = np.isfinite(T["T2"]) & np.isfinite(T["T4m"])
+    check_at_least(CID, float(ok.mean()) - 1.0, EXACT,
+                   what=f"(iii) every seed reaches T_2 and T_4^-{at}: {T['T2']}, {T['T4m']}")
+    if not ok.all():
+        return  # nothing to measure at T_2 / T_4^- (the check above has failed)
+    lo, hi = THETA_BRACKET
+    nscale = world.prediction(noise_l1_scale, "noise_scale")(q)
+    for k_ in ("a", "b"):
+        med = float(np.median(np.abs(at_steps(q[k_], T["T2"])) / nscale))
+        check_at_least(CID, med - lo, EXACT, name=f"L4.3 (1) {k_} lower",
+                       what=f"(iii) Lemma 4.3 (1): median |{k_}(T_2)| / scale = {med:.3g} >= "
+                            f"{lo}{at}")
+        check_at_least(CID, hi - med, EXACT, name=f"L4.3 (1) {k_} upper",
+                       what=f"(iii) Lemma 4.3 (1): median |{k_}(T_2)| / scale = {med:.3g} <= "
+                            f"{hi}{at}")
+    sscale = world.prediction(signal_linear_scale, "signal_scale")(q)
+    for k_ in ("alpha", "beta"):
+        med = float(np.median(np.abs(at_steps(q[k_], T["T4m"])) / sscale))
+        check_at_least(CID, med - 0.5, EXACT, name=f"L4.4 {k_} lower",
+                       what=f"(iii) Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
+                            f">= 1/2{at}")
+        check_at_least(CID, 2.0 - med, EXACT, name=f"L4.4 {k_} upper",
+                       what=f"(iii) Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
+                            f"<= 2{at}")
+    t_end = T["T4m"] - 1
+    v = split_votes(*(at_steps(q[k_], t_end) for k_ in ("alpha", "beta", "a", "b")))
+    off_uneven = int((v["off"] & ~v["even"]).sum())
+    check_at_least(CID, -float(off_uneven), EXACT, name="L4.4 (a) votes",
+                   what=f"(iii) Lemma 4.4 (a): {off_uneven} of {int((~v['even']).sum())} uneven "
+                        f"votes not followed at T_4^- - 1{at} (even splits: "
+                        f"{int((v['off'] & v['even']).sum())} of {int(v['even'].sum())} off; "
+                        f"neurons off: {int(off_vote_neurons(v['off']).sum())})")
+
+
+@audits(CID)
+@examples(1)
+@adam_draws
+def test_signgd_adam_stages(world, seed):
+    """(iii) at each rate of ADAM_RATES."""
+    for eta in ADAM_RATES:
+        q = world.simulation(adam_run, "adam", pure=True)(seed, eta)
+        _stage_checks(world, q, eta)
+        _lemma43_44_checks(world, q, eta)
 
 
 def _turned(sg, run):
@@ -325,7 +554,7 @@ def _turned(sg, run):
 @examples(1)
 @adam_draws
 def test_signgd_adam_query_noise(world, seed):
-    run = world.simulation(adam_run, "adam", pure=True)(seed)
+    run = world.simulation(adam_at_signgd_horizon, "adam", pure=True)(seed)
     by = _turned(signgd_run(seed), run)
     if by[1][1] + by[-1][1] == 0:
         raise Inconclusive(f"{CIDQ}: seed {seed}: no query noise with the wrong sign at t_ref, "

@@ -29,12 +29,13 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, c
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
                                     at_steps, attention_frozen_null, ci_draws, held_at_init,
-                                    ladder_draws, shared_draws, stage4_ladder, stage_run)
+                                    ladder_draws, shared_draws, stage4_ladder, stage_run,
+                                    THETA_BRACKET)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_3"
 EXACT = exact()
-BRACKET = (0.3, 2.0)  # the Theta's constants (a hand-set reading, kept: see the history)
+BRACKET = THETA_BRACKET  # the Theta's constants (a hand-set reading, kept: see the history)
 SOFTMAX = "softmax outputs still 1/2 +- o(1)"
 TREND_FF = claim_rate(len(S_LADDER_DRAWS))  # per draw: item (2)'s trend, the claim share
 
