@@ -238,3 +238,77 @@ def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance
     return check_trend(claim_id, np.exp(X), np.exp(Lc.ravel()), exponent=exponent,
                        direction=direction, se=[sigma] * X.size, dof=dof, false_fail=false_fail,
                        allowance=allowance, rivals=rivals, what=what, name=name)
+
+
+# --------------------------------------------------------------------------------------------
+# Lemmas 4.3 (1) and 4.4 carried to another run (signgd.adam, signgd.learnable_head)
+# --------------------------------------------------------------------------------------------
+def noise_l1_scale(r):
+    """Lemma 4.3 (1) carried to another run: |a|, |b| at T_2 = Theta(T_2 eta ||xi_i||_1), per seed and
+    sample (S, 1, n)."""
+    return r["T"]["T2"][:, None, None] * r["eta"] * r["xi_l1"][:, None, :]
+
+
+def noise_init_scale(r):
+    """Rival (as signgd.lemma4_3's): the noise still at its init scale sigma_0 ||xi_i||_2 at T_2."""
+    return r["sigma_0"] * r["xi_l2"][:, None, :]
+
+
+def noise_l2_scale(r):
+    """Rival (as signgd.lemma4_3's): an l2 rate, T_2 eta ||xi_i||_2."""
+    return r["T"]["T2"][:, None, None] * r["eta"] * r["xi_l2"][:, None, :]
+
+
+def signal_linear_scale(r):
+    """Lemma 4.4 carried to another run: |alpha|, |beta| at T_4^- = Theta(T_4^- eta) (S, 1)."""
+    return r["T"]["T4m"][:, None] * r["eta"]
+
+
+def signal_init_scale(r):
+    """Rival (as signgd.lemma4_4's): the signals still at their init at T_4^- (S, m_k)."""
+    return np.maximum(np.abs(r["alpha"][0]), 1e-300)
+
+
+def stage3_lemma_checks(cid, world, q, at=""):
+    """Lemmas 4.3 (1) and 4.4 on one run logged every step (q: alpha, beta, a, b (T, S, ...), T
+    its stage times, eta, xi_l1 (S, n)), by the bodies of the SignGD properties, for the claims
+    that carry them to another optimizer or model (signgd.adam, signgd.learnable_head); `at`
+    names the run in the messages.  Prediction slots "noise_scale" (the noise at T_2 against its
+    l1 rate, in signgd.lemma4_3's bracket) and "signal_scale" (the signals at T_4^- against
+    eta T_4^-, signgd.lemma4_4's [1/2, 2] for the median neuron); and every uneven vote
+    followed at T_4^- - 1 (signgd.lemma4_4's corrected form (a))."""
+    from properties.signgd.runs import THETA_BRACKET, at_steps, off_vote_neurons, split_votes
+
+    T = q["T"]
+    ok = np.isfinite(T["T2"]) & np.isfinite(T["T4m"])
+    check_at_least(cid, float(ok.mean()) - 1.0, EXACT,
+                   what=f"every seed reaches T_2 and T_4^-{at}: {T['T2']}, {T['T4m']}")
+    if not ok.all():
+        return  # nothing to measure at T_2 / T_4^- (the check above has failed)
+    lo, hi = THETA_BRACKET
+    nscale = world.prediction(noise_l1_scale, "noise_scale")(q)
+    for k_ in ("a", "b"):
+        med = float(np.median(np.abs(at_steps(q[k_], T["T2"])) / nscale))
+        check_at_least(cid, med - lo, EXACT, name=f"L4.3 (1) {k_} lower",
+                       what=f"Lemma 4.3 (1): median |{k_}(T_2)| / scale = {med:.3g} >= "
+                            f"{lo}{at}")
+        check_at_least(cid, hi - med, EXACT, name=f"L4.3 (1) {k_} upper",
+                       what=f"Lemma 4.3 (1): median |{k_}(T_2)| / scale = {med:.3g} <= "
+                            f"{hi}{at}")
+    sscale = world.prediction(signal_linear_scale, "signal_scale")(q)
+    for k_ in ("alpha", "beta"):
+        med = float(np.median(np.abs(at_steps(q[k_], T["T4m"])) / sscale))
+        check_at_least(cid, med - 0.5, EXACT, name=f"L4.4 {k_} lower",
+                       what=f"Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
+                            f">= 1/2{at}")
+        check_at_least(cid, 2.0 - med, EXACT, name=f"L4.4 {k_} upper",
+                       what=f"Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
+                            f"<= 2{at}")
+    t_end = T["T4m"] - 1
+    v = split_votes(*(at_steps(q[k_], t_end) for k_ in ("alpha", "beta", "a", "b")))
+    off_uneven = int((v["off"] & ~v["even"]).sum())
+    check_at_least(cid, -float(off_uneven), EXACT, name="L4.4 (a) votes",
+                   what=f"Lemma 4.4 (a): {off_uneven} of {int((~v['even']).sum())} uneven "
+                        f"votes not followed at T_4^- - 1{at} (even splits: "
+                        f"{int((v['off'] & v['even']).sum())} of {int(v['even'].sum())} off; "
+                        f"neurons off: {int(off_vote_neurons(v['off']).sum())})")

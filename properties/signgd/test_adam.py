@@ -34,11 +34,11 @@ from hypothesis import example, given
 
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
-from properties.signgd.common import exact, lemma45_stats
-from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL, THETA_BRACKET,
-                                    all_noise_aligned, at_steps, attention_frozen_null,
-                                    held_at_init, off_vote_neurons, problem_and_init,
-                                    split_votes)
+from properties.signgd.common import (exact, lemma45_stats, noise_init_scale, noise_l2_scale,
+                                      signal_init_scale, stage3_lemma_checks)
+from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL,
+                                    all_noise_aligned, attention_frozen_null, held_at_init,
+                                    problem_and_init)
 from sim import signgd as sim
 
 CID, CIDB, CIDQ = "signgd.adam", "signgd.adam.beta0", "signgd.adam.query_noise"
@@ -171,32 +171,6 @@ adam_attention_frozen = attention_frozen_null(adam_run)
 def signgd_as_adam(seed):
     """Null of the query-noise claim: optimizer swapped back to SignGD (same data, init, horizon)."""
     return _opt_runs(seed)["sg"]
-
-
-def noise_l1_scale(r):
-    """Lemma 4.3 (1) carried to Adam: |a|, |b| at T_2 = Theta(T_2 eta ||xi_i||_1), per seed and
-    sample (S, 1, n)."""
-    return r["T"]["T2"][:, None, None] * r["eta"] * r["xi_l1"][:, None, :]
-
-
-def noise_init_scale(r):
-    """Rival (as signgd.lemma4_3's): the noise still at its init scale sigma_0 ||xi_i||_2 at T_2."""
-    return r["sigma_0"] * r["xi_l2"][:, None, :]
-
-
-def noise_l2_scale(r):
-    """Rival (as signgd.lemma4_3's): an l2 rate, T_2 eta ||xi_i||_2."""
-    return r["T"]["T2"][:, None, None] * r["eta"] * r["xi_l2"][:, None, :]
-
-
-def signal_linear_scale(r):
-    """Lemma 4.4 carried to Adam: |alpha|, |beta| at T_4^- = Theta(T_4^- eta) (S, 1)."""
-    return r["T"]["T4m"][:, None] * r["eta"]
-
-
-def signal_init_scale(r):
-    """Rival (as signgd.lemma4_4's): the signals still at their init at T_4^- (S, m_k)."""
-    return np.maximum(np.abs(r["alpha"][0]), 1e-300)
 
 
 def adam_outcome():
@@ -482,46 +456,6 @@ def _stage_checks(world, q, eta):
                         f"{pred['near']:g}{at}")
 
 
-def _lemma43_44_checks(world, q, eta):
-    """(iii) Lemmas 4.3 (1) and 4.4 on one Adam run (rate eta), by the bodies of the SignGD
-    properties: the noise at T_2 against its l1 rate (signgd.lemma4_3's bracket), the signals
-    at T_4^- against eta T_4^- (signgd.lemma4_4's [1/2, 2] for the median neuron), and every
-    uneven vote followed at T_4^- - 1 (signgd.lemma4_4's corrected form (a))."""
-    T, at = q["T"], f" (lr {eta:g})"
-    ok = np.isfinite(T["T2"]) & np.isfinite(T["T4m"])
-    check_at_least(CID, float(ok.mean()) - 1.0, EXACT,
-                   what=f"(iii) every seed reaches T_2 and T_4^-{at}: {T['T2']}, {T['T4m']}")
-    if not ok.all():
-        return  # nothing to measure at T_2 / T_4^- (the check above has failed)
-    lo, hi = THETA_BRACKET
-    nscale = world.prediction(noise_l1_scale, "noise_scale")(q)
-    for k_ in ("a", "b"):
-        med = float(np.median(np.abs(at_steps(q[k_], T["T2"])) / nscale))
-        check_at_least(CID, med - lo, EXACT, name=f"L4.3 (1) {k_} lower",
-                       what=f"(iii) Lemma 4.3 (1): median |{k_}(T_2)| / scale = {med:.3g} >= "
-                            f"{lo}{at}")
-        check_at_least(CID, hi - med, EXACT, name=f"L4.3 (1) {k_} upper",
-                       what=f"(iii) Lemma 4.3 (1): median |{k_}(T_2)| / scale = {med:.3g} <= "
-                            f"{hi}{at}")
-    sscale = world.prediction(signal_linear_scale, "signal_scale")(q)
-    for k_ in ("alpha", "beta"):
-        med = float(np.median(np.abs(at_steps(q[k_], T["T4m"])) / sscale))
-        check_at_least(CID, med - 0.5, EXACT, name=f"L4.4 {k_} lower",
-                       what=f"(iii) Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
-                            f">= 1/2{at}")
-        check_at_least(CID, 2.0 - med, EXACT, name=f"L4.4 {k_} upper",
-                       what=f"(iii) Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
-                            f"<= 2{at}")
-    t_end = T["T4m"] - 1
-    v = split_votes(*(at_steps(q[k_], t_end) for k_ in ("alpha", "beta", "a", "b")))
-    off_uneven = int((v["off"] & ~v["even"]).sum())
-    check_at_least(CID, -float(off_uneven), EXACT, name="L4.4 (a) votes",
-                   what=f"(iii) Lemma 4.4 (a): {off_uneven} of {int((~v['even']).sum())} uneven "
-                        f"votes not followed at T_4^- - 1{at} (even splits: "
-                        f"{int((v['off'] & v['even']).sum())} of {int(v['even'].sum())} off; "
-                        f"neurons off: {int(off_vote_neurons(v['off']).sum())})")
-
-
 @audits(CID)
 @examples(1)
 @adam_draws
@@ -530,7 +464,7 @@ def test_signgd_adam_stages(world, seed):
     for eta in ADAM_RATES:
         q = world.simulation(adam_run, "adam", pure=True)(seed, eta)
         _stage_checks(world, q, eta)
-        _lemma43_44_checks(world, q, eta)
+        stage3_lemma_checks(CID, world, q, f" (lr {eta:g})")
 
 
 def _turned(sg, run):
