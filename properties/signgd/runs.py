@@ -725,14 +725,24 @@ def reduced_softmax(alpha, beta, a, b):
             1.0 / (1.0 + np.exp(-(a * bt).sum(1))))
 
 
-def split_votes(alpha, beta, a, b):
+VOTE_RULES = ("sum", "majority")
+
+
+def split_votes(alpha, beta, a, b, rule="sum"):
     """The 2 m_k votes per instance of Lemma 4.4 (alpha_s by sgn sum_i b_{s,i}, then beta_s by
     -sgn sum_i a_{s,i}; alpha, beta (S, m_k); a, b (S, m_k, n)), each (S, 2 m_k): `off`, the
     vote not followed; `even`, the voters' signs split evenly (n / 2 each: possible for even n).
-    A neuron follows its vote where neither of its two is off."""
+    A neuron follows its vote where neither of its two is off.  rule="majority" counts the
+    voters' signs instead of summing their values (a rival reading of the vote)."""
+    if rule not in VOTE_RULES:
+        raise ValueError(f"rule: {rule!r} is not one of {VOTE_RULES}")
     n_ = b.shape[-1]
-    return dict(off=np.concatenate([np.sign(alpha) != np.sign(b.sum(-1)),
-                                    np.sign(beta) != -np.sign(a.sum(-1))], -1),
+    if rule == "sum":
+        vb, va = b.sum(-1), a.sum(-1)
+    else:
+        vb, va = np.sign(b).sum(-1), np.sign(a).sum(-1)
+    return dict(off=np.concatenate([np.sign(alpha) != np.sign(vb),
+                                    np.sign(beta) != -np.sign(va)], -1),
                 even=np.concatenate([(b > 0).sum(-1) * 2 == n_, (a > 0).sum(-1) * 2 == n_], -1))
 
 
