@@ -84,6 +84,9 @@ class Claim:
                    of the printed text: it could fail only through a bug, not through the
                    paper being wrong).  A consistency claim gets the verdict `consistency` (or
                    `inconsistent`), is listed apart and is never counted among the paper's holds.
+    draw_note   -- optional callable(**draw parameters) -> str: what the report says of each
+                   draw beside its parameters (e.g. whether the draw satisfies a condition of
+                   the theorem); it reads the draw, never the run.
     """
 
     id: str
@@ -105,6 +108,7 @@ class Claim:
     history: tuple = ()
     kind: str = "paper"
     paper_setting: str | None = None
+    draw_note: Callable[..., str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if not self.id or " " in self.id or "." not in self.id:

@@ -543,6 +543,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "properties": [{"test": r["nodeid"], "form": r["form"], "outcome": r["outcome"],
                         "failure": _failure(r), "draws": r.get("draws", 0),
                         "draw_params": r.get("draw_params", []),
+                        "draw_notes": r.get("draw_notes", []),
                         "failing_draw": r.get("failing_draw"),
                         "worst_failing_draw": next((f["draw"] for f in failing
                                                     if f["nodeid"] == r["nodeid"]), None),
@@ -827,6 +828,13 @@ def table(rows: list[dict], meta: dict | None = None) -> str:
     return "\n".join(out)
 
 
+def _notes(p: dict) -> list[str]:
+    """A property row's draw notes, one per draw (empty where the claim has none, or where the
+    row predates them)."""
+    notes = list(p.get("draw_notes") or [])
+    return notes + [""] * (len(p.get("draw_params") or []) - len(notes))
+
+
 def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict | None = None) -> str:
     s = summary(rows)
     out = [f"# Audit report (Hypothesis profile `{profile}`)", ""]
@@ -901,7 +909,8 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
         for p in r["properties"]:
             if p.get("draw_params"):
                 out += [f"Draws of `{p['test'].split('::')[-1]}`: "
-                        + "; ".join(f"`{d}`" for d in p["draw_params"][:8])
+                        + "; ".join(f"`{d}`" + (f" ({n})" if n else "") for d, n in
+                                    zip(p["draw_params"][:8], _notes(p)))
                         + (f" (+{len(p['draw_params']) - 8} more)" if len(p["draw_params"]) > 8
                            else ""), ""]
         if r["detail"]:
@@ -1078,7 +1087,8 @@ def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta
         for p in r["properties"]:
             if p.get("draw_params"):
                 t.append(f"<p>Draws of <code>{e(p['test'].split('::')[-1])}</code>: "
-                         + "; ".join(f"<code>{e(str(d))}</code>" for d in p["draw_params"]) + "</p>")
+                         + "; ".join(f"<code>{e(str(d))}</code>" + (f" ({e(n)})" if n else "")
+                                     for d, n in zip(p["draw_params"], _notes(p))) + "</p>")
         t.append(para("Detail", r["detail"]))
         t.append("<p>Properties: " + ", ".join(
             f"<code>{e(p['test'].split('::')[-1])}</code> ({p['form']}: {p['outcome']}, {p['draws']} draws)"

@@ -58,6 +58,13 @@ def _draw_repr(kwargs: dict) -> str:
     return s if len(s) <= 300 else s[:297] + "..."
 
 
+def _record_draw(run, claim, key, draw_kwargs: dict) -> None:
+    """Count a completed draw of `run` (its parameters, and the claim's draw_note of them)."""
+    run.draws.setdefault(key, _draw_repr(draw_kwargs))
+    if claim.draw_note is not None and key not in run.notes:
+        run.notes[key] = str(claim.draw_note(**draw_kwargs))
+
+
 REPLAY_ENV = "THEOREM_AUDIT_DRAW"
 
 
@@ -358,6 +365,7 @@ class Run:
     sink: check.Sink = field(default_factory=check.Sink)
     draws: dict = field(default_factory=dict)          # fingerprint -> named parameters of
                                                         # each completed, checked draw
+    notes: dict = field(default_factory=dict)          # fingerprint -> the claim's draw_note
     unchecked_draws: int = 0                            # completed draws that made no check
     mismatches: list = field(default_factory=list)      # (draw, message) for a printed form
     mismatch_keys: set = field(default_factory=set)     # fingerprints of the mismatching draws
@@ -410,6 +418,7 @@ class Run:
         alts = [a.as_dict() for a in self.alternatives.values()]
         return {"records": self.sink.records, "draws": len(self.draws),
                 "draw_params": list(self.draws.values())[:20],
+                "draw_notes": [self.notes.get(k, "") for k in list(self.draws)[:20]],
                 "unchecked_draws": self.unchecked_draws, "checks": self.sink.checks,
                 "trends": self.sink.trends,
                 "trend_log": self.sink.trend_log,
@@ -667,12 +676,12 @@ def _run_draw(inner: Callable, args, kwargs):
             run.sink.merge(sink)
             if run.fails is None:
                 if run.failing_draw is None:  # later calls are Hypothesis shrinking this one
-                    run.draws.setdefault(key(), _draw_repr(draw_kwargs))
+                    _record_draw(run, claim, key(), draw_kwargs)
                     run.trend_mismatches += bool(getattr(e, "trend", False))
                 run.failing_draw = _draw_repr(draw_kwargs)
                 raise
             run.failing_draw = _draw_repr(draw_kwargs)
-            run.draws.setdefault(key(), _draw_repr(draw_kwargs))
+            _record_draw(run, claim, key(), draw_kwargs)
             if key() not in run.mismatch_keys:  # a draw Hypothesis repeats counts once
                 run.mismatch_keys.add(key())
                 run.mismatches.append((run.failing_draw, str(e).splitlines()[0]))
@@ -682,7 +691,7 @@ def _run_draw(inner: Callable, args, kwargs):
         except Inconclusive as e:
             run.sink.merge(sink)
             run.inconclusive.append((_draw_repr(draw_kwargs), str(e.msg)))
-            run.draws.setdefault(key(), _draw_repr(draw_kwargs))
+            _record_draw(run, claim, key(), draw_kwargs)
             _note_paper_setting(run, key())
             return None
         except Exception:
@@ -693,7 +702,7 @@ def _run_draw(inner: Callable, args, kwargs):
     if sink.checks == 0:
         run.unchecked_draws += 1
     elif run.failing_draw is None or run.fails is not None:  # not a shrink attempt
-        run.draws.setdefault(key(), _draw_repr(draw_kwargs))
+        _record_draw(run, claim, key(), draw_kwargs)
         _note_paper_setting(run, key())
     if not run.takes_world or run.fails is not None or run.failing_draw is not None:
         return None  # no alternatives for a printed form expected to fail, nor while shrinking

@@ -66,6 +66,11 @@ def test_audit_reports_true_and_false_conjecture(single_run):
     assert rerun.returncode == 1 and "ClaimMismatch" in rerun.stdout, rerun.stdout[-2000:]
     assert "1 failed" in rerun.stdout and "Falsifying example" not in rerun.stdout
     assert (tmp_path / "audit.md").read_text().count("## `conjecture.") == 2
+    # a claim's draw_note is reported beside each draw (json, markdown)
+    prop = false["properties"][0]
+    assert len(prop["draw_notes"]) == len(prop["draw_params"]) >= 1
+    assert all(n.startswith("test note: seed mod 7 = ") for n in prop["draw_notes"])
+    assert "(test note: seed mod 7 = " in (tmp_path / "audit.md").read_text()
     page = (tmp_path / "audit.html").read_text()
     assert page.count("<div class='claim'>") == 2 and "THEOREM_AUDIT_DRAW=" in page
 

@@ -399,6 +399,71 @@ def l43_runs(seed0: int, sigma_p: float, sigma_0: float, eps: float):
 def l43_run(fn):
     return example(cfg=L43_CANON)(given(cfg=L43_RUN)(fn))
 
+# --------------------------------------------------------------------------------------------
+# Condition 3.1 per draw (issue 20: 'say per draw whether Condition 3.1 holds')
+# --------------------------------------------------------------------------------------------
+def condition31_c(s, sigma_p, sigma_0, m_k=M_K) -> float:
+    """The sheet's [D] form of Condition 3.1's sigma_0 clause reads sigma_0 s sigma_p sqrt(m_k)
+    << 1: this quantity c."""
+    return float(sigma_0 * s * sigma_p * np.sqrt(m_k))
+
+
+def condition31_note(cs, where: str = "") -> str:
+    """What a draw says of Condition 3.1's [D] clause c << 1, c = sigma_0 s sigma_p sqrt(m_k)
+    over the values `cs` the draw runs (its rungs), '<< 1' read with the glossary's 'small'
+    (level and bracket); the clause's own text was lost (the sheet gives only this form)."""
+    from properties.readings import lookup
+
+    r = lookup("small")
+    cs = [float(c) for c in np.atleast_1d(cs)]
+    lo, hi = min(cs), max(cs)
+    if hi <= r.stricter:
+        v = "holds at every level"
+    elif hi <= r.level:
+        v = "holds"
+    elif lo > r.looser:
+        v = "fails"
+    elif hi <= r.looser:
+        v = "holds only at the looser level"
+    else:
+        v = "holds on part of the rungs"
+    if hi != lo and v != "holds on part of the rungs":
+        v = "at its largest, " + v
+    rng = f"{lo:.3g}" if hi == lo else f"{lo:.3g}-{hi:.3g}"
+    return (f"Condition 3.1 [D]: c = sigma_0 s sigma_p sqrt(m_k) = {rng}{where}: {v} ('<< 1' "
+            f"read as 'small', {r.level:g}, bracket {r.stricter:g}-{r.looser:g})")
+
+
+def _grid(x):
+    return np.atleast_1d(np.asarray(x, dtype=float))
+
+
+def signgd_draw_note(*, s=30, sigma_p=1.0, sigma_0=1e-3, **kw) -> str:
+    """The Condition 3.1 note of a SignGD draw (a Claim's draw_note), by the draw's layout: cfg
+    of a stage run (Config, 7 fields), of the 5-field sweeps (seed0, s, sigma_p, sigma_0, eta
+    or eps), of the stage lemmas' s ladder (seed0, sigma_p: sigma_0 s held at
+    S_LADDER_KAPPA), of the Lemma 4.3 s ladder (seed0, sigma_p, sigma_0, eps: s in L43_S); a
+    bare seed runs the setting given by the keywords (default: the sheet's CPU setting; a
+    tuple is a grid the draw runs)."""
+    cfg = kw.get("cfg")
+    if cfg is not None:
+        cfg = tuple(cfg)
+        if len(cfg) == 7:
+            c = Config(*cfg)
+            return condition31_note(condition31_c(c.s, c.sigma_p, c.sigma_0))
+        if len(cfg) == 5:
+            return condition31_note(condition31_c(cfg[1], cfg[2], cfg[3]))
+        if len(cfg) == 2:
+            return condition31_note(condition31_c(1.0, cfg[1], S_LADDER_KAPPA),
+                                    " on every rung (sigma_0 s held)")
+        if len(cfg) == 4:
+            return condition31_note([condition31_c(s_, cfg[1], cfg[2]) for s_ in L43_S],
+                                    f" along s in {L43_S}")
+        return f"Condition 3.1 [D]: not evaluated (no layout for a draw of {len(cfg)} fields)"
+    cs = [condition31_c(a, b, c) for a in _grid(s) for b in _grid(sigma_p) for c in _grid(sigma_0)]
+    return condition31_note(cs, "" if len(cs) == 1 else " over the draw's grid")
+
+
 # The Theta's constants of Lemma 4.3 (1) (a hand-set reading: the glossary's 'Theta(1)' let the
 # init-scale rival pass, see signgd.lemma4_3's history); read by signgd.lemma4_3 and signgd.adam
 THETA_BRACKET = (0.3, 2.0)

@@ -36,7 +36,7 @@ from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, 
                         examples, null, register, rival)
 from properties.signgd.common import (exact, lemma45_stats, noise_init_scale, noise_l2_scale,
                                       signal_init_scale, stage3_lemma_checks)
-from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL,
+from properties.signgd.runs import (signgd_draw_note, CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL,
                                     all_noise_aligned, attention_frozen_null, held_at_init,
                                     problem_and_init)
 from sim import signgd as sim
@@ -199,6 +199,7 @@ def signgd_stage4():
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Section 3.2 ('Adam exhibits similar behaviors to SignGD'), App. B.3",
     statement="Adam follows a similar four-stage dynamics as SignGD and shares its convergence and "
               "generalization (fast convergence, high test loss); SignGD is a proxy for Adam.",
@@ -288,6 +289,7 @@ register(Claim(
 ))
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CIDB, kind="consistency", where="Section 1 ('SignGD ... an effective surrogate for Adam'), "
     "App. B.3 (Adam with beta_1 = beta_2 = 0)",
     statement="Adam with beta_1 = beta_2 = 0 and eps -> 0 is SignGD.",
@@ -312,6 +314,7 @@ register(Claim(
 ))
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CIDQ, where="Section 3.2 (last sentences), App. B.3",
     statement="With beta_1, beta_2 close to 1, unlike SignGD, Adam does not exhibit the sign "
               "alignment of (negative) query noise with the query signal in Stage IV.",

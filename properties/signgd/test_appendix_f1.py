@@ -26,7 +26,7 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         check_trend, examples, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate
 from properties.settings import size
-from properties.signgd.runs import (CANON, M_K, M_V, N_SAMPLES, REDUCED_KEYS, SEED, SETTING,
+from properties.signgd.runs import (signgd_draw_note, CANON, M_K, M_V, N_SAMPLES, REDUCED_KEYS, SEED, SETTING,
                                     heldout_margins, reduced_setup)
 from sim import signgd as sim
 
@@ -180,6 +180,7 @@ def decreasing():
 
 
 register(Claim(
+    draw_note=functools.partial(signgd_draw_note, sigma_0=F1_SIGMA0),
     id=CID, where="Appendix F.1",
     statement="The 0-1 test error depends on the init scale sigma_0: small for small sigma_0, "
               "Theta(1) for large sigma_0 (within Condition 3.1).",

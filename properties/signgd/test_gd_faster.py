@@ -25,7 +25,7 @@ from properties import (Claim, Threshold, Tolerance, attach_plot, audits, check_
                         check_trend, examples, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_gd_faster
-from properties.signgd.runs import GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, gd_runs, rate_runs
+from properties.signgd.runs import signgd_draw_note, GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, gd_runs, rate_runs
 
 CID = "signgd.gd.faster"
 EXACT = exact()
@@ -70,6 +70,7 @@ def rates_untrained(seed):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Section 3.2 ('SignGD trains faster than GD', Fig. 2 (c))",
     statement="SignGD trains faster than GD (linear vs sublinear rate); Fig. 2 (c) uses lr 1e-4 "
               "for all optimizers.",

@@ -24,7 +24,7 @@ from scipy import stats
 
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
 from properties.signgd.common import RATE_HISTORY, claim_rate
-from properties.signgd.runs import CAP, GD_RATES, GD_SETTING, SEED, problem_and_init
+from properties.signgd.runs import signgd_draw_note, CAP, GD_RATES, GD_SETTING, SEED, problem_and_init
 from sim import signgd as sim
 
 CID = "signgd.gd.generalizes"
@@ -80,6 +80,7 @@ def gd_untrained(seed0, sigma_p):
 
 
 register(Claim(
+    draw_note=functools.partial(signgd_draw_note, sigma_p=GD_SIGMA_P),
     id=CID, where="Section 3.2 ('GD generalizes better', Fig. 2 (d)), App. B.3",
     statement="GD generalizes better than SignGD consistently across different levels of data "
               "noise (lower test loss).",

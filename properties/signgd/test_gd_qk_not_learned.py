@@ -17,6 +17,8 @@ both rates) holds; the two readings decide differently, so the claim is reading-
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from hypothesis import example, given
 
@@ -24,7 +26,7 @@ from properties import (Claim, Threshold, Tolerance, attach_plot, audits, check_
                         check_close, examples, null, register, rival)
 from properties.readings import lookup
 from properties.signgd.figures import plot_gd_qk_not_learned
-from properties.signgd.runs import (GD_L, GD_L_SETTING, GD_RATES, GD_SETTING, SEED, gd_runs,
+from properties.signgd.runs import (signgd_draw_note, GD_L, GD_L_SETTING, GD_RATES, GD_SETTING, SEED, gd_runs,
                                     gd_runs_long_context)
 
 CID = "signgd.gd.qk_not_learned"
@@ -78,6 +80,7 @@ def learned():
 
 
 register(Claim(
+    draw_note=functools.partial(signgd_draw_note, s=(20, 30)),
     id=CID, where="Appendix B.4 (last sentence), App. B.3",
     statement="For gradient descent, while the loss converges fast, the query and key parameters "
               "are basically not learned, even with a large learning rate.",

@@ -32,7 +32,7 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, c
 from properties.settings import size
 from properties.signgd.common import (claim_rate, exact, lemma45_stats, noise_init_scale,
                                       noise_l2_scale, signal_init_scale, stage3_lemma_checks)
-from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H, all_noise_aligned,
+from properties.signgd.runs import (signgd_draw_note, CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H, all_noise_aligned,
                                     held_at_init, problem_and_init)
 from sim import signgd as sim
 
@@ -178,6 +178,7 @@ def head_shrinks(h0, eta, t_end):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Appendix F.3",
     statement="Training the linear head jointly (with SignGD) changes none of the above: the same "
               "stages and the same trained model (Theorem 3.2).",

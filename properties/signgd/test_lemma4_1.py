@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         examples, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
-from properties.signgd.runs import (MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, d_positive,
+from properties.signgd.runs import (signgd_draw_note, MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, d_positive,
                                     problem_and_init)
 from sim import signgd as sim
 
@@ -111,6 +111,7 @@ def l2_rate(s, sigma_p, eta):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.1 (Stage I), Section 4.1; Fig. 1 (a), (b)",
     statement="(1) The mean value noise shifts early and becomes linear: V_i(t) = Theta(t eta s "
               "sigma_p) from T_1 on; (2) the mean value signal is negligible next to it; (3) query "

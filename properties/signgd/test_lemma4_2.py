@@ -23,7 +23,7 @@ from hypothesis import example, given
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
                         null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, clustered_fractions, t_crit
-from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, random_sign_run,
+from properties.signgd.runs import (signgd_draw_note, S2_CANON, S2_RUN, S2_SEEDS, SETTING, random_sign_run,
                                     stage2_run, untrained_run)
 
 CID = "signgd.lemma4_2"
@@ -62,6 +62,7 @@ def _parts(M):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.2 (Stage II), Section 4.1",
     statement="Query and key noise align their signs per (neuron, sample): pairs that agree at "
               "init keep their sign and grow; pairs that disagree resolve to either sign with "

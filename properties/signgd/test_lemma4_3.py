@@ -27,7 +27,7 @@ from hypothesis import given
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         null, register, rival)
 from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
+from properties.signgd.runs import (signgd_draw_note, Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
                                     at_steps, attention_frozen_null, ci_draws, held_at_init,
                                     ladder_draws, shared_draws, stage4_ladder, stage_run,
                                     THETA_BRACKET)
@@ -89,6 +89,7 @@ def l2_scale(r):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.3 (end of Stage II), Section 4.1",
     statement="(1) |a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p); (2) softmax outputs "
               "still 1/2 +- o(1); (3) the sums sum_i a_{s,i} and sum_i b_{s,i} are bounded away "

@@ -27,7 +27,7 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, e
                         register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import (L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, L43_SETTING,
+from properties.signgd.runs import (signgd_draw_note, L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, L43_SETTING,
                                     N_SAMPLES, l43_runs)
 
 # The properties' bodies keep the run's old name: under `ci` Hypothesis seeds a property's
@@ -76,6 +76,7 @@ def aligned_with_alpha(seed0, sigma_p, sigma_0, eps):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.3 (3) (end of Stage II), Section 4.1",
     statement="At T_2 the sums sum_i a_{s,i} and sum_i b_{s,i} are bounded away from 0 (for every "
               "neuron s).",

@@ -21,7 +21,7 @@ from properties import (Claim, Threshold, audits, check_at_least, check_trend, e
                         loglog_slope, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import L43_S, L43_SEEDS, L43_SETTING, l43_run, l43_runs
+from properties.signgd.runs import signgd_draw_note, L43_S, L43_SEEDS, L43_SETTING, l43_run, l43_runs
 
 CID = "signgd.lemma4_3.item4"
 BOOT = 2000
@@ -52,6 +52,7 @@ def rate_double_counted():
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.3 (4) (end of Stage II), Section 4.1",
     statement="At T_2 the query and key signals alpha_s, beta_s are still at their init.",
     assumptions=L43_SETTING,

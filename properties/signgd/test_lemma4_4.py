@@ -43,7 +43,7 @@ from hypothesis import given
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
                         check_trend, null, register, rival)
 from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
+from properties.signgd.runs import (signgd_draw_note, Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
                                     at_steps, attention_frozen_null, ci_draws, held_at_init,
                                     ladder_draws, off_vote_neurons, shared_draws, stage4_ladder,
                                     split_votes, stage_run)
@@ -138,6 +138,7 @@ def still_at_init(eta, T, x0):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.4 (Stage III, majority voting), Section 4.1; Fig. 1 (d)",
     statement="In Stage III the sign of each query signal alpha_s follows sgn(sum_i b_{s,i}) and "
               "each key signal beta_s follows -sgn(sum_i a_{s,i}); |alpha|, |beta| = Theta(T_3 eta); "

@@ -19,7 +19,7 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, e
                         register, rival)
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_softmax
-from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, attention_frozen_null,
+from properties.signgd.runs import (signgd_draw_note, S2_CANON, S2_RUN, S2_SEEDS, SETTING, attention_frozen_null,
                                     stage2_run)
 
 CID = "signgd.lemma4_5"
@@ -58,6 +58,7 @@ def _exponent(y, t):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.5 (Stage IV), Section 4.1; Fig. 1 (c)",
     statement="The noise-signal softmax s_21 decays exponentially fast while s_11 stays near 1/2, "
               "until a time T_4^-.",

@@ -28,7 +28,7 @@ from hypothesis import given
 from properties import Claim, attach_plot, audits, check_at_least, null, register, rival
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_lemma4_7
-from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
+from properties.signgd.runs import (signgd_draw_note, H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
                                     ci_draws, shared_draws, stage4_events, stage4_run_events)
 
 CID = "signgd.lemma4_7"
@@ -56,6 +56,7 @@ def together():
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.7 (Stage IV), Section 4.1; Fig. 1 (d)",
     statement="Query noise aligns with the query signal later (delayed) than key noise.",
     assumptions=SETTING + "; " + RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "

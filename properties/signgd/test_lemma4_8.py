@@ -32,7 +32,7 @@ from hypothesis import given
 from properties import Claim, audits, check_at_least, check_trend, null, register, rival
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact, stage4_pairs
-from properties.signgd.runs import (H, N_SAMPLES, RANGE, SETTING, STAGE_RUN, STAGES,
+from properties.signgd.runs import (signgd_draw_note, H, N_SAMPLES, RANGE, SETTING, STAGE_RUN, STAGES,
                                     Config, as_trace, attention_frozen_null, ci_draws,
                                     first_all_noise_aligned, held_at_init, reduced_init,
                                     run_reduced_until, shared_draws, stage_run)
@@ -124,6 +124,7 @@ def query_noise_stays(state):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.8 (end of Stage IV), Section 4.1",
     statement="At T_4 every query and key noise has the sign of its neuron's query signal; the "
               "training loss has not yet converged (Theta(1)).",

@@ -26,7 +26,7 @@ from properties import (Claim, audits, check_at_least, check_trend, examples, nu
                         rival)
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (M_K, M_V, N_SAMPLES, SEED, SETTING, attention_frozen_null,
+from properties.signgd.runs import (signgd_draw_note, M_K, M_V, N_SAMPLES, SEED, SETTING, attention_frozen_null,
                                     held_at_init)
 from sim import signgd as sim
 
@@ -135,6 +135,7 @@ attention_frozen = attention_frozen_null(lc_run, ("s12", "s22"))
 
 
 register(Claim(
+    draw_note=functools.partial(signgd_draw_note, s=LC_S),
     id=CID, where="Appendix B.4",
     statement="With longer context (L > 2 patches: one signal, L - 1 noise) each softmax row "
               "becomes one-hot on a single noise patch; the noise-query outputs converge faster "

@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from properties import Claim, audits, examples, loglog_slope, null, register
 from properties.settings import size
 from properties.signgd.common import RATE_HISTORY, claim_rate, paired_trend
-from properties.signgd.runs import (MV_ROWS, SEED, SETTING, STAGES, as_trace, batched,
+from properties.signgd.runs import (MV_ROWS, condition31_c, condition31_note, SEED, SETTING, STAGES, as_trace, batched,
                                     explicit_draws, reduced_init, run_reduced_until)
 from sim import signgd as sim
 
@@ -176,7 +176,18 @@ def ladders_sizes_off(seed0, sigma_p):
     return out
 
 
+def so_draw_note(cfg):
+    """Condition 3.1's [D] clause over the three ladders of a draw (seed0, sigma_p): the m_v
+    ladder at s = 30, sigma_0 = 1e-3; the s ladder at sigma_0 s = 0.03; the sigma_0 ladder at
+    s = 30."""
+    sp = float(cfg[1])
+    cs = ([condition31_c(30, sp, 1e-3), condition31_c(1.0, sp, 0.03)]
+          + [condition31_c(30, sp, s0) for s0 in SO_SIGMA0])
+    return condition31_note(cs, " over its three ladders")
+
+
 register(Claim(
+    draw_note=so_draw_note,
     id=CID, where="Section 4 (Stages I-IV), Lemmas 4.1-4.8",
     statement="T_1 << T_2 << T_3 << T_4^- < T_4^+ < T_4.",
     assumptions=SETTING.replace("n = 8, m_k = 8, m_v = 16", "n = 8, m_k = 8") +

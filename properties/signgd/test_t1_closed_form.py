@@ -22,7 +22,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import SEED, SETTING, T1_MV_GRID, T1_SEEDS, EpsConfig, t1_run
+from properties.signgd.runs import signgd_draw_note, SEED, SETTING, T1_MV_GRID, T1_SEEDS, EpsConfig, t1_run
 from theory import signgd as th
 
 CID = "signgd.t1_closed_form"
@@ -66,6 +66,7 @@ def gd_steps(seed0, s, sigma_p, sigma_0, eta):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, kind="consistency", where="Section 4.1 (Stage I, Lemma 4.1) with the linear value "
                   "dynamics of eqs. (8)-(9); derived here",
     statement="[D] Stage I ends at T_1 = max_i (floor(t_i*) + 1)_+, "

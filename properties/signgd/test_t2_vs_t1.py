@@ -26,7 +26,7 @@ import numpy as np
 
 from properties import Claim, audits, check_at_least, examples, null, register, rival
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact, paired_trend
-from properties.signgd.runs import (MV_GRID, TT_CANON, TT_RANGE, TT_SEEDS, TT_SETTING, tt_run,
+from properties.signgd.runs import (signgd_draw_note, MV_GRID, TT_CANON, TT_RANGE, TT_SEEDS, TT_SETTING, tt_run,
                                     tt_runs)
 from theory import signgd as th
 
@@ -75,6 +75,7 @@ def sequential():
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Section 4 (stage order T_1 << T_2), Lemmas 4.1-4.3; "
                   "Condition 3.1 (m_v = Omega(polylog d))",
     statement="T_1 << T_2: Stage I (mean value noise overtakes the signal) ends long before "

@@ -28,7 +28,7 @@ from properties import Claim, Tolerance, audits, check_close, examples, null, re
 from properties.signgd.common import (FRACTION_NAMES, RATE_HISTORY, claim_rate, clustered_fractions,
                                       t_crit, table_parts)
 from properties.signgd.figures import plot_table2
-from properties.signgd.runs import (COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
+from properties.signgd.runs import (signgd_draw_note, COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
                                     random_sign_run, stage2_run, untrained_run)
 
 CID = "signgd.table2"
@@ -81,6 +81,7 @@ def follow_query_table():
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID, where="Table 2 (Section 3.1), 2000 (neuron, sample) pairs",
     statement="Sign of (a, b) at init vs at the end of Stage II: ++ -> (486, 1, 0, 25); "
               "+- -> (244, 4, 9, 250); -+ -> (223, 10, 4, 221); -- -> (37, 2, 3, 481) over "

@@ -37,7 +37,7 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_losses, plot_softmax
 from properties.settings import size
-from properties.signgd.runs import (M_K, M_V, N_SAMPLES, REDUCED_KEYS, STAGE_RUN, T32, TAIL,
+from properties.signgd.runs import (signgd_draw_note, M_K, M_V, N_SAMPLES, REDUCED_KEYS, STAGE_RUN, T32, TAIL,
                                     Config, ReducedState, first_all_noise_aligned, heldout_margins,
                                     run_reduced_until, shared_draws, stage_run)
 from sim import signgd as sim
@@ -87,6 +87,7 @@ def noise_margin_envelope(t, V0, V_mu0, eta, xi_l1):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID1, kind="consistency", where="Theorem 3.2 (1)",
     statement="Training loss converges to epsilon at a linear rate.",
     prediction="L_S(end) <= 1e-3; [D] L_S(t) <= mean_i softplus(-2 min(V_mu(t), V_i(t))) at every "
@@ -218,6 +219,7 @@ def chance_level():
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID2, where="Theorem 3.2 (2)",
     statement="The trained transformer has a constant-order test loss.",
     prediction="L_D(end) >= 0.1 for every seed while L_S(end) <= 1e-3 (item 1); L_D(end) "
@@ -350,6 +352,7 @@ def ratio_l2(V0, V_mu0, eta, T, xi_l1, xi_l2):
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID3, kind="consistency", where="Theorem 3.2 (3)",
     statement="The value matrix memorises noise: for every training sample, the value noise "
               "dominates the value signal.",
@@ -448,6 +451,7 @@ def signal_query_stays():
 
 
 register(Claim(
+    draw_note=signgd_draw_note,
     id=CID4, where="Theorem 3.2 (4)",
     statement="Attention of both queries concentrates on the noise patch on the training data: "
               "s_11, s_21 -> 0.",

@@ -13,6 +13,7 @@ register(Claim(
     statement="Linear phi, softmax attention, zero init: z_m(t) >= 0.",
     assumptions="Eqn. 2 as in sim.joma.", prediction="min(z, 0) = 0",
     simulation="sim.joma.simulate_eqn2", metric="negative part of z", tolerance="round-off",
+    draw_note=lambda seed: f"test note: seed mod 7 = {seed % 7}",
 ))
 
 
