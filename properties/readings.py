@@ -92,6 +92,13 @@ GLOSSARY: dict[str, Reading] = {r.word: r for r in (
        "fraction of its entropy at initialisation (near uniform), H / H_0 <= level", 0.1, 0.05,
        0.2, "an order of magnitude below the near-uniform entropy it starts from, as 'small'; "
        "the bracket halves and doubles it"),
+    _r("one-hot", "an attention row said to become one-hot: its largest weight (score >= "
+       "level)", 0.9, 0.99, 0.8, "nine tenths of the row on one key; the bracket four fifths to "
+       "ninety-nine hundredths"),
+    _r("constant order", "a loss said to stay of constant order (Theta(1)) rather than vanish, "
+       "read at one size: L >= level", 0.1, 0.2, 0.05,
+       "a tenth (~1/7 of the logistic loss at init, log 2); the bracket a twentieth to a fifth, "
+       "as 'Theta(1) error'"),
     _r("dominates", "a ratio A / B of magnitudes where A is said to dominate B (score >= level)",
        2.0, 3.0, 1.5, "A at least twice B; the bracket one and a half to three times"),
 )}

@@ -7,7 +7,7 @@ setting), seed 370 (a near-tie of two noise norms, found by the thorough profile
 The statement's items (1) 'becomes one-hot' and (3) 'takes the sign' are limits in the training
 time, decided over four horizons (property `limits`, 24 seeds per draw at ci, as under --size
 ladder; statistics that do not saturate).  The neighbouring reading 'at one horizon' (the end of
-the 4000-step run, the reading's levels 0.99 / 0.9 and 'every pair') fails on some draw: slow
+the 4000-step run, the glossary's 'one-hot' and 'every pair') fails on some draw: slow
 convergence, not a counterexample (every statistic reaches its limit exactly by 16000-32000
 steps on the seeds explored).  What the trajectories show (seeds 11, 370, late half of the run): the near-tie's
 signal row stays split ~0.51 / 0.49, and the misaligned dominant query noise falls slowly
@@ -22,8 +22,8 @@ import functools
 import numpy as np
 from hypothesis import example, given
 
-from properties import (Claim, audits, check_at_least, check_trend, examples, null, register,
-                        rival)
+from properties import (Claim, Threshold, audits, check_at_least, check_trend, examples, null,
+                        register, rival)
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.runs import (signgd_draw_note, M_K, M_V, N_SAMPLES, SEED, SETTING, attention_frozen_null,
@@ -67,6 +67,7 @@ def lc_run(seed):
 LC_H = (2000, 4000, 8000, 16000)
 LC_H_SEEDS = {"ci": 24, "ladder": 24, "paper": 24}
 LC_H_FF = claim_rate(3, checks=2)  # per draw and trend: the claim share over 3 draws, 2 trends
+ONE_HOT = "each softmax row becomes one-hot on a single noise patch (Appendix B.4)"
 ONE_HORIZON = "'becomes' / 'takes' read at one horizon: the last step of a 4000-step run"
 
 
@@ -144,23 +145,23 @@ register(Claim(
     assumptions=SETTING.replace("n = 8,", f"L = {LC_L}, s = {LC_S}, sigma_p = 1, eta = 6e-5, "
                                  "sigma_0 = 1e-3, n = 8,") + f"; {LC_STEPS} steps (L_S ~ 1e-10 "
                                  "at the end); 2 seeds per draw; seeds 11 and 370 explicit examples",
-    prediction="(1) at the end every row's largest weight on a noise key: >= 0.99 for noise "
-               "queries, >= 0.9 for the signal query; (2) per seed, the step at which the mean "
+    prediction="(1) at the end every row's largest weight on a noise key 'one-hot' (glossary: "
+               ">= 0.9, bracket 0.99-0.8) for noise and signal queries; (2) per seed, the step at which the mean "
                "row maximum reaches 0.9 is earlier for noise-query rows than for signal-query "
                "rows; (3) at the end every query and key noise of the dominant patch has the sign "
                "of alpha",
     simulation="sim.signgd.train(L=3), logged every 10 steps",
     metric="(1) min over samples and rows of the max weight on noise keys at the end; (2) per "
            "seed, t_noise(0.9) < t_signal(0.9); (3) fraction of dominant-patch pairs with sgn alpha",
-    tolerance="exact inequalities at the [R] readings' levels: 'one-hot' as max weight >= 0.99 "
-              "(noise rows, observed 1 - 1e-10) and >= 0.9 (signal row, observed ~0.98, still "
-              "rising); order exact (every seed); (3) every pair",
+    tolerance="the glossary reading 'one-hot' (max weight >= 0.9, bracket 0.99-0.8; noise rows "
+              "observed 1 - 1e-10, the signal row ~0.98 at 4000 steps, still rising); order "
+              "exact (every seed); (3) every pair; the limits' trends seed-clustered",
     reading="L = 3 only: B.4's own L was lost, and the statement describes its experiment at "
             "one L. Items (1) and (3) are limits in t, decided over the horizons 2000, 4000, "
             "8000, 16000 (property limits; 24 seeds per draw at ci and under --size ladder): (1) "
             "the per-seed smallest log-odds of a row's two largest weights (one-hot <=> it "
             "diverges; it does not saturate in float64 as 1 - max does) increasing in log t, "
-            "and the signal row one-hot at 0.9 at the last horizon; (3) the per-seed fraction "
+            "and the signal row 'one-hot' at the last horizon; (3) the per-seed fraction "
             "of misaligned dominant pairs decreasing in log t (raw values: it reaches 0). The "
             "neighbouring reading 'at one horizon' (the last step of a 4000-step run, 2 seeds; "
             "the properties item1_printed / item3_printed) fails, as below: slow convergence, "
@@ -203,7 +204,11 @@ register(Claim(
              "2026-12-05 (issue 20), changed after that inconclusive ci result: ci takes the 24 "
              "seeds of --size ladder too (the last stop's closing note priced it at ~2.5 min of "
              "one worker), so ci decides what the ladder decided; horizons, statistics, levels "
-             "and false-fail rates unchanged.",),
+             "and false-fail rates unchanged.",
+             "2026-12-05 (issue 20, referee pass; not after a failure): 'one-hot' is the "
+             "glossary's word (largest weight >= 0.9, bracket 0.99-0.8) for the noise and the "
+             "signal rows alike; the noise rows were read at 0.99 and the signal row at 0.9, two "
+             "hand-set levels for one word.",),
     alternatives=(
         null("attention_frozen", attention_frozen, "W_Q, W_K not trained: every softmax row "
              "keeps its init value", replaces="run"),
@@ -231,8 +236,10 @@ def test_signgd_longer_context_item1_printed(seed):
     r = _lc_run(seed)
     noi = float(r["s22"][-1].max(-1).min())
     sig = float(r["s12"][-1].max(-1).min())
-    check_at_least(CID, noi - 0.99, EXACT, what=f"(1) noise rows: min max weight {noi:.4g} >= 0.99")
-    check_at_least(CID, sig - 0.9, EXACT, what=f"(1) signal row: min max weight {sig:.4g} >= 0.9")
+    check_at_least(CID, noi, Threshold.reading("one-hot", ONE_HOT), name="(1) noise rows",
+                   what=f"(1) noise rows: min max weight {noi:.4g}")
+    check_at_least(CID, sig, Threshold.reading("one-hot", ONE_HOT), name="(1) signal row",
+                   what=f"(1) signal row: min max weight {sig:.4g}")
 
 
 @audits(CID)
@@ -272,15 +279,16 @@ def test_signgd_longer_context_item3_printed(seed):
 def test_signgd_longer_context_limits(world, seed):
     """Items (1) and (3) as limits in t over the horizons LC_H: (1) the per-seed smallest
     log-odds of a row's two largest weights grows along t (log-log, increasing; rival 0: no
-    limit), and at the last horizon the signal row is one-hot at the one-horizon level (largest
-    weight >= 0.9); (3) the per-seed fraction of misaligned dominant pairs falls along t (raw
+    limit), and at the last horizon the signal row is 'one-hot' (the glossary's reading of its
+    largest weight); (3) the per-seed fraction of misaligned dominant pairs falls along t (raw
     values against log t, decreasing; rival 0)."""
     r = world.simulation(lc_horizons, "horizons", pure=True)(seed)
     sz = r["sizes"]
     fmt = ", ".join
     gap = float(r["signal_gap"][-1].max())
-    check_at_least(CID, 0.1 - gap, EXACT, name="(1) one-hot at the last horizon",
-                   what=f"(1) signal row at t = {sz[-1]:g}: largest weight >= 0.9 (max 1 - "
+    check_at_least(CID, 1.0 - gap, Threshold.reading("one-hot", ONE_HOT),
+                   name="(1) one-hot at the last horizon",
+                   what=f"(1) signal row at t = {sz[-1]:g}: smallest largest weight (max 1 - "
                         f"largest {gap:.3g})")
     mis = r["misaligned"]
     check_trend(CID, sz, mis.T, direction="decreasing", log_values=False, false_fail=LC_H_FF,

@@ -214,7 +214,9 @@ register(Claim(
               f"{FALSE_FAIL:.3g} per ratio and draw: the claim share 1e-4 over {DRAWS} draws x 3 "
               "ratios), else inconclusive; the trends' rivals (exponents 0 and 1 for m_v and s, "
               "0 and -2 for sigma_0) rejected where outside the slope's band; no allowance",
-    reading=STAGES + ". '<<' is asymptotic: each ratio must grow along the parameter the "
+    reading=STAGES + ". The paper's own T_1 and T_3 were lost from the text (Section 4.3: "
+            "'Recall [lost]. Let [lost], we call Stage III'; signgd.lemma4_1 for T_1): these "
+            "are the suite's event readings of them. '<<' is asymptotic: each ratio must grow along the parameter the "
             "analysis sends it to infinity with, at the exponent it implies (asymptotic "
             "policy; one size decides nothing: at the CPU size, eps = 0.33, T_3 < T_2 in a "
             "share of seeds, which the old per-seed reading counted as a refutation). eps is "
