@@ -68,6 +68,14 @@ def all_key_noise_aligned(q):
     return bool((np.sign(q["b"]) == sa).all())
 
 
+def _key_aligned_at(t, q):
+    """The first logged step at which every key noise of every seed has the sign of its neuron's
+    query signal (inf if none): the event of Adam's stop rule, read the same way on both runs."""
+    sa = np.sign(q["alpha"])[..., None]
+    ok = (np.sign(q["b"]) == sa).reshape(len(t), -1).all(-1)
+    return float(t[np.argmax(ok)]) if ok.any() else np.inf
+
+
 @functools.lru_cache(maxsize=12)
 def _opt_runs(seed0: int, eta: float = RATE):
     """At rate eta, same data and init (OPT_SEEDS seeds, s = 30, sigma_p = 1, sigma_0 = 1e-3, 500
@@ -96,7 +104,9 @@ def _opt_runs(seed0: int, eta: float = RATE):
     out["ad"] = dict(t=ad.t, **sim.squeeze_L2(ad.q), test_loss=ad.test_loss,
                      T=sim.stage_times(ad, turns="completed"), eta=float(eta), sigma_0=1e-3,
                      xi_l1=xi.abs().sum(-1).numpy(), xi_l2=(xi ** 2).sum(-1).sqrt().numpy(),
-                     horizon=int(ad.t[-1]), T_signgd=T)
+                     horizon=int(ad.t[-1]), T_signgd=T,
+                     t_key=_key_aligned_at(ad.t, sim.squeeze_L2(ad.q)),
+                     t_key_signgd=_key_aligned_at(sg.t, out["sg"]))
     return out
 
 
@@ -141,7 +151,7 @@ def _untrained(r):
     if "T" in r:
         out["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
     if "horizon" in r:  # the stop rule (all key noise aligned) never fires
-        out["horizon"] = np.inf
+        out["horizon"] = out["t_key"] = np.inf
     return out
 
 
@@ -211,7 +221,8 @@ register(Claim(
                 "11 (the sheet's CPU setting) and seed 12345 explicit examples",
     prediction="at each rate: (ii) at Adam's end of training: every key noise with sgn alpha "
                "(Lemma 4.6), L_S <= 1e-2, L_D >= 0.1, V_i / |V_mu| >= 2, s_21 <= 0.05, and "
-               "Adam's horizon within a 'Theta(1)' factor of SignGD's; (iii) stage by "
+               "the step with every key noise aligned within a 'Theta(1)' factor of SignGD's; "
+               "(iii) stage by "
                "stage (every step, sim.signgd.stage_times with completed turns): T_1 <= min(T_2, "
                "T_3) / 2, T_4^+ finite, >= 98% of pairs aligned at T_4^- - 1 (Table 2), Lemma 4.5 "
                "(fitted exponent of -log(2 s_21) >= 1 on [T_4^-/4, T_4^-], |s_11 - 1/2| <= 0.1 "
@@ -230,7 +241,7 @@ register(Claim(
             "the property first had it) fails at 1.2e-4 (Adam turns its last key noise later). "
             "(ii)'s key-noise alignment at the end is near-automatic under Adam's stop rule (only "
             "a turn reversed after t*_A could fail it); what could fail is the rule firing within "
-            "the cap (T_4^+ finite) and the horizon's factor against SignGD's. "
+            "the cap (T_4^+ finite) and its step's factor against SignGD's same event. "
             "Section 3.2's 'On the synthetic data, Adam follows a similar four-stage dynamics' and "
             "'shares ... convergence and generalization', read on Definition 2.1's data at three "
             "rates. Fig. 2's noisy-MNIST test losses are not reproduced: the data is not on this "
@@ -264,7 +275,13 @@ register(Claim(
              "each optimizer's own (Adam: 1.25 x the step with all key noise aligned), which the "
              "issue had asked for, with a 'Theta(1)' check of Adam's horizon against SignGD's; "
              "the first design is kept as the neighbouring reading 'at SignGD's horizon', a "
-             "strict expected failure.",),
+             "strict expected failure.",
+             "2026-12-05 (issue 20), changed after the stricter level failed: the speed check "
+             "compared Adam's horizon (1.25 x its all-key-noise step) with SignGD's (1.25 x its "
+             "all-noise step, which also waits for the query noise: Lemma 4.7's delay), unlike "
+             "events; factor 2.05 at 3e-5 on draw seed 11 (4174 against 8563 steps). It now "
+             "compares the same event on both runs, the first step with every key noise "
+             "aligned; level and bracket unchanged.",),
     alternatives=(
         null("untrained", adam_untrained, "training off: every quantity keeps its init value",
              replaces="adam"),
@@ -377,7 +394,8 @@ def test_signgd_adam_beta0_is_signgd(world, seed):
 
 
 SPEED = ("Adam exhibits similar behaviors to SignGD in optimization ... fast convergence "
-         "(Section 3.2): Adam's horizon against SignGD's at the same rate")
+         "(Section 3.2): the step with every key noise aligned, Adam's against SignGD's at the "
+         "same rate")
 AT_SIGNGD = "at SignGD's horizon"  # the neighbouring reading of 'the end of training'
 AT_SIGNGD_FAILS = ("at lr 1.2e-4 Adam has not turned every key noise by SignGD's horizon (draw "
                    "seed 11: 15 of 16 neurons' key noise in seed 12 at step 1588; its T_4^+ is "
@@ -403,16 +421,17 @@ def _check_end(world, q, eta):
 @examples(1)
 @adam_draws
 def test_signgd_adam_similar(world, seed):
-    """(ii) at each rate of ADAM_RATES, at Adam's own end of training (1.25 t*_A); and Adam's
-    horizon within 'Theta(1)' of SignGD's (the shared 'fast convergence')."""
+    """(ii) at each rate of ADAM_RATES, at Adam's own end of training (1.25 t*_A); and the step
+    with every key noise aligned within 'Theta(1)' of SignGD's (the shared 'fast
+    convergence')."""
     for eta in ADAM_RATES:
         q = world.simulation(adam_run, "adam", pure=True)(seed, eta)
         _check_end(world, q, eta)
-        ratio = float(q["horizon"]) / q["T_signgd"]
+        ratio = float(q["t_key"]) / q["t_key_signgd"]
         r = max(ratio, 1 / ratio) if np.isfinite(ratio) and ratio > 0 else np.inf
         check_close(CID, r, 0.0, Tolerance.reading("Theta(1)", SPEED), name="speed",
-                    what=f"(ii) Adam's horizon {q['horizon']} against SignGD's "
-                         f"{q['T_signgd']} (lr {eta:g}): factor {r:.3g}")
+                    what=f"(ii) the step with every key noise aligned, Adam {q['t_key']:g} "
+                         f"against SignGD {q['t_key_signgd']:g} (lr {eta:g}): factor {r:.3g}")
 
 
 @audits(CID, reading=AT_SIGNGD, fails=AT_SIGNGD_FAILS)
