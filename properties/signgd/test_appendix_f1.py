@@ -26,8 +26,8 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         check_trend, examples, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate
 from properties.settings import size
-from properties.signgd.runs import (signgd_draw_note, CANON, M_K, M_V, N_SAMPLES, REDUCED_KEYS, SEED, SETTING,
-                                    heldout_margins, reduced_setup)
+from properties.signgd.runs import (CANON, M_K, M_V, N_SAMPLES, REDUCED_KEYS, SEED, SETTING,
+                                    heldout_margins, reduced_setup, signgd_draw_note)
 from sim import signgd as sim
 
 CID = "signgd.appendix_f1"

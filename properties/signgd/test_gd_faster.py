@@ -25,7 +25,8 @@ from properties import (Claim, Threshold, Tolerance, attach_plot, audits, check_
                         check_trend, examples, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_gd_faster
-from properties.signgd.runs import signgd_draw_note, GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, gd_runs, rate_runs
+from properties.signgd.runs import (GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, gd_runs, rate_runs,
+                                    signgd_draw_note)
 
 CID = "signgd.gd.faster"
 EXACT = exact()

@@ -24,7 +24,8 @@ from scipy import stats
 
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
 from properties.signgd.common import RATE_HISTORY, claim_rate
-from properties.signgd.runs import signgd_draw_note, CAP, GD_RATES, GD_SETTING, SEED, problem_and_init
+from properties.signgd.runs import (CAP, GD_RATES, GD_SETTING, SEED, problem_and_init,
+                                    signgd_draw_note)
 from sim import signgd as sim
 
 CID = "signgd.gd.generalizes"

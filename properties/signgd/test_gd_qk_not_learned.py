@@ -26,8 +26,8 @@ from properties import (Claim, Threshold, Tolerance, attach_plot, audits, check_
                         check_close, examples, null, register, rival)
 from properties.readings import lookup
 from properties.signgd.figures import plot_gd_qk_not_learned
-from properties.signgd.runs import (signgd_draw_note, GD_L, GD_L_SETTING, GD_RATES, GD_SETTING, SEED, gd_runs,
-                                    gd_runs_long_context)
+from properties.signgd.runs import (GD_L, GD_L_SETTING, GD_RATES, GD_SETTING, SEED, gd_runs,
+                                    gd_runs_long_context, signgd_draw_note)
 
 CID = "signgd.gd.qk_not_learned"
 L2 = "L = 2 (the main text's setting; the sentence is B.4's, L > 2)"

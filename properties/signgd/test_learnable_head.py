@@ -31,9 +31,11 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         examples, null, register, rival)
 from properties.settings import size
 from properties.signgd.common import (claim_rate, exact, lemma45_stats, noise_init_scale,
-                                      noise_l2_scale, signal_init_scale, stage3_lemma_checks)
-from properties.signgd.runs import (signgd_draw_note, CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H, all_noise_aligned,
-                                    held_at_init, problem_and_init)
+                                      noise_l2_scale, majority_rule, signal_init_scale,
+                                      stage3_lemma_checks)
+from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H,
+                                    all_noise_aligned, held_at_init, problem_and_init,
+                                    signgd_draw_note)
 from sim import signgd as sim
 
 CID = "signgd.learnable_head"
@@ -280,6 +282,9 @@ register(Claim(
               "still at its init scale sigma_0 ||xi_i||_2 at T_2", replaces="noise_scale"),
         rival("noise_l2_rate", noise_l2_scale, "Lemma 4.3 (1)'s rival: Theta(T_2 eta "
               "||xi_i||_2), an l2 rate instead of l1", replaces="noise_scale"),
+        rival("majority_of_signs", majority_rule, "Lemma 4.4 (a)'s closest rival: the vote "
+              "as the majority of the voters' signs instead of the sign of their sum (not told "
+              "apart where the two agree on every uneven vote)", replaces="vote_rule"),
         rival("signals_at_init", signal_init_scale, "Lemma 4.4's rival: the signals still at "
               "their init at T_4^- (Lemma 4.3 (4) carried through Stage III)",
               replaces="signal_scale"),

@@ -23,8 +23,8 @@ from hypothesis import example, given
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
                         null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, clustered_fractions, t_crit
-from properties.signgd.runs import (signgd_draw_note, S2_CANON, S2_RUN, S2_SEEDS, SETTING, random_sign_run,
-                                    stage2_run, untrained_run)
+from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, random_sign_run,
+                                    stage2_run, untrained_run, signgd_draw_note)
 
 CID = "signgd.lemma4_2"
 DRAWS = 4  # under ci: the explicit canonical draw and three drawn ones

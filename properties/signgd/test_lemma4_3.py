@@ -27,10 +27,10 @@ from hypothesis import given
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         null, register, rival)
 from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (signgd_draw_note, Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
+from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
                                     at_steps, attention_frozen_null, ci_draws, held_at_init,
                                     ladder_draws, shared_draws, stage4_ladder, stage_run,
-                                    THETA_BRACKET)
+                                    THETA_BRACKET, signgd_draw_note)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_3"

@@ -27,8 +27,8 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, e
                         register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import (signgd_draw_note, L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, L43_SETTING,
-                                    N_SAMPLES, l43_runs)
+from properties.signgd.runs import (L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, L43_SETTING,
+                                    N_SAMPLES, l43_runs, signgd_draw_note)
 
 # The properties' bodies keep the run's old name: under `ci` Hypothesis seeds a property's
 # generated draws by its source text, so renaming it there would change the draws.

@@ -21,7 +21,8 @@ from properties import (Claim, Threshold, audits, check_at_least, check_trend, e
                         loglog_slope, null, register, rival)
 from properties.signgd.common import RATE_HISTORY, claim_rate
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import signgd_draw_note, L43_S, L43_SEEDS, L43_SETTING, l43_run, l43_runs
+from properties.signgd.runs import (L43_S, L43_SEEDS, L43_SETTING, l43_run, l43_runs,
+                                    signgd_draw_note)
 
 CID = "signgd.lemma4_3.item4"
 BOOT = 2000

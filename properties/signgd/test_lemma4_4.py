@@ -42,11 +42,11 @@ from hypothesis import given
 
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
                         check_trend, null, register, rival)
-from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (signgd_draw_note, Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
+from properties.signgd.common import claim_rate, exact, majority_rule, sum_rule
+from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
                                     at_steps, attention_frozen_null, ci_draws, held_at_init,
                                     ladder_draws, off_vote_neurons, shared_draws, stage4_ladder,
-                                    split_votes, stage_run)
+                                    split_votes, stage_run, signgd_draw_note)
 
 CID = "signgd.lemma4_4"
 EXACT = exact()
@@ -91,17 +91,6 @@ def _vote_split(cfg, frozen=False):
     if frozen:
         al, be = q["alpha"][0], q["beta"][0]
     return dict(alpha=al, beta=be, a=at_steps(q["a"], t_end), b=at_steps(q["b"], t_end))
-
-
-def sum_rule():
-    """The lemma's vote: the sign of the voters' sum."""
-    return "sum"
-
-
-def majority_rule():
-    """Rival: the vote as the majority of the voters' signs (the 'majority voting' of the
-    lemma's name read as a count of signs, not a sum of values)."""
-    return "majority"
 
 
 def vote_split(cfg):

@@ -19,8 +19,8 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, e
                         register, rival)
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_softmax
-from properties.signgd.runs import (signgd_draw_note, S2_CANON, S2_RUN, S2_SEEDS, SETTING, attention_frozen_null,
-                                    stage2_run)
+from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, attention_frozen_null,
+                                    stage2_run, signgd_draw_note)
 
 CID = "signgd.lemma4_5"
 SENTENCE = "s_21 decays exponentially fast while s_11 stays near 1/2, until a time T_4^-"

@@ -44,10 +44,10 @@ from properties import (Claim, attach_plot, audits, check_at_least, check_trend,
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_lemma4_6
-from properties.signgd.runs import (signgd_draw_note, CANON, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER,
+from properties.signgd.runs import (CANON, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER,
                                     S_LADDER_DRAWS, S_LADDER_SEED_OFFSET, attention_frozen_null,
                                     ci_draws, ladder_draws, shared_draws, stage4_events,
-                                    stage4_ladder, stage4_run_events)
+                                    stage4_ladder, stage4_run_events, signgd_draw_note)
 
 CID = "signgd.lemma4_6"
 EXACT = exact("exact inequality between integer counts / step numbers (deterministic events of "

@@ -28,8 +28,9 @@ from hypothesis import given
 from properties import Claim, attach_plot, audits, check_at_least, null, register, rival
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_lemma4_7
-from properties.signgd.runs import (signgd_draw_note, H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
-                                    ci_draws, shared_draws, stage4_events, stage4_run_events)
+from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
+                                    ci_draws, shared_draws, stage4_events, stage4_run_events,
+                                    signgd_draw_note)
 
 CID = "signgd.lemma4_7"
 EXACT = exact("exact inequality between integer step counts (deterministic event times of the run)")

@@ -32,10 +32,10 @@ from hypothesis import given
 from properties import Claim, audits, check_at_least, check_trend, null, register, rival
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact, stage4_pairs
-from properties.signgd.runs import (signgd_draw_note, H, N_SAMPLES, RANGE, SETTING, STAGE_RUN, STAGES,
-                                    Config, as_trace, attention_frozen_null, ci_draws,
+from properties.signgd.runs import (H, N_SAMPLES, RANGE, SETTING, STAGE_RUN, STAGES, Config,
+                                    as_trace, attention_frozen_null, ci_draws,
                                     first_all_noise_aligned, held_at_init, reduced_init,
-                                    run_reduced_until, shared_draws, stage_run)
+                                    run_reduced_until, shared_draws, stage_run, signgd_draw_note)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_8"

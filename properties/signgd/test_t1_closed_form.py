@@ -22,7 +22,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import signgd_draw_note, SEED, SETTING, T1_MV_GRID, T1_SEEDS, EpsConfig, t1_run
+from properties.signgd.runs import (SEED, SETTING, T1_MV_GRID, T1_SEEDS, EpsConfig, t1_run,
+                                    signgd_draw_note)
 from theory import signgd as th
 
 CID = "signgd.t1_closed_form"

@@ -28,8 +28,8 @@ from properties import Claim, Tolerance, audits, check_close, examples, null, re
 from properties.signgd.common import (FRACTION_NAMES, RATE_HISTORY, claim_rate, clustered_fractions,
                                       t_crit, table_parts)
 from properties.signgd.figures import plot_table2
-from properties.signgd.runs import (signgd_draw_note, COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
-                                    random_sign_run, stage2_run, untrained_run)
+from properties.signgd.runs import (COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
+                                    random_sign_run, stage2_run, untrained_run, signgd_draw_note)
 
 CID = "signgd.table2"
 DRAWS = 4  # under ci: the canonical draw and three drawn

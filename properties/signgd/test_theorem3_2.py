@@ -38,9 +38,9 @@ from properties.readings import lookup
 from properties.signgd.common import RATE_HISTORY, claim_rate, exact
 from properties.signgd.figures import plot_losses, plot_softmax
 from properties.settings import size
-from properties.signgd.runs import (signgd_draw_note, M_K, M_V, N_SAMPLES, REDUCED_KEYS, STAGE_RUN, T32, TAIL,
+from properties.signgd.runs import (M_K, M_V, N_SAMPLES, REDUCED_KEYS, STAGE_RUN, T32, TAIL,
                                     Config, ReducedState, first_all_noise_aligned, heldout_margins,
-                                    run_reduced_until, shared_draws, stage_run)
+                                    run_reduced_until, shared_draws, stage_run, signgd_draw_note)
 from sim import signgd as sim
 from theory import signgd as th
 
