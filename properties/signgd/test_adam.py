@@ -351,7 +351,11 @@ register(Claim(
     tolerance="'does not exhibit' read as <= 0.1 (observed 0 of 87 over 4 seeds; SignGD turns all "
               "of them), an exact inequality at the reading's level; a draw with nothing to "
               "count is inconclusive, not a pass",
-    reading="'Negative query noise' read as query noise whose sign is opposite to its query "
+    reading="Measured at SignGD's horizon (t_ref = SignGD's T_4^+, the end = SignGD's 1.25 t*), "
+            "not at Adam's own (1.25 x its all-key-noise step, signgd.adam): that leaves only "
+            "0.25 T_4^+ after the key noise, while SignGD's own query noise turns well after its "
+            "T_4^+ (Lemma 4.7's delay), so 'not aligned by then' would not be evidence. "
+            "'Negative query noise' read as query noise whose sign is opposite to its query "
             "signal (the pairs Stage IV must turn). Rival: the literal reading (a_{s,i} < 0: only "
             "neurons with alpha > 0 fail to align, the wrong-sign positive query noise of neurons "
             "with alpha < 0 aligns, turned fraction >= 0.9 there). Null: SignGD in place of Adam "
