@@ -280,6 +280,43 @@ def majority_rule():
     return "majority"
 
 
+def votes_by_rule(cid, world, alpha, beta, a, b, at=""):
+    """Lemma 4.4's votes (runs.split_votes) under the rule the prediction slot "vote_rule" names
+    (sum_rule; the rival majority_rule).  A rival rule that predicts every uneven vote as the sum
+    does cannot be told apart on this draw: Inconclusive (reported 'not told apart', never
+    excused)."""
+    from properties import Inconclusive
+    from properties.signgd.runs import split_votes
+
+    rule = world.prediction(sum_rule, "vote_rule")()
+    v = split_votes(alpha, beta, a, b, rule=rule)
+    if rule != "sum":
+        ref = split_votes(alpha, beta, a, b, rule="sum")["off"]
+        if np.array_equal(v["off"] & ~v["even"], ref & ~v["even"]):
+            raise Inconclusive(f"{cid}: the {rule} rule predicts all {int((~v['even']).sum())} "
+                               f"uneven votes as the sum does{at}: not told apart")
+    return v
+
+
+def stage3_lemma_rivals():
+    """The rivals of stage3_lemma_checks' prediction slots, for the claims that carry the checks
+    (signgd.adam, signgd.learnable_head)."""
+    from properties import rival
+
+    return (
+        rival("noise_init_scale", noise_init_scale, "Lemma 4.3 (1)'s rival: the query/key noise "
+              "still at its init scale sigma_0 ||xi_i||_2 at T_2", replaces="noise_scale"),
+        rival("noise_l2_rate", noise_l2_scale, "Lemma 4.3 (1)'s rival: Theta(T_2 eta "
+              "||xi_i||_2), an l2 rate instead of l1", replaces="noise_scale"),
+        rival("majority_of_signs", majority_rule, "Lemma 4.4 (a)'s closest rival: the vote "
+              "as the majority of the voters' signs instead of the sign of their sum (not told "
+              "apart where the two agree on every uneven vote)", replaces="vote_rule"),
+        rival("signals_at_init", signal_init_scale, "Lemma 4.4's rival: the signals still at "
+              "their init at T_4^- (Lemma 4.3 (4) carried through Stage III)",
+              replaces="signal_scale"),
+    )
+
+
 def stage3_lemma_checks(cid, world, q, at=""):
     """Lemmas 4.3 (1) and 4.4 on one run logged every step (q: alpha, beta, a, b (T, S, ...), T
     its stage times, eta, xi_l1 (S, n)), by the bodies of the SignGD properties, for the claims
@@ -289,7 +326,7 @@ def stage3_lemma_checks(cid, world, q, at=""):
     l1 rate, in signgd.lemma4_3's bracket) and "signal_scale" (the signals at T_4^- against
     eta T_4^-, signgd.lemma4_4's [1/2, 2] for the median neuron); and every uneven vote
     followed at T_4^- - 1 (signgd.lemma4_4's corrected form (a))."""
-    from properties.signgd.runs import THETA_BRACKET, at_steps, off_vote_neurons, split_votes
+    from properties.signgd.runs import THETA_BRACKET, at_steps, off_vote_neurons
 
     T = q["T"]
     ok = np.isfinite(T["T2"]) & np.isfinite(T["T4m"])
@@ -317,17 +354,8 @@ def stage3_lemma_checks(cid, world, q, at=""):
                        what=f"Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
                             f"<= 2{at}")
     t_end = T["T4m"] - 1
-    votes = [at_steps(q[k_], t_end) for k_ in ("alpha", "beta", "a", "b")]
-    rule = world.prediction(sum_rule, "vote_rule")()
-    v = split_votes(*votes, rule=rule)
-    if rule != "sum":  # a rival rule: where it predicts every uneven vote as the sum does, no
-        # check can tell it apart on this draw (reported so, not excused)
-        ref = split_votes(*votes, rule="sum")["off"]
-        if np.array_equal(v["off"] & ~v["even"], ref & ~v["even"]):
-            from properties import Inconclusive
-
-            raise Inconclusive(f"{cid}: the {rule} rule predicts all {int((~v['even']).sum())} "
-                               f"uneven votes as the sum does{at}: not told apart")
+    v = votes_by_rule(cid, world, *(at_steps(q[k_], t_end) for k_ in ("alpha", "beta", "a", "b")),
+                      at=at)
     off_uneven = int((v["off"] & ~v["even"]).sum())
     check_at_least(cid, -float(off_uneven), EXACT, name="L4.4 (a) votes",
                    what=f"Lemma 4.4 (a): {off_uneven} of {int((~v['even']).sum())} uneven "

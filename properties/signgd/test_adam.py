@@ -34,9 +34,8 @@ from hypothesis import example, given
 
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
-from properties.signgd.common import (exact, lemma45_stats, noise_init_scale, noise_l2_scale,
-                                      majority_rule, signal_init_scale,
-                                      stage3_lemma_checks)
+from properties.signgd.common import (exact, lemma45_stats, stage3_lemma_checks,
+                                      stage3_lemma_rivals)
 from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL,
                                     all_noise_aligned, attention_frozen_null, held_at_init,
                                     problem_and_init, signgd_draw_note)
@@ -296,16 +295,7 @@ register(Claim(
               "GD): lower test loss, attention basically not learned", replaces="outcome"),
         rival("signgd_stage4", signgd_stage4, "'SignGD is a proxy' without the exception: "
               "Adam's query noise aligns in Stage IV too (T_4 finite)", replaces="stages"),
-        rival("noise_init_scale", noise_init_scale, "Lemma 4.3 (1)'s rival: the query/key noise "
-              "still at its init scale sigma_0 ||xi_i||_2 at T_2", replaces="noise_scale"),
-        rival("noise_l2_rate", noise_l2_scale, "Lemma 4.3 (1)'s rival: Theta(T_2 eta ||xi_i||_2), "
-              "an l2 rate instead of l1", replaces="noise_scale"),
-        rival("majority_of_signs", majority_rule, "Lemma 4.4 (a)'s closest rival: the vote "
-              "as the majority of the voters' signs instead of the sign of their sum (not told "
-              "apart where the two agree on every uneven vote)", replaces="vote_rule"),
-        rival("signals_at_init", signal_init_scale, "Lemma 4.4's rival: the signals still at "
-              "their init at T_4^- (Lemma 4.3 (4) carried through Stage III)",
-              replaces="signal_scale"),
+        *stage3_lemma_rivals(),
     ),
 ))
 

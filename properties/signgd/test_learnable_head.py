@@ -30,9 +30,8 @@ from hypothesis import strategies as st
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, check_trend,
                         examples, null, register, rival)
 from properties.settings import size
-from properties.signgd.common import (claim_rate, exact, lemma45_stats, noise_init_scale,
-                                      noise_l2_scale, majority_rule, signal_init_scale,
-                                      stage3_lemma_checks)
+from properties.signgd.common import (claim_rate, exact, lemma45_stats, stage3_lemma_checks,
+                                      stage3_lemma_rivals)
 from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H,
                                     all_noise_aligned, held_at_init, problem_and_init,
                                     signgd_draw_note)
@@ -278,16 +277,7 @@ register(Claim(
              "run: the query and key noise keep their init values", replaces="lemmas"),
         null("signals_frozen", lemmas_signals_frozen, "Lemma 4.4's null on the learnable-head "
              "run: alpha, beta keep their init values", replaces="lemmas"),
-        rival("noise_init_scale", noise_init_scale, "Lemma 4.3 (1)'s rival: the query/key noise "
-              "still at its init scale sigma_0 ||xi_i||_2 at T_2", replaces="noise_scale"),
-        rival("noise_l2_rate", noise_l2_scale, "Lemma 4.3 (1)'s rival: Theta(T_2 eta "
-              "||xi_i||_2), an l2 rate instead of l1", replaces="noise_scale"),
-        rival("majority_of_signs", majority_rule, "Lemma 4.4 (a)'s closest rival: the vote "
-              "as the majority of the voters' signs instead of the sign of their sum (not told "
-              "apart where the two agree on every uneven vote)", replaces="vote_rule"),
-        rival("signals_at_init", signal_init_scale, "Lemma 4.4's rival: the signals still at "
-              "their init at T_4^- (Lemma 4.3 (4) carried through Stage III)",
-              replaces="signal_scale"),
+        *stage3_lemma_rivals(),
         rival("identical_throughout", lambda: ("T1", "T2", "T3", "T4m", "T4p", "T4"),
               "neighbouring reading of 'the same stages': every stage time unchanged; it "
               "coincides with the truth on draws where the head's effect on Stage IV stays below "
