@@ -113,6 +113,29 @@ def _lemma_view(cfg, hold=()):
                 xi_l2=(xi ** 2).sum(-1).sqrt().numpy())
 
 
+def _untrained(r):
+    """A summary dict with every logged (T, ...) quantity at its init value and no stage event
+    (T all inf): training switched off."""
+    out = {k_: (np.broadcast_to(v[:1], v.shape).copy() if isinstance(v, np.ndarray) and v.ndim
+                and k_ not in ("H_end", "xi_l1", "xi_l2") else v) for k_, v in r.items()}
+    for k_ in ("signs", "vals"):
+        if k_ in r:
+            out[k_] = {j: np.broadcast_to(v[:1], v.shape).copy() for j, v in r[k_].items()}
+    out["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
+    return out
+
+
+def learnable_untrained(cfg):
+    """Null of 'the same stages': training off (the learnable-head run's signs and softmax at
+    their init values, no stage event)."""
+    return _untrained(learnable_head(cfg))
+
+
+def lemmas_untrained(cfg):
+    """Null of the lemma checks: training off (alpha, beta, a, b at init, no stage event)."""
+    return _untrained(_lemma_view(tuple(cfg)))
+
+
 def learnable_lemmas(cfg):
     """Lemmas 4.3 (1) and 4.4 on the learnable-head run (its own stage times)."""
     return _lemma_view(tuple(cfg))
@@ -242,7 +265,9 @@ register(Claim(
             "12345-12346, 777-778: T_4^- equal or within 14 steps, T_4^+ and T_4 by up to 30%; "
             "sign trajectories identical up to steps 216-1234, after T_3). Alternatives: nulls "
             "'head frozen' (the mechanism property) and 'head at the value scale' (F.3's "
-            "magnitude separation switched off, the stages property); rivals 'head shrinks' "
+            "magnitude separation switched off, the stages property), 'untrained' and 'lemmas "
+            "untrained' (training off: the checks of the sign trajectories and of every seed "
+            "reaching T_2 and T_4^- meet no other alternative); rivals 'head shrinks' "
             "and 'identical stage times throughout'.",
     audit_gap="Lemma 4.1 is not re-checked with the learnable head beyond the equal T_1: its "
               "'from T_1 on' rests on T_1's definition, which was lost (signgd.lemma4_1). Lemma "
@@ -291,7 +316,12 @@ register(Claim(
              "(no trend, the direction check's closest alternative); the 'constant order' level "
              "moves from the first rung to the largest (a change of where the level is read, "
              "made after it failed at the first); the first design's place is kept as the "
-             "neighbouring reading 'at the draw's own size', a strict expected failure.",),
+             "neighbouring reading 'at the draw's own size', a strict expected failure. With the "
+             "one-size failure gone the report's per-check power gate showed two checks that "
+             "had faced no alternative (sign mismatches through T_3: head at value scale on 1 "
+             "of 3 draws; every seed reaching T_2 and T_4^-: none): the nulls 'untrained' and "
+             "'lemmas untrained' (training off, as signgd.adam's 'untrained') were added for "
+             "them.",),
     alternatives=(
         null("head_frozen", head_frozen, "the head not trained (H stays 1/m_v)", replaces="head"),
         rival("head_shrinks", head_shrinks, "the head entries shrink by eta per step",
@@ -302,6 +332,10 @@ register(Claim(
         null("test_on_training_set", lh_loss_on_training_set, "Theorem 3.2 (2)'s null: the "
              "'test' loss measured on the training samples (no held-out data)",
              replaces="lh_ladder"),
+        null("untrained", learnable_untrained, "training off: the learnable-head run's signs "
+             "and softmax at their init values, no stage event", replaces="learnable"),
+        null("lemmas_untrained", lemmas_untrained, "training off for the lemma checks: alpha, "
+             "beta, a, b at their init values, no stage event", replaces="lemmas"),
         null("noise_frozen", lemmas_noise_frozen, "Lemma 4.3 (1)'s null on the learnable-head "
              "run: the query and key noise keep their init values", replaces="lemmas"),
         null("signals_frozen", lemmas_signals_frozen, "Lemma 4.4's null on the learnable-head "
