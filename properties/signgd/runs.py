@@ -956,3 +956,49 @@ def stage4_ladder(seed0, sigma_p, fresh=False):
     corrected form's own seeds)."""
     first = int(seed0) + S_LADDER_SEED_OFFSET[size()] + (S_LADDER_FRESH if fresh else 0)
     return _stage4_ladder(first, float(sigma_p), S_LADDER_SEEDS[size()], S_LADDER[size()])
+
+
+# The ladder in m_k of signgd.lemma4_6 (issue 20: 'does the failing fraction vanish as s or m_k
+# grows?'): s = 30 (the CPU setting's), m_k in MK_LADDER, sigma_0 = S_LADDER_KAPPA / s x
+# sqrt(8 / m_k) so that Condition 3.1's [D] clause c = sigma_0 s sigma_p sqrt(m_k) keeps the s
+# ladder's value on every rung, and eps = eta sqrt(s) / sigma_0 = S_LADDER_EPS.  Its seeds,
+# seed0 + MK_LADDER_SEED_OFFSET + k, were used by no earlier run (fixed before it ran).
+MK_LADDER = {"ci": (2, 4, 8, 16), "ladder": (2, 4, 8, 16, 32), "paper": (2, 4, 8, 16, 32)}
+MK_LADDER_SEEDS = {"ci": 24, "ladder": 96, "paper": 96}
+MK_LADDER_S = 30
+MK_LADDER_SEED_OFFSET = 4000
+
+
+@functools.lru_cache(maxsize=4)
+def _mk_ladder(first, sigma_p, n_seeds, rungs):
+    from properties.signgd.common import stage4_pairs
+
+    s = MK_LADDER_S
+    wrong, back, steps = [], [], []
+    for m_k in rungs:
+        sigma_0 = S_LADDER_KAPPA / s * float(np.sqrt(8.0 / m_k))
+        w_, b_, st = [], [], 0
+        for j0 in range(0, n_seeds, S_LADDER_CHUNK):
+            seeds = [first + k for k in range(j0, min(n_seeds, j0 + S_LADDER_CHUNK))]
+            st_ = reduced_init(seeds, s, sigma_p, sigma_0, S_LADDER_EPS, m_k=int(m_k),
+                               d=1 + N_SAMPLES * s + max(120, s + 3))
+            h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
+            tr = as_trace(h)
+            ev = stage4_pairs(h, tr.t, sim.stage_times(tr)["T4m"])
+            w = ev["wrong_b"]
+            w_.append(w.sum((1, 2)))
+            b_.append((w & (ev["back_b"] > 0)).sum((1, 2)))
+            st = max(st, int(tr.t[-1]))
+        wrong.append(np.concatenate(w_)), back.append(np.concatenate(b_)), steps.append(st)
+    return dict(sizes=tuple(rungs), wrong=np.array(wrong), back=np.array(back),
+                steps=tuple(steps))
+
+
+def mk_ladder(seed0, sigma_p):
+    """signgd.lemma4_6's ladder in m_k on the reduced dynamics (MK_LADDER at the named size,
+    MK_LADDER_SEEDS seeds per rung, batches of S_LADDER_CHUNK each run to its own stop, 1.25 x
+    the first step with all noise aligned): per rung (rows) and seed (columns) `wrong`, the key
+    noises with the wrong sign at T_4^-, and `back`, those that move away from sgn alpha after
+    their turn; per rung the longest batch's `steps`."""
+    return _mk_ladder(int(seed0) + MK_LADDER_SEED_OFFSET, float(sigma_p), MK_LADDER_SEEDS[size()],
+                      MK_LADDER[size()])

@@ -31,6 +31,9 @@ same events as signgd.lemma4_7).
   s (check_trend, seed-clustered: per-seed slopes, Student t).  The full simulator is the
   cross-check at the s = 30 rung of the canonical draw (the same seeds as runs.stage_run: the
   same counts, 2 of 164).
+* The ladder in m_k (issue 20's other direction): s = 30, m_k in runs.MK_LADDER with c =
+  sigma_0 s sigma_p sqrt(m_k) held (sigma_0 x sqrt(8 / m_k)), on seeds no earlier run used; the
+  same failing fraction must fall along m_k.  Both ladders are properties of the printed form.
 """
 
 from __future__ import annotations
@@ -44,16 +47,18 @@ from properties import (Claim, attach_plot, audits, check_at_least, check_trend,
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_lemma4_6
-from properties.signgd.runs import (CANON, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER,
-                                    S_LADDER_DRAWS, S_LADDER_SEED_OFFSET, attention_frozen_null,
+from properties.signgd.runs import (CANON, H, MK_LADDER, MK_LADDER_SEEDS, RANGE, SETTING,
+                                    STAGES, STAGE_RUN, S_LADDER, S_LADDER_DRAWS, S_LADDER_SEED_OFFSET, attention_frozen_null,
                                     ci_draws, ladder_draws, shared_draws, stage4_events,
-                                    stage4_ladder, stage4_run_events, signgd_draw_note)
+                                    stage4_ladder, stage4_run_events, signgd_draw_note,
+                                    mk_ladder)
 
 CID = "signgd.lemma4_6"
 EXACT = exact("exact inequality between integer counts / step numbers (deterministic events of "
               "the run)")
 
-TREND_FF = claim_rate(len(S_LADDER_DRAWS))  # the trend's rate per draw: the claim share over 3
+# the rate of each trend per draw: the claim share over 3 draws x 2 ladders (s and m_k)
+TREND_FF = claim_rate(2 * len(S_LADDER_DRAWS))
 
 
 # Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-
@@ -103,7 +108,9 @@ register(Claim(
             "content, the paper's Lemma 4.6 (1) (its formula was lost: the key noise's update "
             "has the sign of alpha from T_4^- on) per pair from its own turn. Alternatives of "
             "the literal property: rival 'query noise' (Lemma 4.7's roles), null 'attention "
-            "frozen'. Whether (ii)'s failures vanish with size (d, s) is not shown. " + STAGES,
+            "frozen'. (ii) is asymptotic in the directions Condition 3.1 grows: along s (m_k = 8) "
+            "and along m_k (s = 30, c held); each ladder is a property of the printed form, so "
+            "the claim is decided only where both trends are. " + STAGES,
     history=("2026-12-03 (issue 11): the end-of-run checks (T_4^- < T_4^+ <= end; every key "
              "noise aligned at the end), automatic under the stop rule, are kept but labelled; "
              "the monotone reading (ii) was added as the content before it was run, and failed "
@@ -128,9 +135,22 @@ register(Claim(
              "12 failing of ~1900 wrong-sign key noises per rung on the three draws; slopes "
              "-0.0023 to -0.0046 +- 0.0066-0.0083: falling, t = 1.5-2.4 against a critical "
              "4.36). The full-simulator cross-check of the s = 30 rung runs only where the "
-             "ladder's seeds are the stage run's (ci).",),
-    asymptotic="s (the noise sparsity, which grows with d under Condition 3.1: the failing "
-               "fraction of (ii) must vanish)",
+             "ladder's seeds are the stage run's (ci).",
+             "2026-12-05 (issue 20, after the s ladder stayed inconclusive): the ladder in m_k "
+             "the issue names ('as s or m_k grows'), not run before: s = 30, m_k in "
+             f"{MK_LADDER['ci']} ({MK_LADDER['ladder']} under --size ladder), sigma_0 scaled by "
+             "sqrt(8 / m_k) so that c = sigma_0 s sigma_p sqrt(m_k) keeps the s ladder's value, "
+             f"eps as the s ladder's; {MK_LADDER_SEEDS['ci']} seeds per rung at ci, "
+             f"{MK_LADDER_SEEDS['ladder']} under --size ladder, seed0 + 4000 + k (seeds no "
+             "earlier run used); the per-seed failing fraction must fall along m_k "
+             "(check_trend decreasing, rival exponent 0). Explored first on seeds 50000-50023, "
+             "60000-60023 and 70000-72047 (no audit draw): failing fractions ~0.14-0.18, "
+             "0.06-0.09, 0.007-0.012, 0 (0 of 962-7525 at m_k = 16-128) at m_k = 2, 4, 8, 16; "
+             "seed-clustered t -4.1 to -4.4 with 24 seeds, -5.8 with 48. Both trends' rate "
+             "halved (the claim share over 3 draws x 2 ladders): the s ladder's is stricter "
+             "than when it ran inconclusive.",),
+    asymptotic="s and m_k (the noise sparsity and the key width, which grow with d under "
+               "Condition 3.1: the failing fraction of (ii) must vanish along each)",
     alternatives=(
         rival("query_noise", query_noise, "the statement made of the query noise (Lemma 4.7's "
               "roles): wrong-sign query noise turns and aligns by T_4^+", replaces="who"),
@@ -189,3 +209,20 @@ def test_signgd_lemma4_6_ladder(cfg):
     check_trend(CID, L["sizes"], frac.T, direction="decreasing", log_values=False,
                 false_fail=TREND_FF, rivals=(0.0,), name="(ii) failing fraction along s",
                 what=f"(ii) fraction of wrong-sign key noises moving away after their turn ({desc})")
+
+
+@audits(CID)
+@ladder_draws
+def test_signgd_lemma4_6_mk_ladder(cfg):
+    """Lemma 4.6 (1) read as the s ladder reads it, along the key width m_k (Condition 3.1: m_k =
+    Omega(polylog d)) at s = 30 with c = sigma_0 s sigma_p sqrt(m_k) held: the per-seed fraction
+    of wrong-sign key noises that move away from sgn alpha after their turn must fall."""
+    seed0, sigma_p = cfg
+    L = mk_ladder(seed0, sigma_p)
+    frac = L["back"] / np.maximum(L["wrong"], 1)  # (rungs, seeds)
+    desc = ", ".join(f"m_k = {m_:g}: {int(b_.sum())} of {int(w_.sum())}"
+                     for m_, b_, w_ in zip(L["sizes"], L["back"], L["wrong"]))
+    check_trend(CID, L["sizes"], frac.T, direction="decreasing", log_values=False,
+                false_fail=TREND_FF, rivals=(0.0,), name="(ii) failing fraction along m_k",
+                what=f"(ii) fraction of wrong-sign key noises moving away after their turn, along "
+                     f"m_k at s = 30 ({desc})")
