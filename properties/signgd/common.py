@@ -10,6 +10,15 @@ from properties.report import CLAIM_SHARE
 
 # The allocation rule of the false-fail budget (report.CLAIM_SHARE, fixed before any run): a
 # claim's checks, summed over its draws under `ci`, spend at most CLAIM_SHARE = 1e-4.
+THETA_HISTORY = ("2026-12-05 (issue 20): the hand-set Theta brackets ([0.3, 2] for Lemma 4.3 "
+                 "(1) and Lemma 4.1's constant, [1/2, 2] for Lemma 4.4's signals) replaced by "
+                 "the glossary's 'Theta(1)' (max(r, 1/r) <= 3, bracket 2-5: check_theta) in "
+                 "every claim that read them (signgd.lemma4_3, lemma4_4, adam, learnable_head, "
+                 "variant_b/c/d), as issue 20 asks. The earlier move to 'Theta(1)' was reverted "
+                 "because the rival 'init scale' passed on the fast corner (ratio ~2.6, "
+                 "NoPower): a rival whose predicted scale lies within the word's factor of the "
+                 "lemma's on a draw is now stopped as not told apart there (reported, as Lemma "
+                 "4.4's majority rival), not made to fail by a tighter hand-set level")
 RATE_HISTORY = ("2026-12-04 (issue 20): false-fail rates set to fit the claim share of the stated "
                 "allocation rule (report.CLAIM_SHARE = 1e-4 summed over a claim's checks and "
                 "draws under ci, via common.claim_rate); the rates were lowered after the "
@@ -207,7 +216,6 @@ VARIANT_OUTCOME = {  # the orthogonal-sparse properties' levels, per statistic o
     "Thm 3.2 (2) min L_D(end)": (0.1, np.inf),
     "Thm 3.2 (3) min V_i / |V_mu| (end)": (2.0, np.inf),
     "Thm 3.2 (4) max s11, s21 (end)": (0.0, 0.05),
-    "Lemma 4.1 (1) constant": (0.3, 2.0),
     "stages: fraction of seeds with T_1 <= min(T_2, T_3) / 2": (1.0, 1.0),
     "Lemma 4.7: fraction of seeds with T_4^+ < T_4": (1.0, 1.0),
     "Lemma 4.5 fitted exponent of -log(2 s21)": (1.0, np.inf),
@@ -247,6 +255,49 @@ def noise_l1_scale(r):
     """Lemma 4.3 (1) carried to another run: |a|, |b| at T_2 = Theta(T_2 eta ||xi_i||_1), per seed and
     sample (S, 1, n)."""
     return r["T"]["T2"][:, None, None] * r["eta"] * r["xi_l1"][:, None, :]
+
+
+THETA_WORD = "Theta(1)"
+L43_SENT = "|a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p) (Lemma 4.3 (1))"
+L44_SENT = "|alpha_s|, |beta_s| = Theta(T_3 eta) (Lemma 4.4 (2))"  # the glossary word a Theta's constants are read with (factor 3)
+
+
+def check_theta(cid, ratio, sentence, *, name, what, rival_ratio=None):
+    """A quantity said to be Theta(rate), read with the glossary's 'Theta(1)': the ratio of the
+    quantity to the rate (a median over pairs or neurons) within the word's factor of 1,
+    max(r, 1/r) <= level (3; bracket 2-5).  `rival_ratio`, in an alternative's world, is the
+    ratio of the rival's predicted scale to the claim's own on this draw (a median): where it is
+    itself within the level's factor, no reading of the word can tell the two apart on this
+    draw, and the alternative is stopped as Inconclusive (reported 'not told apart', never
+    excused)."""
+    from properties import Inconclusive
+    from properties.check import Tolerance
+    from properties.readings import lookup
+
+    level = lookup(THETA_WORD).level
+    if rival_ratio is not None:
+        rho = float(rival_ratio)
+        rf = max(rho, 1.0 / rho) if np.isfinite(rho) and rho > 0 else np.inf
+        if rf <= level:
+            raise Inconclusive(f"{cid}: {name}: the rival's scale is within a factor {rf:.3g} "
+                               f"of the claim's on this draw (the reading's factor {level:g}): "
+                               "not told apart")
+    r = float(ratio)
+    factor = max(r, 1.0 / r) if np.isfinite(r) and r > 0 else np.inf
+    from properties.check import check_close
+
+    check_close(cid, factor, 0.0, Tolerance.reading(THETA_WORD, sentence), name=name,
+                what=f"{what}: ratio {r:.3g}, factor {factor:.3g}")
+
+
+def rival_ratio(pred, own):
+    """The median ratio of a predicted scale to the claim's own (None where they are the same
+    array: the claim's world)."""
+    pred, own = np.asarray(pred, dtype=np.float64), np.asarray(own, dtype=np.float64)
+    if pred.shape == own.shape and np.array_equal(pred, own):
+        return None
+    return float(np.median(np.broadcast_to(pred, np.broadcast_shapes(pred.shape, own.shape))
+                           / own))
 
 
 def noise_init_scale(r):
@@ -322,11 +373,12 @@ def stage3_lemma_checks(cid, world, q, at=""):
     its stage times, eta, xi_l1 (S, n)), by the bodies of the SignGD properties, for the claims
     that carry them to another optimizer or model (signgd.adam, signgd.learnable_head); `at`
     names the run in the messages.  Prediction slots "vote_rule" (sum_rule; rival majority_rule,
-    reported not told apart where it predicts the same), "noise_scale" (the noise at T_2 against its
-    l1 rate, in signgd.lemma4_3's bracket) and "signal_scale" (the signals at T_4^- against
-    eta T_4^-, signgd.lemma4_4's [1/2, 2] for the median neuron); and every uneven vote
-    followed at T_4^- - 1 (signgd.lemma4_4's corrected form (a))."""
-    from properties.signgd.runs import THETA_BRACKET, at_steps, off_vote_neurons
+    reported not told apart where it predicts the same), "noise_scale" (the median noise at T_2
+    against its l1 rate) and "signal_scale" (the median signal at T_4^- against eta T_4^-), each
+    read with the glossary's 'Theta(1)' (check_theta: a rival scale within its factor of the
+    lemma's is not told apart); and every uneven vote followed at T_4^- - 1 (signgd.lemma4_4's
+    corrected form (a))."""
+    from properties.signgd.runs import at_steps, off_vote_neurons
 
     T = q["T"]
     ok = np.isfinite(T["T2"]) & np.isfinite(T["T4m"])
@@ -334,25 +386,18 @@ def stage3_lemma_checks(cid, world, q, at=""):
                    what=f"every seed reaches T_2 and T_4^-{at}: {T['T2']}, {T['T4m']}")
     if not ok.all():
         return  # nothing to measure at T_2 / T_4^- (the check above has failed)
-    lo, hi = THETA_BRACKET
     nscale = world.prediction(noise_l1_scale, "noise_scale")(q)
+    rr = rival_ratio(nscale, noise_l1_scale(q))
     for k_ in ("a", "b"):
         med = float(np.median(np.abs(at_steps(q[k_], T["T2"])) / nscale))
-        check_at_least(cid, med - lo, EXACT, name=f"L4.3 (1) {k_} lower",
-                       what=f"Lemma 4.3 (1): median |{k_}(T_2)| / scale = {med:.3g} >= "
-                            f"{lo}{at}")
-        check_at_least(cid, hi - med, EXACT, name=f"L4.3 (1) {k_} upper",
-                       what=f"Lemma 4.3 (1): median |{k_}(T_2)| / scale = {med:.3g} <= "
-                            f"{hi}{at}")
+        check_theta(cid, med, L43_SENT, name=f"L4.3 (1) {k_}", rival_ratio=rr,
+                    what=f"Lemma 4.3 (1): median |{k_}(T_2)| / scale{at}")
     sscale = world.prediction(signal_linear_scale, "signal_scale")(q)
+    rr = rival_ratio(sscale, signal_linear_scale(q))
     for k_ in ("alpha", "beta"):
         med = float(np.median(np.abs(at_steps(q[k_], T["T4m"])) / sscale))
-        check_at_least(cid, med - 0.5, EXACT, name=f"L4.4 {k_} lower",
-                       what=f"Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
-                            f">= 1/2{at}")
-        check_at_least(cid, 2.0 - med, EXACT, name=f"L4.4 {k_} upper",
-                       what=f"Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-) = {med:.3g} "
-                            f"<= 2{at}")
+        check_theta(cid, med, L44_SENT, name=f"L4.4 {k_}", rival_ratio=rr,
+                    what=f"Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-){at}")
     t_end = T["T4m"] - 1
     v = votes_by_rule(cid, world, *(at_steps(q[k_], t_end) for k_ in ("alpha", "beta", "a", "b")),
                       at=at)

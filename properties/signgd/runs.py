@@ -466,7 +466,6 @@ def signgd_draw_note(*, s=30, sigma_p=1.0, sigma_0=1e-3, **kw) -> str:
 
 # The Theta's constants of Lemma 4.3 (1) (a hand-set reading: the glossary's 'Theta(1)' let the
 # init-scale rival pass, see signgd.lemma4_3's history); read by signgd.lemma4_3 and signgd.adam
-THETA_BRACKET = (0.3, 2.0)
 
 OPT_SEEDS, OPT_LOG_EVERY = 2, 10
 OPT_LOG = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "train_loss")

@@ -31,7 +31,8 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         examples, null, register, rival)
 from properties.cache import run_cache
 from properties.settings import size
-from properties.signgd.common import (claim_rate, exact, lemma45_stats, stage3_lemma_checks,
+from properties.signgd.common import (THETA_HISTORY, claim_rate, exact, lemma45_stats,
+                                      stage3_lemma_checks,
                                       stage3_lemma_rivals)
 from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H,
                                     all_noise_aligned, condition31_c, held_at_init,
@@ -229,8 +230,8 @@ register(Claim(
                "pairs aligned at T_4^- - 1 (Table 2), Lemma 4.5 (fitted exponent >= 1, "
                "|s_11 - 1/2| <= 0.1 up to T_4^-), T_4^+ < T_4 (Lemma 4.7), s_11, s_21 <= 0.05 at "
                "the end (Thm 3.2 (4)); (Lemmas 4.3 (1), 4.4, with the head trained; common."
-               "stage3_lemma_checks) median |a|, |b| at T_2 over T_2 eta ||xi_i||_1 in [0.3, 2], "
-               "median |alpha|, |beta| at T_4^- over eta T_4^- in [1/2, 2], every uneven vote "
+               "stage3_lemma_checks) median |a|, |b| at T_2 over T_2 eta ||xi_i||_1 'Theta(1)', "
+               "median |alpha|, |beta| at T_4^- over eta T_4^- 'Theta(1)', every uneven vote "
                "followed at T_4^- - 1; (Thm 3.2 (2), within Condition 3.1) L_D(end) increasing "
                "along the ladder sigma_p x f, sigma_0 / f, eta / f (c = sigma_0 s sigma_p "
                "sqrt(m_k) and eps = eta sqrt(s) / sigma_0 at the draw's values on every rung; f in "
@@ -323,7 +324,8 @@ register(Claim(
              "had faced no alternative (sign mismatches through T_3: head at value scale on 1 "
              "of 3 draws; every seed reaching T_2 and T_4^-: none): the nulls 'untrained' and "
              "'lemmas untrained' (training off, as signgd.adam's 'untrained') were added for "
-             "them.",),
+             "them.",
+             THETA_HISTORY,),
     alternatives=(
         null("head_frozen", head_frozen, "the head not trained (H stays 1/m_v)", replaces="head"),
         rival("head_shrinks", head_shrinks, "the head entries shrink by eta per step",
