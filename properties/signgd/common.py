@@ -6,6 +6,7 @@ import numpy as np
 from scipy import stats
 
 from properties.check import Threshold, check_at_least, check_trend
+from properties.readings import lookup
 from properties.report import CLAIM_SHARE
 
 # The allocation rule of the false-fail budget (report.CLAIM_SHARE, fixed before any run): a
@@ -19,6 +20,18 @@ THETA_HISTORY = ("2026-12-05 (issue 20): the hand-set Theta brackets ([0.3, 2] f
                  "NoPower): a rival whose predicted scale lies within the word's factor of the "
                  "lemma's on a draw is now stopped as not told apart there (reported, as Lemma "
                  "4.4's majority rival), not made to fail by a tighter hand-set level")
+CARRIED_HISTORY = ("2026-12-05 (issue 20): the levels carried from the SignGD properties as "
+                   "numbers read with the glossary words those properties use: Theorem 3.2 "
+                   "(1)-(4)'s 1e-3, 0.1, 2, 0.05 as '-> epsilon', 'constant "
+                   "order', 'dominates', 'near 0', and '<<' between Stage I and the next stages "
+                   "(T_1 <= min(T_2, T_3) / 2 in every seed) as min over seeds of min(T_2, T_3) "
+                   "/ T_1 'dominates' (a factor 2, bracket 1.5-3), each decided at its level and "
+                   "bracket (common.check_word). Lemma 4.5's |s_11 - 1/2| <= 0.1 stays: it is "
+                   "'near 1/2' at its looser level, where SignGD's own Lemma 4.5 holds (0.067 "
+                   "fails the level 0.05; signgd.lemma4_5 is reading-dependent), so a carried "
+                   "check asks no more of the other run than SignGD achieves (L45_CARRIED); "
+                   "read at the level it fails for Adam (0.063) and the learnable head (0.060), "
+                   "as it does for SignGD")
 RATE_HISTORY = ("2026-12-04 (issue 20): false-fail rates set to fit the claim share of the stated "
                 "allocation rule (report.CLAIM_SHARE = 1e-4 summed over a claim's checks and "
                 "draws under ci, via common.claim_rate); the rates were lowered after the "
@@ -179,22 +192,65 @@ def stage4_pairs(q, t, T4m):
     return out
 
 
-def check_intervals(cid, stats, intervals, threshold):
+def check_word(cid, v, word, side, sentence, what="", name=None):
+    """A statistic read with a glossary word: side '<=' (a tolerance: v <= level, e.g. 'near 0',
+    'converged') or '>=' (a score: v >= level, e.g. 'dominates'), decided at the word's level
+    and bracket (properties/readings.py)."""
+    from properties.check import Tolerance, check_close
+
+    if side == "<=":
+        check_close(cid, v, 0.0, Tolerance.reading(word, sentence), name=name,
+                    what=f"{what} ({word!r})")
+    elif side == ">=":
+        check_at_least(cid, v, Threshold.reading(word, sentence), name=name,
+                       what=f"{what} ({word!r})")
+    else:
+        raise ValueError(f"side must be '<=' or '>=', got {side!r}")
+
+
+def check_intervals(cid, stats, intervals, threshold, name="listed items"):
     """For each named statistic, lo <= value <= hi (intervals[name] = (lo, hi), infinite ends
-    unchecked), each side a check_at_least against `threshold` (an exact inequality)."""
-    for name, v in stats.items():
-        lo, hi = intervals[name]
+    unchecked), each side a check_at_least against `threshold` (an exact inequality); or, where
+    intervals[name] = (word, side, sentence), the glossary word's reading (check_word).  All are
+    one named check (`name`) for the per-check power: an alternative that fails any listed item
+    is rejected by it."""
+    for key, v in stats.items():
+        spec = intervals[key]
+        if isinstance(spec[0], str):
+            check_word(cid, v, *spec, what=f"{key} = {v:.4g}", name=name)
+            continue
+        lo, hi = spec
         if lo > -np.inf:
-            check_at_least(cid, v - lo, threshold, what=f"{name} = {v:.4g} >= {lo:g}")
+            check_at_least(cid, v - lo, threshold, name=name, what=f"{key} = {v:.4g} >= {lo:g}")
         if hi < np.inf:
-            check_at_least(cid, hi - v, threshold, what=f"{name} = {v:.4g} <= {hi:g}")
+            check_at_least(cid, hi - v, threshold, name=name, what=f"{key} = {v:.4g} <= {hi:g}")
+
+
+STAGE_ORDER_SENT = "T_1 << T_2 << T_3 (Section 4's stage order)"
+L45_SENT = "s_21 decays exponentially fast while s_11 stays near 1/2, until a time T_4^-"
+# Lemma 4.5's 'near 1/2' where a claim carries it to another run (signgd.adam, learnable_head,
+# the variants): the glossary's looser level, the one at which SignGD's own Lemma 4.5 holds
+# (signgd.lemma4_5 is reading-dependent: its worst 0.067 fails the level 0.05): a carried check
+# asks the other run to behave as SignGD does, not more
+L45_CARRIED = lookup("near 1/2").looser
+THM32_SENTS = {1: "the training loss converges to epsilon (Theorem 3.2 (1))",
+               2: "The trained transformer has a constant-order test loss (Theorem 3.2 (2))",
+               3: "value noise dominates value signal for every training sample (Theorem 3.2 (3))",
+               4: "attention of both queries concentrates on the noise patch (Theorem 3.2 (4))"}
+
+
+def stage1_separation(T):
+    """min over seeds of min(T_2, T_3) / max(T_1, 1): '<<' between Stage I and the next stages
+    read at one size (0 where a seed never reaches T_2 or T_3)."""
+    lo = np.minimum(T["T2"], T["T3"])
+    r = np.where(np.isfinite(lo), lo / np.maximum(T["T1"], 1), 0.0)
+    return float(r.min())
 
 
 def variant_stats(r, slope):
     """The Table 3 variant claims' statistics of a runs.variant_run result; `slope(eta, s,
     sigma_p)` is Lemma 4.1's value-noise growth per step the constant is measured against."""
     T = r["T"]
-    lo = np.minimum(T["T2"], T["T3"])
     p, dev = lemma45_stats(r["s21"], r["s11"], T["T4m"])
     dV = float(((r["V"][-1] - r["V"][0]) / r["t_end"]).mean())
     return {
@@ -203,23 +259,22 @@ def variant_stats(r, slope):
         "Thm 3.2 (3) min V_i / |V_mu| (end)": float((r["V"][-1] / np.abs(r["V_mu"][-1])[:, None]).min()),
         "Thm 3.2 (4) max s11, s21 (end)": float(max(r["s11"][-1].max(), r["s21"][-1].max())),
         "Lemma 4.1 (1) constant": dV / float(slope(r["eta"], r["s"], r["sigma_p"])),
-        "stages: fraction of seeds with T_1 <= min(T_2, T_3) / 2":
-            float((np.isfinite(lo) & (lo >= 2 * T["T1"])).mean()),
+        "stages: min over seeds of min(T_2, T_3) / T_1": stage1_separation(T),
         "Lemma 4.7: fraction of seeds with T_4^+ < T_4": float((T["T4p"] < T["T4"]).mean()),
         "Lemma 4.5 fitted exponent of -log(2 s21)": float(p),
         "Lemma 4.5 max |s11 - 1/2| up to T_4^-": float(dev),
     }
 
 
-VARIANT_OUTCOME = {  # the orthogonal-sparse properties' levels, per statistic of variant_stats
-    "Thm 3.2 (1) max L_S(end)": (0.0, 1e-3),
-    "Thm 3.2 (2) min L_D(end)": (0.1, np.inf),
-    "Thm 3.2 (3) min V_i / |V_mu| (end)": (2.0, np.inf),
-    "Thm 3.2 (4) max s11, s21 (end)": (0.0, 0.05),
-    "stages: fraction of seeds with T_1 <= min(T_2, T_3) / 2": (1.0, 1.0),
+VARIANT_OUTCOME = {  # the orthogonal-sparse properties' readings, per statistic of variant_stats
+    "Thm 3.2 (1) max L_S(end)": ("-> epsilon", "<=", THM32_SENTS[1]),
+    "Thm 3.2 (2) min L_D(end)": ("constant order", ">=", THM32_SENTS[2]),
+    "Thm 3.2 (3) min V_i / |V_mu| (end)": ("dominates", ">=", THM32_SENTS[3]),
+    "Thm 3.2 (4) max s11, s21 (end)": ("near 0", "<=", THM32_SENTS[4]),
+    "stages: min over seeds of min(T_2, T_3) / T_1": ("dominates", ">=", STAGE_ORDER_SENT),
     "Lemma 4.7: fraction of seeds with T_4^+ < T_4": (1.0, 1.0),
     "Lemma 4.5 fitted exponent of -log(2 s21)": (1.0, np.inf),
-    "Lemma 4.5 max |s11 - 1/2| up to T_4^-": (0.0, 0.1),
+    "Lemma 4.5 max |s11 - 1/2| up to T_4^-": (0.0, L45_CARRIED),
 }
 
 

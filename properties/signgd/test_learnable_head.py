@@ -16,7 +16,9 @@ fail, and is checked:
 * 'the same stages' (test_signgd_learnable_head_stages): the sign trajectories of alpha, beta, a,
   b coincide with the fixed-head run's through T_3 (exactly), so T_1, T_2, T_3 are the same; and
   in Stage IV with the learnable head: Table 2's >= 98% aligned at T_4^- - 1, Lemma 4.5, T_4^+ <
-  T_4 (Lemma 4.7), s_11, s_21 <= 0.05 at the end (Theorem 3.2 (4)).
+  T_4 (Lemma 4.7), s_11, s_21 'near 0' at the end (Theorem 3.2 (4), the glossary word
+  signgd.theorem3_2.item4 reads); Lemma 4.5's 'near 1/2' at its looser level 0.1, where SignGD's
+  own Lemma 4.5 holds (common.L45_CARRIED).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         examples, null, register, rival)
 from properties.cache import run_cache
 from properties.settings import size
-from properties.signgd.common import (THETA_HISTORY, claim_rate, exact, lemma45_stats,
+from properties.signgd.common import (CARRIED_HISTORY, L45_CARRIED, THM32_SENTS, THETA_HISTORY,
+                                      check_word, claim_rate, exact, lemma45_stats,
                                       stage3_lemma_checks,
                                       stage3_lemma_rivals)
 from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H,
@@ -228,8 +231,10 @@ register(Claim(
                "stages) the signs of alpha, beta, a, b equal the fixed-head run's at every step "
                "through T_3 (so T_1, T_2, T_3 are equal); with the learnable head, >= 98% of "
                "pairs aligned at T_4^- - 1 (Table 2), Lemma 4.5 (fitted exponent >= 1, "
-               "|s_11 - 1/2| <= 0.1 up to T_4^-), T_4^+ < T_4 (Lemma 4.7), s_11, s_21 <= 0.05 at "
-               "the end (Thm 3.2 (4)); (Lemmas 4.3 (1), 4.4, with the head trained; common."
+               "|s_11 - 1/2| <= 0.1, 'near 1/2' at its looser level as SignGD's own Lemma 4.5 "
+               "holds, up to T_4^-), T_4^+ < T_4 (Lemma 4.7), "
+               "s_11, s_21 'near 0' (0.05) at the end (Thm 3.2 (4)); (Lemmas 4.3 (1), 4.4, "
+               "with the head trained; common."
                "stage3_lemma_checks) median |a|, |b| at T_2 over T_2 eta ||xi_i||_1 'Theta(1)', "
                "median |alpha|, |beta| at T_4^- over eta T_4^- 'Theta(1)', every uneven vote "
                "followed at T_4^- - 1; (Thm 3.2 (2), within Condition 3.1) L_D(end) increasing "
@@ -325,7 +330,7 @@ register(Claim(
              "of 3 draws; every seed reaching T_2 and T_4^-: none): the nulls 'untrained' and "
              "'lemmas untrained' (training off, as signgd.adam's 'untrained') were added for "
              "them.",
-             THETA_HISTORY,),
+             THETA_HISTORY, CARRIED_HISTORY,),
     alternatives=(
         null("head_frozen", head_frozen, "the head not trained (H stays 1/m_v)", replaces="head"),
         rival("head_shrinks", head_shrinks, "the head entries shrink by eta per step",
@@ -409,9 +414,12 @@ def test_signgd_learnable_head_stages(world, cfg):
     check_at_least(CID, al - 0.98, EXACT, what=f"aligned at T_4^- - 1: {al:.3g} >= 0.98")
     p, dev = lemma45_stats(r["s21"], r["s11"], T4m)
     check_at_least(CID, p - 1.0, EXACT, what=f"Lemma 4.5: fitted exponent {p:.3g} >= 1")
-    check_at_least(CID, 0.1 - dev, EXACT, what=f"Lemma 4.5: max |s11 - 1/2| = {dev:.3g} <= 0.1")
+    check_at_least(CID, L45_CARRIED - dev, EXACT,
+                   what=f"Lemma 4.5: max |s11 - 1/2| = {dev:.3g} <= {L45_CARRIED:g} ('near 1/2' "
+                        "at its looser level, as SignGD's own Lemma 4.5 holds)")
     m = float(max(r["s11"][-1].max(), r["s21"][-1].max()))
-    check_at_least(CID, 0.05 - m, EXACT, what=f"Thm 3.2 (4): max s11, s21 (end) {m:.3g} <= 0.05")
+    check_word(CID, m, "near 0", "<=", THM32_SENTS[4],
+               what=f"Thm 3.2 (4): max s11, s21 (end) {m:.3g}")
 
 
 def _ladder_desc(L):

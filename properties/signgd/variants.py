@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 
 from properties import Claim, null, rival
-from properties.signgd.common import (THETA_HISTORY, VARIANT_OUTCOME, check_intervals, check_theta,
+from properties.signgd.common import (CARRIED_HISTORY, THETA_HISTORY, VARIANT_OUTCOME,
+                                      check_intervals, check_theta,
                                       exact,
                                       rival_ratio, variant_stats)
 from properties.signgd.runs import (OPT_SEEDS, SETTING, VARIANTS, variant_attention_frozen,
@@ -52,10 +53,14 @@ def variant_claim(cid: str, name: str, where: str, desc: str, measured: str) -> 
                                      "independently per sample (overlapping)") +
                     f"; sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5; {OPT_SEEDS} seeds per draw (seeds "
                     "11 and 12345 explicit examples); horizon 1.25 t*",
-        prediction="each listed item that is not automatic, at the orthogonal-sparse properties' "
-                   "levels: L_S(end) <= 1e-3, L_D(end) >= 0.1, V_i / |V_mu| >= 2, s_11, s_21 <= 0.05 "
-                   "(end); Lemma 4.1 constant 'Theta(1)' (glossary: factor 3); T_1 <= min(T_2, T_3) / 2 and T_4^+ < T_4 "
-                   "in every seed; Lemma 4.5 fitted exponent >= 1, |s_11 - 1/2| <= 0.1 up to T_4^-",
+        prediction="each listed item that is not automatic, read with the glossary words of the "
+                   "orthogonal-sparse properties (the statement's numbers are their levels): "
+                   "L_S(end) '-> epsilon' (1e-3), L_D(end) of 'constant order' (0.1), V_i "
+                   "'dominates' |V_mu| (2), s_11, s_21 'near 0' (0.05) at the end; Lemma 4.1's "
+                   "constant 'Theta(1)' (a factor 3; the statement's [0.3, 2] was the suite's "
+                   "earlier hand-set bracket); min(T_2, T_3) 'dominates' T_1 (2) and T_4^+ < T_4 "
+                   "in every seed; Lemma 4.5 fitted exponent >= 1, |s_11 - 1/2| <= 0.1 ('near "
+                   "1/2' at its looser level, where SignGD's own Lemma 4.5 holds) up to T_4^-",
         simulation=f"runs.variant_run: sim.signgd.make_problem(orthogonal={VARIANTS[name][0]}, "
                    "disjoint=False), sim.signgd.train logged every step; sim.signgd.stage_times",
         metric="the listed items' extremes over seeds, samples and pairs (common.variant_stats)",
@@ -75,7 +80,8 @@ def variant_claim(cid: str, name: str, where: str, desc: str, measured: str) -> 
                   "(Lemmas 4.6/4.8) is automatic under the stop rule.",
         history=("2026-12-03 (issue 11, migration): the end-alignment check (automatic under the "
                  "stop rule) and the definitional stage relations dropped; legacy controls replaced "
-                 "by the alternatives; 2 -> 3 draws; levels unchanged.", THETA_HISTORY),
+                 "by the alternatives; 2 -> 3 draws; levels unchanged.", THETA_HISTORY,
+                 CARRIED_HISTORY),
         alternatives=(
             null("untrained", untrained, "training off: every quantity keeps its init value",
                  replaces="run"),
