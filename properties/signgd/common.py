@@ -242,8 +242,10 @@ THM32_SENTS = {1: "the training loss converges to epsilon (Theorem 3.2 (1))",
 def stage1_separation(T):
     """min over seeds of min(T_2, T_3) / max(T_1, 1): '<<' between Stage I and the next stages
     read at one size (0 where a seed never reaches T_2 or T_3)."""
-    lo = np.minimum(T["T2"], T["T3"])
-    r = np.where(np.isfinite(lo), lo / np.maximum(T["T1"], 1), 0.0)
+    lo = np.minimum(np.asarray(T["T2"], dtype=np.float64), T["T3"])
+    t1 = np.maximum(np.asarray(T["T1"], dtype=np.float64), 1.0)
+    ok = np.isfinite(lo)  # a seed that never reaches T_2 or T_3 (T_1 = inf too: untrained): 0
+    r = np.divide(lo, t1, out=np.zeros_like(lo), where=ok)
     return float(r.min())
 
 
