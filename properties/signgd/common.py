@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from properties.check import Threshold, check_at_least, check_trend
+from properties.check import Threshold, Tolerance, check_at_least, check_close, check_trend
 from properties.readings import lookup
 from properties.report import CLAIM_SHARE
 
@@ -196,8 +196,6 @@ def check_word(cid, v, word, side, sentence, what="", name=None):
     """A statistic read with a glossary word: side '<=' (a tolerance: v <= level, e.g. 'near 0',
     'converged') or '>=' (a score: v >= level, e.g. 'dominates'), decided at the word's level
     and bracket (properties/readings.py)."""
-    from properties.check import Tolerance, check_close
-
     if side == "<=":
         check_close(cid, v, 0.0, Tolerance.reading(word, sentence), name=name,
                     what=f"{what} ({word!r})")
@@ -314,9 +312,9 @@ def noise_l1_scale(r):
     return r["T"]["T2"][:, None, None] * r["eta"] * r["xi_l1"][:, None, :]
 
 
-THETA_WORD = "Theta(1)"
+THETA_WORD = "Theta(1)"  # the glossary word a Theta's constants are read with (factor 3)
 L43_SENT = "|a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p) (Lemma 4.3 (1))"
-L44_SENT = "|alpha_s|, |beta_s| = Theta(T_3 eta) (Lemma 4.4 (2))"  # the glossary word a Theta's constants are read with (factor 3)
+L44_SENT = "|alpha_s|, |beta_s| = Theta(T_3 eta) (Lemma 4.4 (2))"
 
 
 def check_theta(cid, ratio, sentence, *, name, what, rival_ratio=None):
@@ -328,8 +326,6 @@ def check_theta(cid, ratio, sentence, *, name, what, rival_ratio=None):
     draw, and the alternative is stopped as Inconclusive (reported 'not told apart', never
     excused)."""
     from properties import Inconclusive
-    from properties.check import Tolerance
-    from properties.readings import lookup
 
     level = lookup(THETA_WORD).level
     if rival_ratio is not None:
@@ -341,8 +337,6 @@ def check_theta(cid, ratio, sentence, *, name, what, rival_ratio=None):
                                "not told apart")
     r = float(ratio)
     factor = max(r, 1.0 / r) if np.isfinite(r) and r > 0 else np.inf
-    from properties.check import check_close
-
     check_close(cid, factor, 0.0, Tolerance.reading(THETA_WORD, sentence), name=name,
                 what=f"{what}: ratio {r:.3g}, factor {factor:.3g}")
 

@@ -210,6 +210,17 @@ def held_at_init(r, keys=ATTENTION):
     return out
 
 
+def training_off(r, keys):
+    """Null 'training off' of a run dict `r`: held_at_init of `keys` (a key naming a dict of
+    logged arrays holds each of them) and no stage event (its stage times "T" all inf)."""
+    out = held_at_init(r, [k_ for k_ in keys if not isinstance(r[k_], dict)])
+    for k_ in keys:
+        if isinstance(r[k_], dict):
+            out[k_] = held_at_init(r[k_], tuple(r[k_]))
+    out["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
+    return out
+
+
 def attention_frozen_null(fn, keys=ATTENTION):
     """Null factory: W_Q, W_K not trained.  Returns a function with `fn`'s arguments that is `fn`
     with the attention quantities `keys` held at their init values (held_at_init): passed as
@@ -706,10 +717,8 @@ def variant_run(name: str, seed0: int):
 def variant_untrained(name: str, seed0: int):
     """Null of the variant claims: training off (every quantity at its init value, no stage
     event)."""
-    r = held_at_init(variant_run(name, seed0),
-                     ("s11", "s21", "V", "V_mu", "train_loss", "test_loss"))
-    r["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
-    return r
+    return training_off(variant_run(name, seed0),
+                        ("s11", "s21", "V", "V_mu", "train_loss", "test_loss"))
 
 
 variant_attention_frozen = attention_frozen_null(variant_run)
@@ -878,10 +887,22 @@ S_LADDER_DRAWS = ((11, 1.0), (12345, 1.0), (777, 2.0))  # seed0, sigma_p
 S_LADDER_CAP = 60000
 
 
-@functools.lru_cache(maxsize=4)
-def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
+def _stage4_batch(seeds, s, sigma_p, sigma_0, m_k=M_K):
+    """One batch of a stage-lemma ladder on the reduced dynamics from the full model's init (d =
+    1 + n s + max(120, s + 3), eps = S_LADDER_EPS), run to 1.25 x the first step with all noise
+    aligned: (state at init, history, trace, stage times, common.stage4_pairs events)."""
     from properties.signgd.common import stage4_pairs
 
+    st_ = reduced_init(seeds, s, sigma_p, sigma_0, S_LADDER_EPS, m_k=m_k,
+                       d=1 + N_SAMPLES * s + max(120, s + 3))
+    h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
+    tr = as_trace(h)
+    times = sim.stage_times(tr)
+    return st_, h, tr, times, stage4_pairs(h, tr.t, times["T4m"])
+
+
+@functools.lru_cache(maxsize=4)
+def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
     keys = ("wrong", "back", "off_vote", "neurons", "steps", "even", "off_even", "off_uneven",
             "off_even_frozen", "off_uneven_frozen", "T2", "l43_ratio", "l43_dev")
     out = {k_: [] for k_ in keys}
@@ -890,13 +911,8 @@ def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
         rung = {k_: [] for k_ in out}
         for j0 in range(0, n_seeds, S_LADDER_CHUNK):
             seeds = [seed0 + k for k in range(j0, min(n_seeds, j0 + S_LADDER_CHUNK))]
-            st_ = reduced_init(seeds, s, sigma_p, sigma_0, S_LADDER_EPS,
-                               d=1 + N_SAMPLES * s + max(120, s + 3))
-            h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
-            tr = as_trace(h)
-            times = sim.stage_times(tr)
+            st_, h, tr, times, ev = _stage4_batch(seeds, s, sigma_p, sigma_0)
             T4m = times["T4m"]
-            ev = stage4_pairs(h, tr.t, T4m)
             # signgd.lemma4_3 (1), (2) at each seed's T_2: the median over pairs of |x(T_2)| /
             # (T_2 eta ||xi_i||_1), x = a, b, and the max over samples of |s_11 - 1/2|, |s_21 -
             # 1/2| (the softmax from the reduced state, as sim.signgd.reduced_dynamics has it)
@@ -970,8 +986,6 @@ MK_LADDER_SEED_OFFSET = 4000
 
 @functools.lru_cache(maxsize=4)
 def _mk_ladder(first, sigma_p, n_seeds, rungs):
-    from properties.signgd.common import stage4_pairs
-
     s = MK_LADDER_S
     wrong, back, steps = [], [], []
     for m_k in rungs:
@@ -979,11 +993,7 @@ def _mk_ladder(first, sigma_p, n_seeds, rungs):
         w_, b_, st = [], [], 0
         for j0 in range(0, n_seeds, S_LADDER_CHUNK):
             seeds = [first + k for k in range(j0, min(n_seeds, j0 + S_LADDER_CHUNK))]
-            st_ = reduced_init(seeds, s, sigma_p, sigma_0, S_LADDER_EPS, m_k=int(m_k),
-                               d=1 + N_SAMPLES * s + max(120, s + 3))
-            h = run_reduced_until(st_, first_all_noise_aligned, TAIL, S_LADDER_CAP, chunk=1000)
-            tr = as_trace(h)
-            ev = stage4_pairs(h, tr.t, sim.stage_times(tr)["T4m"])
+            _, _, tr, _, ev = _stage4_batch(seeds, s, sigma_p, sigma_0, int(m_k))
             w = ev["wrong_b"]
             w_.append(w.sum((1, 2)))
             b_.append((w & (ev["back_b"] > 0)).sum((1, 2)))

@@ -39,7 +39,7 @@ from properties.signgd.common import (CARRIED_HISTORY, L45_CARRIED, THM32_SENTS,
                                       stage3_lemma_rivals)
 from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H,
                                     all_noise_aligned, condition31_c, held_at_init,
-                                    problem_and_init, signgd_draw_note)
+                                    problem_and_init, signgd_draw_note, training_off)
 from sim import signgd as sim
 
 CID = "signgd.learnable_head"
@@ -117,27 +117,15 @@ def _lemma_view(cfg, hold=()):
                 xi_l2=(xi ** 2).sum(-1).sqrt().numpy())
 
 
-def _untrained(r):
-    """A summary dict with every logged (T, ...) quantity at its init value and no stage event
-    (T all inf): training switched off."""
-    out = {k_: (np.broadcast_to(v[:1], v.shape).copy() if isinstance(v, np.ndarray) and v.ndim
-                and k_ not in ("H_end", "xi_l1", "xi_l2") else v) for k_, v in r.items()}
-    for k_ in ("signs", "vals"):
-        if k_ in r:
-            out[k_] = {j: np.broadcast_to(v[:1], v.shape).copy() for j, v in r[k_].items()}
-    out["T"] = {k_: np.full(np.shape(v), np.inf) for k_, v in r["T"].items()}
-    return out
-
-
 def learnable_untrained(cfg):
     """Null of 'the same stages': training off (the learnable-head run's signs and softmax at
     their init values, no stage event)."""
-    return _untrained(learnable_head(cfg))
+    return training_off(learnable_head(cfg), ("signs", "vals", "s11", "s21"))
 
 
 def lemmas_untrained(cfg):
     """Null of the lemma checks: training off (alpha, beta, a, b at init, no stage event)."""
-    return _untrained(_lemma_view(tuple(cfg)))
+    return training_off(_lemma_view(tuple(cfg)), ("alpha", "beta", "a", "b"))
 
 
 def learnable_lemmas(cfg):

@@ -48,7 +48,8 @@ from properties.settings import size
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_lemma4_6
 from properties.signgd.runs import (CANON, H, MK_LADDER, MK_LADDER_SEEDS, RANGE, SETTING,
-                                    STAGES, STAGE_RUN, S_LADDER, S_LADDER_DRAWS, S_LADDER_SEED_OFFSET, attention_frozen_null,
+                                    STAGES, STAGE_RUN, S_LADDER, S_LADDER_DRAWS,
+                                    S_LADDER_SEED_OFFSET, attention_frozen_null,
                                     ci_draws, ladder_draws, shared_draws, stage4_events,
                                     stage4_ladder, stage4_run_events, signgd_draw_note,
                                     mk_ladder)

@@ -10,9 +10,8 @@ import functools
 
 from properties import Claim, null, rival
 from properties.signgd.common import (CARRIED_HISTORY, THETA_HISTORY, VARIANT_OUTCOME,
-                                      check_intervals, check_theta,
-                                      exact,
-                                      rival_ratio, variant_stats)
+                                      check_intervals, check_theta, exact, rival_ratio,
+                                      variant_stats)
 from properties.signgd.runs import (OPT_SEEDS, SETTING, VARIANTS, variant_attention_frozen,
                                     variant_run, variant_untrained)
 from theory import signgd as th
