@@ -34,7 +34,7 @@ from hypothesis import example, given
 
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
-from properties.signgd.common import (CARRIED_HISTORY, L45_CARRIED, STAGE_ORDER_SENT,
+from properties.signgd.common import (CARRIED_HISTORY, L45_SENT, STAGE_ORDER_SENT,
                                       THETA_HISTORY, check_intervals, check_word,
                                       exact,
                                       stage1_separation, lemma45_stats, stage3_lemma_checks,
@@ -211,7 +211,7 @@ def gd_like_outcome():
 def adam_stages():
     """(iii) SignGD's stages up to the key-noise alignment; T_4 (query noise) left out."""
     return dict(order="dominates", key_turned=True, query_turned=None, aligned=0.98,
-                min_exponent=1.0, near=L45_CARRIED)
+                min_exponent=1.0)
 
 
 def signgd_stage4():
@@ -239,8 +239,8 @@ register(Claim(
                "stage (every step, sim.signgd.stage_times with completed turns): min(T_2, T_3) "
                "'dominates' T_1 (glossary: a factor 2), T_4^+ finite, >= 98% of pairs aligned "
                "at T_4^- - 1 (Table 2), Lemma 4.5 "
-               "(fitted exponent of -log(2 s_21) >= 1 on [T_4^-/4, T_4^-], |s_11 - 1/2| <= 0.1, "
-               "'near 1/2' at its looser level as SignGD's own Lemma 4.5 holds, up to T_4^-), "
+               "(fitted exponent of -log(2 s_21) >= 1 on [T_4^-/4, T_4^-], |s_11 - 1/2| 'near "
+               "1/2' up to T_4^-: the glossary's 0.05, as signgd.lemma4_5), "
                "Lemma 4.3 (1) (median |a|, |b| at T_2 over T_2 eta ||xi_i||_1 "
                "'Theta(1)'), Lemma 4.4 (median |alpha|, |beta| at T_4^- over eta T_4^- 'Theta(1)'; "
                "every uneven vote followed at T_4^- - 1); T_4 (query noise) not required "
@@ -485,12 +485,9 @@ def _stage_checks(world, q, eta):
     check_at_least(CID, al - pred["aligned"], EXACT,
                    what=f"(iii) Table 2: min over seeds of the aligned fraction at T_4^- - 1 = "
                         f"{al:.3g} >= {pred['aligned']:g}{at}")
-    p, dev = lemma45_stats(q["s21"], q["s11"], T4m)
+    p, _ = lemma45_stats(q["s21"], q["s11"], T4m)
     check_at_least(CID, p - pred["min_exponent"], EXACT,
                    what=f"(iii) Lemma 4.5: fitted exponent {p:.3g} >= {pred['min_exponent']:g}{at}")
-    check_at_least(CID, pred["near"] - dev, EXACT,
-                   what=f"(iii) Lemma 4.5: max |s11 - 1/2| up to T_4^- = {dev:.3g} <= "
-                        f"{pred['near']:g}, 'near 1/2' at its looser level, as for SignGD{at}")
 
 
 @audits(CID)
@@ -502,6 +499,25 @@ def test_signgd_adam_stages(world, seed):
         q = world.simulation(adam_run, "adam", pure=True)(seed, eta)
         _stage_checks(world, q, eta)
         stage3_lemma_checks(CID, world, q, f" (lr {eta:g})")
+
+
+L45_FAILS = ("Lemma 4.5's 'near 1/2' at the glossary's level 0.05: Adam's max |s_11 - 1/2| up to "
+             "T_4^- is above 0.05 on every ci draw (worst 0.063, lr 3e-5), as SignGD's own is 0.067 (signgd.lemma4_5, "
+             "reading-dependent); within the looser 0.1")
+
+
+@audits(CID, fails=L45_FAILS)
+@examples(1)
+@adam_draws
+def test_signgd_adam_lemma4_5_near(seed):
+    """(iii)'s Lemma 4.5 'near 1/2' (s_11 up to T_4^-) at each rate, read with the glossary word
+    at its three levels, as signgd.lemma4_5 reads it for SignGD (its own property: a failure at
+    the level is the lemma's, not Adam's alone, and the stage checks keep their alternatives)."""
+    for eta in ADAM_RATES:
+        q = adam_run(seed, eta)
+        _, dev = lemma45_stats(q["s21"], q["s11"], q["T"]["T4m"])
+        check_word(CID, dev, "near 1/2", "<=", L45_SENT,
+                   what=f"(iii) Lemma 4.5: max |s11 - 1/2| up to T_4^- = {dev:.3g} (lr {eta:g})")
 
 
 def _turned(sg, run):

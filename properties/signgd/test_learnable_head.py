@@ -17,8 +17,8 @@ fail, and is checked:
   b coincide with the fixed-head run's through T_3 (exactly), so T_1, T_2, T_3 are the same; and
   in Stage IV with the learnable head: Table 2's >= 98% aligned at T_4^- - 1, Lemma 4.5, T_4^+ <
   T_4 (Lemma 4.7), s_11, s_21 'near 0' at the end (Theorem 3.2 (4), the glossary word
-  signgd.theorem3_2.item4 reads); Lemma 4.5's 'near 1/2' at its looser level 0.1, where SignGD's
-  own Lemma 4.5 holds (common.L45_CARRIED).
+  signgd.theorem3_2.item4 reads). Lemma 4.5's 'near 1/2' is its own property
+  (test_signgd_learnable_head_lemma4_5_near, the glossary word at its three levels).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         examples, null, register, rival)
 from properties.cache import run_cache
 from properties.settings import size
-from properties.signgd.common import (CARRIED_HISTORY, L45_CARRIED, THM32_SENTS, THETA_HISTORY,
+from properties.signgd.common import (CARRIED_HISTORY, L45_SENT, THM32_SENTS, THETA_HISTORY,
                                       check_word, claim_rate, exact, lemma45_stats,
                                       stage3_lemma_checks,
                                       stage3_lemma_rivals)
@@ -219,8 +219,8 @@ register(Claim(
                "stages) the signs of alpha, beta, a, b equal the fixed-head run's at every step "
                "through T_3 (so T_1, T_2, T_3 are equal); with the learnable head, >= 98% of "
                "pairs aligned at T_4^- - 1 (Table 2), Lemma 4.5 (fitted exponent >= 1, "
-               "|s_11 - 1/2| <= 0.1, 'near 1/2' at its looser level as SignGD's own Lemma 4.5 "
-               "holds, up to T_4^-), T_4^+ < T_4 (Lemma 4.7), "
+               "|s_11 - 1/2| 'near 1/2' up to T_4^-: the glossary's 0.05, as signgd.lemma4_5), "
+               "T_4^+ < T_4 (Lemma 4.7), "
                "s_11, s_21 'near 0' (0.05) at the end (Thm 3.2 (4)); (Lemmas 4.3 (1), 4.4, "
                "with the head trained; common."
                "stage3_lemma_checks) median |a|, |b| at T_2 over T_2 eta ||xi_i||_1 'Theta(1)', "
@@ -400,11 +400,8 @@ def test_signgd_learnable_head_stages(world, cfg):
     else:
         al = 0.0
     check_at_least(CID, al - 0.98, EXACT, what=f"aligned at T_4^- - 1: {al:.3g} >= 0.98")
-    p, dev = lemma45_stats(r["s21"], r["s11"], T4m)
+    p, _ = lemma45_stats(r["s21"], r["s11"], T4m)
     check_at_least(CID, p - 1.0, EXACT, what=f"Lemma 4.5: fitted exponent {p:.3g} >= 1")
-    check_at_least(CID, L45_CARRIED - dev, EXACT,
-                   what=f"Lemma 4.5: max |s11 - 1/2| = {dev:.3g} <= {L45_CARRIED:g} ('near 1/2' "
-                        "at its looser level, as SignGD's own Lemma 4.5 holds)")
     m = float(max(r["s11"][-1].max(), r["s21"][-1].max()))
     check_word(CID, m, "near 0", "<=", THM32_SENTS[4],
                what=f"Thm 3.2 (4): max s11, s21 (end) {m:.3g}")
@@ -453,6 +450,24 @@ def test_signgd_learnable_head_theorem3_2_item2_own_size(cfg):
                    what=f"learnable head: min over seeds L_D(end) = {LD.min():.4g} at the draw's "
                         f"own sigma_p = {L['sizes'][0]:g} (L_S(end) <= {L['train'][0].max():.2g}; "
                         f"c = {L['c']:.3g})")
+
+
+L45_FAILS = ("Lemma 4.5's 'near 1/2' at the glossary's level 0.05: with the head trained max |s_11 "
+             "- 1/2| up to T_4^- reaches 0.060 on the ci draws, as SignGD's own is 0.067 "
+             "(signgd.lemma4_5, reading-dependent); within the looser 0.1")
+
+
+@audits(CID, fails=L45_FAILS)
+@examples(1)
+@lh_draws
+def test_signgd_learnable_head_lemma4_5_near(cfg):
+    """Lemma 4.5's 'near 1/2' (s_11 up to T_4^-) with the head trained, read with the glossary
+    word at its three levels, as signgd.lemma4_5 reads it for SignGD (its own property, so the
+    stage checks keep their alternatives)."""
+    r = learnable_head(cfg)
+    _, dev = lemma45_stats(r["s21"], r["s11"], r["T"]["T4m"])
+    check_word(CID, dev, "near 1/2", "<=", L45_SENT,
+               what=f"Lemma 4.5: max |s11 - 1/2| up to T_4^- = {dev:.3g} (learnable head)")
 
 
 @audits(CID)
