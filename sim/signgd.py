@@ -684,6 +684,17 @@ STAGE_DEFINITIONS = {
 
 
 TURN_LOOKBACK = 20
+# the step in units of a noise inner product's init scale, eta sqrt(s) / sigma_0, at the sheet's
+# CPU setting (s = 30, sigma_0 = 1e-3, eta = 6e-5), where TURN_LOOKBACK was set
+CPU_EPS = 6e-5 * 30 ** 0.5 / 1e-3
+
+
+def turn_lookback(eps: float) -> int:
+    """TURN_LOOKBACK in the analysis's time units at another step eps = eta sqrt(s) / sigma_0:
+    the steps that span the same multiple of the noise's init scale as TURN_LOOKBACK steps do at
+    the CPU setting (ceil(TURN_LOOKBACK CPU_EPS / eps); TURN_LOOKBACK itself at eps >= CPU_EPS)."""
+    eps = number("eps", eps, 1e-6, 1e3)
+    return max(TURN_LOOKBACK, int(np.ceil(TURN_LOOKBACK * CPU_EPS / eps - 1e-9)))
 
 
 def _first_from(ok, t):
@@ -720,21 +731,33 @@ def _need(tr, names, where, every_step=True):
                          f"log_every={int(tr.t[1] - tr.t[0])}")
 
 
-def _key_turning(al, b, t):
+def _run_length(ok):
+    """(T, ...) int: the number of consecutive True entries of `ok` ending at each index along
+    axis 0 (0 where ok is False)."""
+    idx = np.arange(ok.shape[0], dtype=np.int64).reshape((-1,) + (1,) * (ok.ndim - 1))
+    last_false = np.maximum.accumulate(np.where(ok, -1, idx), axis=0)
+    return idx - last_false
+
+
+def _key_turning(al, b, t, lookback=None):
     """(T, S, m_k, n) bool: the T_4^- event of STAGE_DEFINITIONS at each logged step, per key
-    noise b_{s,i} (al (T, S, m_k), b (T, S, m_k, n))."""
+    noise b_{s,i} (al (T, S, m_k), b (T, S, m_k, n)), with `lookback` steps of moving away
+    (TURN_LOOKBACK if None).  At step k: b has the wrong sign, the move k-1 -> k is towards
+    sgn alpha(k), the `lookback` moves before it were away from it and alpha's sign held over
+    steps k - lookback .. k; run lengths make it one pass over the steps (O(T), any lookback)."""
+    K = TURN_LOOKBACK if lookback is None else lookback
     sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
     wrong_key = np.sign(b) != sa
-    db = np.sign(np.diff(b, axis=0))  # db[k] = sign of b(t_{k+1}) - b(t_k)
-    K = TURN_LOOKBACK
     turning = np.zeros(wrong_key.shape, dtype=bool)
     n_t = len(t)
-    if n_t > K + 1:  # vectorised over k = K+1 .. n_t-1 (one pass per lookback j)
-        sk = sa[K + 1:]
-        away = np.ones((n_t - K - 1,) + wrong_key.shape[1:], dtype=bool)
-        for j in range(1, K + 1):
-            away &= (db[K - j: n_t - 1 - j] == -sk) & (sa[K + 1 - j: n_t - j] == sk)
-        turning[K + 1:] = wrong_key[K + 1:] & (db[K: n_t - 1] == sk) & away
+    if n_t > K + 1:
+        db = np.sign(np.diff(b, axis=0))  # db[m] = sign of b(t_{m+1}) - b(t_m)
+        # away[m]: the move m -> m+1 is away from sgn alpha(m+1); held[m]: sgn alpha(m) =
+        # sgn alpha(m+1).  Under held over k-K..k, 'away from sgn alpha(k)' is away[m] there.
+        away = _run_length(db == -sa[1:])  # (T-1, S, m_k, n)
+        held = _run_length(sa[:-1] == sa[1:])  # (T-1, S, m_k, 1)
+        turning[K + 1:] = (wrong_key[K + 1:] & (db[K: n_t - 1] == sa[K + 1:])
+                           & (away[K - 1: n_t - 2] >= K) & (held[K: n_t - 1] >= K))
     return turning
 
 
@@ -765,14 +788,17 @@ def _completed_turns(turning, al, b):
 TURNS = ("first", "completed")
 
 
-def stage_times(tr: Trace, turns: str = "first") -> dict:
+def stage_times(tr: Trace, turns: str = "first", lookback: int = TURN_LOOKBACK) -> dict:
     """Per-seed stage boundaries (S,) by STAGE_DEFINITIONS.  Needs a run logged every step with
     alpha, beta, a, b, V, V_mu (STAGE_LOG); `events` gives the per-pair / per-sample events these
     scalars are the extremes of.  turns="completed" counts only T_4^- events that are completed
     turns (_completed_turns: for an optimizer with momentum, whose Stage II alignment can
-    overshoot and come back, which the 'first' detector reads as a turn)."""
+    overshoot and come back, which the 'first' detector reads as a turn).  `lookback`: the
+    steps of moving away before a T_4^- turn (TURN_LOOKBACK, set at the sheet's CPU setting;
+    turn_lookback(eps) keeps it in the analysis's time units at another step)."""
     if turns not in TURNS:
         raise ValueError(f"turns: {turns!r} is not one of {TURNS}")
+    _check_int("lookback", lookback, 1, MAX_STEPS)
     _need(tr, STAGE_LOG, "stage_times")
     q = squeeze_L2(tr.q)
     al, be, a, b = q["alpha"], q["beta"], q["a"], q["b"]
@@ -781,7 +807,7 @@ def stage_times(tr: Trace, turns: str = "first") -> dict:
     T1 = np.array([t[np.argmax(x)] if x.any() else np.inf for x in (D > 0).all(-1).T])
     sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
     wrong_key = np.sign(b) != sa
-    turning = _key_turning(al, b, t)
+    turning = _key_turning(al, b, t, lookback)
     if turns == "completed":
         turning = _completed_turns(turning, al, b)
     T4m = np.array([t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])

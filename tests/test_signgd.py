@@ -273,3 +273,57 @@ def test_reduced_dynamics_per_instance_eta():
             sim.reduced_dynamics(*args, xi1, bad, 3)
     with pytest.raises(ValueError, match="steps"):
         sim.reduced_dynamics(*args, xi1, 1e-3, -1)
+
+
+def _key_turning_loop(al, b, K):
+    """The T_4^- detector read literally (a loop over steps and lookback), any lookback K."""
+    sa = np.sign(al)[..., None]
+    wrong_key = np.sign(b) != sa
+    db = np.sign(np.diff(b, axis=0))
+    turning = np.zeros(wrong_key.shape, dtype=bool)
+    for k in range(K + 1, len(b)):
+        away = np.ones(wrong_key.shape[1:], dtype=bool)
+        for j in range(1, K + 1):
+            away &= (db[k - 1 - j] == -sa[k]) & (sa[k - j] == sa[k])
+        turning[k] = wrong_key[k] & (db[k - 1] == sa[k]) & away
+    return turning
+
+
+def test_key_turning_run_lengths_match_the_loop_at_any_lookback():
+    g = np.random.default_rng(2)
+    for trial in range(60):
+        T, K = int(g.integers(1, 60)), int(g.integers(1, 9))
+        p = g.random()
+        steps = np.where(g.random((T, 2, 3, 4)) < p, -1.0,
+                         np.where(g.random((T, 2, 3, 4)) < 0.1, 0.0, 1.0))  # some moves are 0
+        b = np.cumsum(steps, 0) + g.integers(-3, 4)
+        al = g.choice([-1.0, 0.0, 1.0], size=(T, 2, 3), p=[0.05, 0.02, 0.93])  # sgn(0) = 0
+        np.testing.assert_array_equal(sim._key_turning(al, b, np.arange(T), K),
+                                      _key_turning_loop(al, b, K))
+    # the default is TURN_LOOKBACK
+    np.testing.assert_array_equal(sim._key_turning(al, b, np.arange(T)),
+                                  _key_turning_loop(al, b, sim.TURN_LOOKBACK))
+
+
+def test_turn_lookback_keeps_the_lookback_in_the_analysis_time_units():
+    assert sim.turn_lookback(sim.CPU_EPS) == sim.TURN_LOOKBACK
+    assert sim.turn_lookback(1.0) == sim.TURN_LOOKBACK  # never shorter than the CPU setting's
+    assert sim.turn_lookback(0.03) == 220  # ceil(20 x 0.3286 / 0.03)
+    assert sim.turn_lookback(sim.CPU_EPS / 4) == 4 * sim.TURN_LOOKBACK
+    for bad in (0.0, -0.1, float("nan"), "0.1", True):
+        with pytest.raises(ValueError, match="eps"):
+            sim.turn_lookback(bad)
+
+
+def test_stage_times_lookback_is_checked_and_used():
+    prob, p = _small()
+    tr = sim.train(prob, p, eta=1e-3, steps=80, log=sim.STAGE_LOG)
+    assert np.array_equal(sim.stage_times(tr)["T4m"], sim.stage_times(tr, lookback=20)["T4m"])
+    q = sim.squeeze_L2(tr.q)
+    for K in (3, 7):
+        want = _key_turning_loop(q["alpha"], q["b"], K).any((-1, -2))
+        first = np.array([tr.t[np.argmax(x)] if x.any() else np.inf for x in want.T])
+        np.testing.assert_array_equal(sim.stage_times(tr, lookback=K)["T4m"], first)
+    for bad in (0, -1, 2.5, True, None):
+        with pytest.raises(ValueError, match="lookback"):
+            sim.stage_times(tr, lookback=bad)

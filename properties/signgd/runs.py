@@ -844,21 +844,32 @@ def as_trace(hist, t0=0):
 def run_reduced_until(state, stop, tail, cap, chunk=500):
     """The reduced dynamics in chunks until stop(hist) gives a step t* (or None), then to
     ceil((1 + tail) t*); returns the history of the tracked inner products (REDUCED_KEYS, steps
-    0..).  RuntimeError if the stop event has not come within `cap` steps."""
+    0..).  RuntimeError if the stop event has not come within `cap` steps.  The history grows in
+    a buffer that doubles when full (stop reads views of it; the history returned is views of
+    it), so a long run copies each step a bounded number of times rather than once per chunk."""
     state = list(state)
-    parts, t_star, done = [], None, 0
+    buf, n, t_star, done = None, 0, None, 0
     while True:
         h = sim.reduced_dynamics(*state[:7], state[7], chunk)
-        parts.append({k_: h[k_] if not parts else h[k_][1:] for k_ in REDUCED_KEYS})
+        new = {k_: h[k_] if buf is None else h[k_][1:] for k_ in REDUCED_KEYS}
+        m = len(new["alpha"])
+        if buf is None or n + m > len(buf["alpha"]):
+            size = max(2 * (n + m), 4 * m)
+            grown = {k_: np.empty((size,) + v.shape[1:], dtype=v.dtype) for k_, v in new.items()}
+            if buf is not None:
+                for k_ in REDUCED_KEYS:
+                    grown[k_][:n] = buf[k_][:n]
+            buf = grown
+        for k_ in REDUCED_KEYS:
+            buf[k_][n:n + m] = new[k_]
+        n += m
         done += chunk
         state = [h[k_][-1] for k_ in REDUCED_KEYS] + state[6:]
         if t_star is None:
-            hist = {k_: np.concatenate([p[k_] for p in parts]) for k_ in REDUCED_KEYS}
-            parts = [hist]
-            t_star = stop(hist)
+            t_star = stop({k_: buf[k_][:n] for k_ in REDUCED_KEYS})
         if t_star is not None and done >= np.ceil((1 + tail) * t_star):
-            hist = {k_: np.concatenate([p[k_] for p in parts]) for k_ in REDUCED_KEYS}
-            return {k_: v[: int(np.ceil((1 + tail) * t_star)) + 1] for k_, v in hist.items()}
+            end = int(np.ceil((1 + tail) * t_star)) + 1
+            return {k_: buf[k_][:end] for k_ in REDUCED_KEYS}  # views: the buffer is >= half full
         if done >= cap:
             raise RuntimeError(f"the reduced run did not reach its stop event within {cap} steps")
 
