@@ -710,6 +710,10 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
                                   f"{exponent:g} (+- allowance {allow:g})"), cname)
         return trend
     sign = 1.0 if direction == "increasing" else -1.0
+    # the smallest shift of the exponent this draw would have rejected: any exponent outside the
+    # band around the fitted slope (as the trend's rivals are)
+    res = _SINK.trend_resolution
+    res[cname] = max(res.get(cname, 0.0), band)
     th = Threshold(0.0, f"trend direction {direction}: slope beyond {crit:.3g} x SE ({emodel}; "
                         f"false-fail {ff:g})", "derived", ff)
     _record(claim_id, sign * slope - band, th, kind="score>=tol", name=cname, what=what)

@@ -9,8 +9,8 @@ Theta(1) along eta, sigma_0, s and sigma_p.  Two parts, on the same batched full
 * the bracket, per m_v: -T_1(inf) <= median_seeds(T_2 - T_2(inf)) <= 2 median_seeds(T_1) (the
   pair model's delay bound);
 * the trend (issue 11: the growth was plotted but not asserted): T_2 / T_1 increasing along m_v
-  ('<<': the ratio grows without bound as m_v does), per-seed ratios with seed effects removed
-  (the rungs share their seeds), the fit error from the within-seed scatter, Student t.  The
+  ('<<': the ratio grows without bound as m_v does), one slope per seed (the rungs share their
+  seeds), the seed-clustered error, Student t on seeds - 1 dof.  The
   trend's own rivals are the exponents 0 (a constant factor) and 1.  The [D] exponent 1/2 is not
   asserted (issue 20): its finite-m_v correction was an allowance computed from the run being
   decided (mv_allowance, 0.24), wide enough to pass 1/4 and 1/3; the fitted slope is reported.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from properties import Claim, audits, check_at_least, examples, null, register, rival
-from properties.signgd.common import RATE_HISTORY, claim_rate, exact, paired_trend
+from properties.signgd.common import PAIRED_HISTORY, RATE_HISTORY, claim_rate, exact, paired_trend
 from properties.signgd.runs import (MV_GRID, TT_CANON, TT_RANGE, TT_SEEDS, TT_SETTING, tt_run,
                                     tt_runs, signgd_draw_note)
 from theory import signgd as th
@@ -92,10 +92,10 @@ register(Claim(
                "sim.signgd.qk_alignment_time (first step from which every pair agrees in sign "
                "through the end of the run)",
     metric="per m_v: median over seeds of T_2(m_v) - T_2(inf) against [-T_1(inf), 2 median "
-           "T_1(m_v)]; the fitted log-log slope of T_2 / T_1 along m_v (per-seed ratios, seed "
-           "effects removed)",
+           "T_1(m_v)]; the fitted log-log slope of T_2 / T_1 along m_v (one slope per seed, their "
+           "mean)",
     tolerance="the bracket: the pair model's bound, no extra slack (derived); the trend: the "
-              "slope significantly > 0 at t x its SE (within-seed residuals, false-fail "
+              "slope significantly > 0 at t x its seed-clustered SE (one slope per seed, false-fail "
               f"{FALSE_FAIL:.3g} per draw: the claim share 1e-4 over {DRAWS} draws); no allowance",
     reading="The printed '<<' holds, but only as m_v grows: the ratio T_2 / T_1 is Theta(1) along "
             "eta, sigma_0, s and sigma_p (their exponents cancel: both are sigma_0 / (eta sqrt(s)) "
@@ -116,7 +116,9 @@ register(Claim(
              "run being decided; 1/4 and 1/3 passed it) replaced by the direction '<<' states "
              "(increasing, rivals 0 and 1); the rivals same_order / mean_value_linear became the "
              "trend's rivals 0 / 1; rival sequential added for the bracket's lower side (it "
-             "faced no alternative). " + RATE_HISTORY + ": 1e-4 -> 3.3e-5 per draw.",),
+             "faced no alternative). " + RATE_HISTORY + ": 1e-4 -> 3.3e-5 per draw.",
+             PAIRED_HISTORY + ". T_2 / T_1 along m_v stays decided on every draw (slopes "
+             "0.39-0.41 +- 0.06-0.10 on 23 dof).",),
     plot=lambda path: _plot_t2_vs_t1(path),
     asymptotic='m_v (T_2 / T_1 ~ sqrt(m_v))',
     alternatives=(
