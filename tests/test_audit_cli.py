@@ -123,7 +123,13 @@ def test_an_interrupted_audit_exits_130(tmp_path):
                              "--conjecture", str(ROOT / "examples" / "conjecture_exp_logits.py")],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))
-    time.sleep(6)  # past the registry load, inside the pytest run
+    # the signal must come after the audit installed its handlers (under a loaded machine the
+    # interpreter's start and imports alone can take seconds): wait for the report lock it takes
+    # once they are in place, then a little more, into the pytest run
+    lock, t0 = tmp_path / ".audit.lock", time.monotonic()
+    while not lock.exists() and proc.poll() is None and time.monotonic() - t0 < 120:
+        time.sleep(0.05)
+    time.sleep(3)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     if proc.returncode == 1:  # the run had already finished: nothing to interrupt
