@@ -38,7 +38,7 @@ import numpy as np
 from hypothesis import Phase, given
 from hypothesis import strategies as st
 
-from properties import Claim, audits, examples, loglog_slope, null, register
+from properties import Claim, audits, examples, loglog_slope, null, register, rival
 from properties.settings import size
 from properties.signgd.common import PAIRED_HISTORY, RATE_HISTORY, claim_rate, paired_trend
 from properties.signgd.runs import (MV_ROWS, condition31_c, condition31_note, SEED, SETTING, STAGES, as_trace, batched,
@@ -212,6 +212,17 @@ def stage_exponents():
 TREND_RIVALS = {"m_v": (0.0, 1.0), "s": (0.0, 1.0), "sigma_0": (0.0, -2.0)}
 
 
+def s_direction():
+    """T_2 << T_3: T_3 / T_2 grows along s (its own slot, so that its rival replaces it alone)."""
+    return "increasing"
+
+
+def vote_first():
+    """Rival: T_3 << T_2, the majority vote completes before the pairs align (as it does in a
+    share of seeds at the CPU size, eps = 0.33): T_3 / T_2 falls along s."""
+    return "decreasing"
+
+
 REFERENCE = {"m_v": 16, "s": 30, "sigma_0": 1e-3}
 
 
@@ -352,12 +363,20 @@ register(Claim(
              f"({S_FALSE_FAIL:.3g}); the property now runs against the claim's null. The "
              "sigma_0 ladder stays at eps = 0.1. Result: decided under --size ladder on 3 of 3 "
              "draws (slopes 0.28-0.36), inconclusive at ci: the claim holds under --size "
-             "ladder and stays not-audited at ci.",),
+             "ladder and stays not-audited at ci.",
+             "2026-12-05 (after the audit of 606cdef): the rival vote_first (T_3 << T_2: T_3 / "
+             "T_2 falling along s, as the vote completes first in a share of seeds at the CPU "
+             "size) added to the s property, in its own prediction slot: the claim's one "
+             "alternative, the flat null sizes_off, can only come out not told apart under a "
+             "direction check. Checks, rates and ladders unchanged.",),
     asymptotic="m_v, s, sigma_0 (T_2/T_1 ~ m_v^1/2, T_3/T_2 ~ s^1/2, T_4^-/T_3 ~ sigma_0^-1)",
     plot=lambda path: _plot_stage_order(path),
     alternatives=(
         null("sizes_off", ladders_sizes_off, "the ladder's parameter switched off: every rung "
              "is the reference rung's run", replaces="ladders"),
+        rival("vote_first", vote_first, "T_3 << T_2: the majority vote completes before the "
+              "query and key noise align (as in a share of seeds at the CPU size), so T_3 / T_2 "
+              "falls along s", replaces="s_direction"),
     ),
 ))
 
@@ -400,9 +419,9 @@ def test_signgd_stage_order_t2_t3(world, cfg):
     analysis's time units, fresh seeds) at the rate of its third look; the check's own
     alternatives are the trend's rivals, exponents 0 (T_3 grows no faster than T_2) and 1, and
     it runs against the claim's null (sizes_off: flat, so a direction check can only call it not
-    told apart; its content, no trend, is the rival 0)."""
+    told apart; its content, no trend, is the rival 0) and the rival vote_first (T_3 << T_2)."""
     L = world.simulation(sized_ladders, "ladders", pure=True)(*cfg)
-    ex = world.prediction(stage_exponents, "exponents")()
+    ex = dict(stage_exponents(), s=world.prediction(s_direction, "s_direction")())
     _ratio_trend(L, ex, "s", "T3", "T2", "T_3 / T_2", false_fail=S_FALSE_FAIL)
 
 
