@@ -686,7 +686,7 @@ STAGE_DEFINITIONS = {
 TURN_LOOKBACK = 20
 # the step in units of a noise inner product's init scale, eta sqrt(s) / sigma_0, at the sheet's
 # CPU setting (s = 30, sigma_0 = 1e-3, eta = 6e-5), where TURN_LOOKBACK was set
-CPU_EPS = 6e-5 * 30 ** 0.5 / 1e-3
+CPU_EPS = 6e-5 * np.sqrt(30) / 1e-3
 
 
 def turn_lookback(eps: float) -> int:
@@ -739,13 +739,13 @@ def _run_length(ok):
     return idx - last_false
 
 
-def _key_turning(al, b, t, lookback=None):
+def _key_turning(al, b, t, lookback=TURN_LOOKBACK):
     """(T, S, m_k, n) bool: the T_4^- event of STAGE_DEFINITIONS at each logged step, per key
-    noise b_{s,i} (al (T, S, m_k), b (T, S, m_k, n)), with `lookback` steps of moving away
-    (TURN_LOOKBACK if None).  At step k: b has the wrong sign, the move k-1 -> k is towards
+    noise b_{s,i} (al (T, S, m_k), b (T, S, m_k, n)), with `lookback` steps of moving away.
+    At step k: b has the wrong sign, the move k-1 -> k is towards
     sgn alpha(k), the `lookback` moves before it were away from it and alpha's sign held over
     steps k - lookback .. k; run lengths make it one pass over the steps (O(T), any lookback)."""
-    K = TURN_LOOKBACK if lookback is None else lookback
+    K = lookback
     sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
     wrong_key = np.sign(b) != sa
     turning = np.zeros(wrong_key.shape, dtype=bool)

@@ -183,19 +183,25 @@ def test_stage1_end_closed_form_cases():
     assert th.stage1_end(np.array([0.0]), np.array([[-2 * 2 * 0.5 * 2]]), 0.5, np.array([[3.0]]))[0] == 3
 
 
-def _turn_times_reference(tr):
-    """stage_times' T_4^- detector as first written (a loop over steps), for the vectorised one."""
-    q = sim.squeeze_L2(tr.q)
-    sa = np.sign(q["alpha"])[..., None]
-    wrong_key = np.sign(q["b"]) != sa
-    db = np.sign(np.diff(q["b"], axis=0))
-    K = sim.TURN_LOOKBACK
+def _key_turning_loop(al, b, K):
+    """The T_4^- detector read literally (a loop over steps and lookback), any lookback K."""
+    sa = np.sign(al)[..., None]
+    wrong_key = np.sign(b) != sa
+    db = np.sign(np.diff(b, axis=0))
     turning = np.zeros(wrong_key.shape, dtype=bool)
-    for k in range(K + 1, len(tr.t)):
+    for k in range(K + 1, len(b)):
         away = np.ones(wrong_key.shape[1:], dtype=bool)
         for j in range(1, K + 1):
             away &= (db[k - 1 - j] == -sa[k]) & (sa[k - j] == sa[k])
         turning[k] = wrong_key[k] & (db[k - 1] == sa[k]) & away
+    return turning
+
+
+def _turn_times_reference(tr, K=None):
+    """stage_times' T_4^- from the loop reading of the detector (lookback K, TURN_LOOKBACK if
+    None), for the vectorised one."""
+    q = sim.squeeze_L2(tr.q)
+    turning = _key_turning_loop(q["alpha"], q["b"], sim.TURN_LOOKBACK if K is None else K)
     return np.array([tr.t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])
 
 
@@ -275,20 +281,6 @@ def test_reduced_dynamics_per_instance_eta():
         sim.reduced_dynamics(*args, xi1, 1e-3, -1)
 
 
-def _key_turning_loop(al, b, K):
-    """The T_4^- detector read literally (a loop over steps and lookback), any lookback K."""
-    sa = np.sign(al)[..., None]
-    wrong_key = np.sign(b) != sa
-    db = np.sign(np.diff(b, axis=0))
-    turning = np.zeros(wrong_key.shape, dtype=bool)
-    for k in range(K + 1, len(b)):
-        away = np.ones(wrong_key.shape[1:], dtype=bool)
-        for j in range(1, K + 1):
-            away &= (db[k - 1 - j] == -sa[k]) & (sa[k - j] == sa[k])
-        turning[k] = wrong_key[k] & (db[k - 1] == sa[k]) & away
-    return turning
-
-
 def test_key_turning_run_lengths_match_the_loop_at_any_lookback():
     g = np.random.default_rng(2)
     for trial in range(60):
@@ -319,11 +311,9 @@ def test_stage_times_lookback_is_checked_and_used():
     prob, p = _small()
     tr = sim.train(prob, p, eta=1e-3, steps=80, log=sim.STAGE_LOG)
     assert np.array_equal(sim.stage_times(tr)["T4m"], sim.stage_times(tr, lookback=20)["T4m"])
-    q = sim.squeeze_L2(tr.q)
     for K in (3, 7):
-        want = _key_turning_loop(q["alpha"], q["b"], K).any((-1, -2))
-        first = np.array([tr.t[np.argmax(x)] if x.any() else np.inf for x in want.T])
-        np.testing.assert_array_equal(sim.stage_times(tr, lookback=K)["T4m"], first)
+        np.testing.assert_array_equal(sim.stage_times(tr, lookback=K)["T4m"],
+                                      _turn_times_reference(tr, K))
     for bad in (0, -1, 2.5, True, None):
         with pytest.raises(ValueError, match="lookback"):
             sim.stage_times(tr, lookback=bad)

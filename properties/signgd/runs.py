@@ -475,9 +475,6 @@ def signgd_draw_note(*, s=30, sigma_p=1.0, sigma_0=1e-3, **kw) -> str:
     return condition31_note(cs, "" if len(cs) == 1 else " over the draw's grid")
 
 
-# The Theta's constants of Lemma 4.3 (1) (a hand-set reading: the glossary's 'Theta(1)' let the
-# init-scale rival pass, see signgd.lemma4_3's history); read by signgd.lemma4_3 and signgd.adam
-
 OPT_SEEDS, OPT_LOG_EVERY = 2, 10
 OPT_LOG = ("alpha", "beta", "a", "b", "V", "V_mu", "s11", "s21", "train_loss")
 OPT_SETTING = SETTING.replace("n = 8,", "n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5,")
@@ -893,9 +890,16 @@ S_LADDER_SEEDS = {"ci": 8, "ladder": 96, "paper": 96}
 S_LADDER_SEED_OFFSET = {"ci": 0, "ladder": 1000, "paper": 1000}
 S_LADDER_CHUNK = 24  # seeds per batched reduced run (bounds the history: steps x 24 x m_k x n)
 S_LADDER_KAPPA = 0.03  # sigma_0 s
-S_LADDER_EPS = 6e-5 * np.sqrt(30) / 1e-3  # eta sqrt(s) / sigma_0 = 0.329
+S_LADDER_EPS = sim.CPU_EPS  # eta sqrt(s) / sigma_0 at the CPU setting = 0.329
 S_LADDER_DRAWS = ((11, 1.0), (12345, 1.0), (777, 2.0))  # seed0, sigma_p
 S_LADDER_CAP = 60000
+
+
+def seed_batches(first, n_seeds, chunk=S_LADDER_CHUNK):
+    """The seeds first, first + 1, ..., first + n_seeds - 1 in lists of at most `chunk` (one
+    batched reduced run each: the chunk bounds the history, steps x chunk x m_k x n)."""
+    return [list(range(first + j0, first + min(n_seeds, j0 + chunk)))
+            for j0 in range(0, n_seeds, chunk)]
 
 
 def _stage4_batch(seeds, s, sigma_p, sigma_0, m_k=M_K):
@@ -920,8 +924,7 @@ def _stage4_ladder(seed0, sigma_p, n_seeds, rungs):
     for s in rungs:
         sigma_0 = S_LADDER_KAPPA / s
         rung = {k_: [] for k_ in out}
-        for j0 in range(0, n_seeds, S_LADDER_CHUNK):
-            seeds = [seed0 + k for k in range(j0, min(n_seeds, j0 + S_LADDER_CHUNK))]
+        for seeds in seed_batches(seed0, n_seeds):
             st_, h, tr, times, ev = _stage4_batch(seeds, s, sigma_p, sigma_0)
             T4m = times["T4m"]
             # signgd.lemma4_3 (1), (2) at each seed's T_2: the median over pairs of |x(T_2)| /
@@ -1002,8 +1005,7 @@ def _mk_ladder(first, sigma_p, n_seeds, rungs):
     for m_k in rungs:
         sigma_0 = S_LADDER_KAPPA / s * float(np.sqrt(8.0 / m_k))
         w_, b_, st = [], [], 0
-        for j0 in range(0, n_seeds, S_LADDER_CHUNK):
-            seeds = [first + k for k in range(j0, min(n_seeds, j0 + S_LADDER_CHUNK))]
+        for seeds in seed_batches(first, n_seeds):
             _, _, tr, _, ev = _stage4_batch(seeds, s, sigma_p, sigma_0, int(m_k))
             w = ev["wrong_b"]
             w_.append(w.sum((1, 2)))

@@ -42,7 +42,8 @@ from properties import Claim, audits, examples, loglog_slope, null, register, ri
 from properties.settings import size
 from properties.signgd.common import PAIRED_HISTORY, RATE_HISTORY, claim_rate, paired_trend
 from properties.signgd.runs import (MV_ROWS, condition31_c, condition31_note, SEED, SETTING, STAGES, as_trace, batched,
-                                    explicit_draws, reduced_init, run_reduced_until)
+                                    explicit_draws, reduced_init, run_reduced_until,
+                                    seed_batches)
 from sim import signgd as sim
 
 CID = "signgd.stage_order"
@@ -52,12 +53,11 @@ SO_EPS = 0.1  # eta sqrt(s) / sigma_0 on the sigma_0 ladder (T_1 of a few steps)
 # ran): eps = 0.03, where the pairs' chattering at a zero crossing that made the 'every pair' T_2
 # grow with s at eps = 0.1 is gone (exploration, seeds 80000-84047: see the reading), T_4^-'s
 # lookback in the analysis's time units (sim.signgd.turn_lookback: 220 steps, the CPU setting's
-# 20 steps x 0.329 / 0.03), seeds no earlier run used, batches of SO_S_CHUNK seeds per rung
+# 20 steps x 0.329 / 0.03), seeds no earlier run used, runs.seed_batches of them per rung
 SO_S_EPS = 0.03
 SO_S_LOOKBACK = sim.turn_lookback(SO_S_EPS)
 SO_S_SEED_OFFSET = 5000
 SO_S_SEEDS_BY_SIZE = {"ci": 12, "ladder": 96, "paper": 96}
-SO_S_CHUNK = 24
 SO_S_CAP = 60000
 SO_MV_EPS = 0.02  # on the m_v ladder (Stage I long enough to resolve T_1 at m_v = 256)
 SO_MV = (4, 16, 64, 256)
@@ -161,7 +161,7 @@ def ladders(seed0: int, sigma_p: float, n_seeds: int = SO_SEEDS):
 def s_ladder(seed0: int, sigma_p: float, n_seeds: int, s_rungs: tuple):
     """Stage times on the s ladder (the design of 2026-12-05): s in s_rungs with sigma_0 = 0.03 /
     s, eps = SO_S_EPS, T_4^- with SO_S_LOOKBACK steps; seeds seed0 + SO_S_SEED_OFFSET + k, the
-    same on every rung, in batches of SO_S_CHUNK each run to its last T_4^-.  Returns dict(sizes,
+    same on every rung, in runs.seed_batches each run to its last T_4^-.  Returns dict(sizes,
     T1/T2/T3/T3v/T4m: (rungs, seeds), steps: the longest batch per rung)."""
     first = int(seed0) + SO_S_SEED_OFFSET
     keys = ("T1", "T2", "T3", "T3v", "T4m")
@@ -170,8 +170,7 @@ def s_ladder(seed0: int, sigma_p: float, n_seeds: int, s_rungs: tuple):
     for s in s_rungs:
         rung = {k_: [] for k_ in keys}
         longest = 0
-        for j0 in range(0, n_seeds, SO_S_CHUNK):
-            seeds = [first + k for k in range(j0, min(n_seeds, j0 + SO_S_CHUNK))]
+        for seeds in seed_batches(first, n_seeds):
             h = run_reduced_until(_init(seeds, s, sigma_p, 0.03 / s, SO_S_EPS),
                                   _AllTurned(SO_S_LOOKBACK), 0.0, SO_S_CAP, chunk=1000)
             T = sim.stage_times(as_trace(h), lookback=SO_S_LOOKBACK)
