@@ -261,6 +261,7 @@ class Sink:
         self.readings: dict[str, dict] = {}     # glossary word -> levels and worst observation
         self.trend_rivals: dict[str, dict] = {}  # check name -> {rival label: rejected}
         self.trend_resolution: dict[str, float] = {}  # check name -> exponent shift it rejects
+        self.discrepancy: dict[str, dict] = {}  # check name -> its smallest detected discrepancy
 
     def merge(self, other: Sink):
         for key, rec in other.records.items():
@@ -306,9 +307,32 @@ class Sink:
                 mine[label] = mine.get(label, True) and ok
         for name, d in other.trend_resolution.items():
             self.trend_resolution[name] = max(d, self.trend_resolution.get(name, 0.0))
+        for name, d in other.discrepancy.items():
+            _keep_coarsest(self.discrepancy, name, d)
 
 
 TREND_LOG_MAX = 12  # trends kept per property for the report
+
+
+def _keep_coarsest(into: dict, name: str, rec: dict):
+    """A check's detected discrepancy over its calls and draws: the coarsest (largest) one, the
+    resolution it has on every draw."""
+    mine = into.get(name)
+    if mine is None or rec["value"] > mine["value"]:
+        into[name] = dict(rec, calls=(mine or {}).get("calls", 0) + rec.get("calls", 1))
+    else:
+        mine["calls"] = mine.get("calls", 1) + rec.get("calls", 1)
+
+
+def _record_discrepancy(name: str, detects, what: str):
+    """Record `detects` (a properties.discrepancy.Discrepancy) as check `name`'s resolution."""
+    if detects is None:
+        return
+    rec = detects.as_record()
+    rec["what"] = (what or "")[:160]
+    _keep_coarsest(_SINK.discrepancy, name, dict(rec, calls=1))
+
+
 _SINK = Sink()
 
 
@@ -453,11 +477,15 @@ def _w(what):
 
 
 def check_close(claim_id: str, observed, predicted, tol: Tolerance, *, metric: str = "max_abs",
-                control=None, what: str = "", name: str | None = None) -> float:
+                control=None, what: str = "", name: str | None = None,
+                detects=None) -> float:
     """Assert error(observed, predicted) <= tol.value.  `name`: the check's identity in the
     report (default: its call site).  `control` (legacy): a wrong prediction the same check
-    must reject, else NoPower; it does not count as power for the verdict."""
+    must reject, else NoPower; it does not count as power for the verdict.  `detects`: the
+    smallest discrepancy the check catches (properties.discrepancy), where a relative
+    perturbation of the prediction cannot say it."""
     cname = check_name("check_close", name)
+    _record_discrepancy(cname, detects, what)
     tol = _as_threshold(tol, None, tolerance=True)
     err = _norm_error(observed, predicted, metric)
     cerr = None if control is None else _norm_error(observed, control, metric)
@@ -472,10 +500,13 @@ def check_close(claim_id: str, observed, predicted, tol: Tolerance, *, metric: s
 
 
 def check_at_least(claim_id: str, score: float, threshold, model: str | None = None, *,
-                   control: float | None = None, what: str = "", name: str | None = None) -> float:
+                   control: float | None = None, what: str = "", name: str | None = None,
+                   detects=None) -> float:
     """Assert score >= threshold (a correlation, a margin).  `threshold` is a `Threshold` (or a
-    number with its `model` text, origin unstated).  `control`, `name` as in `check_close`."""
+    number with its `model` text, origin unstated).  `control`, `name`, `detects` as in
+    `check_close`."""
     cname = check_name("check_at_least", name)
+    _record_discrepancy(cname, detects, what)
     th = _as_threshold(threshold, model)
     score = float(score)
     _record(claim_id, score, th, control, kind="score>=tol", name=cname, what=what)
@@ -551,6 +582,11 @@ def check_order(claim_id: str, hs: Iterable[float], errors: Iterable[float], ord
     dev = abs(slope - order) if math.isfinite(slope) else float("inf")
     _record(claim_id, dev, tol, None if cslope is None else abs(cslope - order), name=cname,
             what=what)
+    if math.isfinite(dev):
+        # the smallest shift of the order this draw would have rejected (either sign), as a
+        # trend's exponent (check_trend)
+        res = _SINK.trend_resolution
+        res[cname] = max(res.get(cname, 0.0), float(tol.value) + dev)
     if cslope is not None and not abs(cslope - order) > tol.value and not _SINK.soft:
         raise NoPower(f"{claim_id}{_w(what)}: the control's slope {cslope:.3f} "
                       f"also matches order {order}")

@@ -232,24 +232,31 @@ def _resolution(verdict: str, deciding: list[dict]) -> dict | None:
     if verdict not in ("holds", "erratum", "consistency", "inconsistent") or not deciding:
         return None
     from properties.world import perturbation_label
-    per, notes, deltas, unresolved, one = [], [], [], [], []
+    per, notes, deltas, unresolved, one, found = [], [], [], [], [], []
     trend = [d for r in deciding for d in (r.get("trend_resolution") or {}).values()]
     for r in deciding:
         res = r.get("resolution")
+        disc = r.get("discrepancy") or {}
+        found += [{"test": _name(r), "check": k, **v} for k, v in disc.items()]
         if res is None:
-            notes.append(f"{_name(r)}: no prediction slot (world.prediction) to perturb")
+            if not disc:
+                notes.append(f"{_name(r)}: no prediction slot (world.prediction) to perturb")
             continue
         per.append({"test": _name(r), **res})
         if res.get("delta") is not None:
             deltas.append(res["delta"])
         elif res.get("one_sided"):
             one.append(res["one_sided"])
-        elif "not rejected" in res.get("why", ""):
+        elif "not rejected" in res.get("why", "") and not disc and not r.get("trend_resolution"):
             unresolved.append(f"{_name(r)}: {res['why']}")
         else:
-            notes.append(f"{_name(r)}: {res['why']}")
+            notes.append(f"{_name(r)}: {res['why']}"
+                         + ("; its checks state the discrepancy they detect" if disc else
+                            "; its trends state the exponent shift they reject"
+                            if r.get("trend_resolution") else ""))
     out = {"delta": max(deltas) if deltas and not unresolved and not one else None,
-           "trend_exponent": max(trend) if trend else None, "per_property": per}
+           "trend_exponent": max(trend) if trend else None, "per_property": per,
+           "discrepancy": _coarsest_per_unit(found)}
     if one and not unresolved:
         worst = max(one, key=lambda o: o["delta"])
         out["one_sided"] = worst
@@ -265,11 +272,29 @@ def _resolution(verdict: str, deciding: list[dict]) -> dict | None:
                       "by every deciding property that asks for one")
     elif out["trend_exponent"] is not None:
         out["why"] = f"a trend: the exponent moved by +-{out['trend_exponent']:.3g} is rejected"
+    elif found:
+        out["why"] = "its checks' smallest detected discrepancies (no relative perturbation " \
+                     "applies)"
     else:
         out["why"] = "no relative perturbation applies"
+    if found and not unresolved:
+        out["why"] += "; detected: " + "; ".join(
+            f"{d['unit']} {d['value']:.3g} ({d['check']} in {d['test']}: {d['model']})"
+            for d in out["discrepancy"])
     if notes:
         out["why"] += " (" + "; ".join(notes) + ")"
     return out
+
+
+def _coarsest_per_unit(found: list[dict]) -> list[dict]:
+    """Per unit, the coarsest detected discrepancy over the deciding checks (the verdict's
+    resolution in that unit is the weakest check's)."""
+    out: dict[str, dict] = {}
+    for d in found:
+        if d["unit"] not in out or d["value"] > out[d["unit"]]["value"]:
+            out[d["unit"]] = {"unit": d["unit"], "value": d["value"], "check": d["check"],
+                              "test": d["test"], "model": d["model"]}
+    return list(out.values())
 
 
 def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict]) -> list[str]:
@@ -691,7 +716,8 @@ def _alts_cell(r) -> str:
 
 def resolution_cell(r) -> str:
     """'1e-06' / '3%' (relative perturbation of the prediction rejected on every draw),
-    'exp +-0.12' (a trend's exponent shift), or '-' (none measured: see audit.md)."""
+    'exp +-0.12' (a trend's exponent shift), '0.021 test-loss gap' (the smallest discrepancy a
+    check detects, properties.discrepancy), or '-' (none measured: see audit.md)."""
     res = r.get("resolution")
     if not res:
         return "-"
@@ -708,6 +734,8 @@ def resolution_cell(r) -> str:
                      + f" ({'below' if o['side'] == 'down' else 'above'} only)")
     if res.get("trend_exponent") is not None:
         parts.append(f"exp +-{res['trend_exponent']:.2g}")
+    if not res.get("why", "").startswith("not resolved"):
+        parts += [f"{d['value']:.2g} {d['unit']}" for d in res.get("discrepancy") or ()]
     return ", ".join(parts) or "-"
 
 
@@ -745,8 +773,9 @@ def _claim_sections(r) -> list[tuple[str, list[str]]]:
     if r.get("resolution"):
         res = r["resolution"]
         lines = [f"{resolution_cell(r)}: {res.get('why', '')}"]
-        lines += [f"{p['test']}: " + (f"delta {p['delta']:g}" if p.get("delta") is not None
-                                      else "none") + f" ({p.get('why', '')})"
+        lines += [f"{p['test']}, relative perturbation: "
+                  + (f"delta {p['delta']:g}" if p.get("delta") is not None else "none")
+                  + f" ({p.get('why', '')})"
                   for p in res.get("per_property", [])]
         out.append(("Resolution (the smallest discrepancy the verdict would have caught)", lines))
     if r.get("checks"):

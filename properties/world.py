@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import fractions
 import functools
 import inspect
 import math
@@ -231,6 +232,8 @@ def scale_prediction(x, factor: float, slot: str = "prediction"):
     if isinstance(x, bool) or x is None or isinstance(x, (str, bytes)):
         raise NotANumber(f"prediction slot {slot!r} returns {type(x).__name__} "
                          f"{x!r:.40}: not a number")
+    if isinstance(x, fractions.Fraction):  # an exact rational stays exact
+        return x * fractions.Fraction(factor)
     if isinstance(x, (int, float, complex, np.number)):
         return x * factor
     if isinstance(x, np.ndarray):
@@ -428,6 +431,7 @@ class Run:
                 "named_checks": self.sink.named,
                 "trend_rivals": self.sink.trend_rivals,
                 "trend_resolution": self.sink.trend_resolution,
+                "discrepancy": self.sink.discrepancy,
                 "readings": list(self.sink.readings.values()),
                 "resolution": self.resolution_row(),
                 "paper_settings": sorted(set(self.paper_settings.values())),

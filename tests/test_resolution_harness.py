@@ -16,6 +16,7 @@ from properties import (Claim, ClaimMismatch, Inconclusive, Threshold, Tolerance
                         check_at_least, check_close, check_trend, null, paper_example, register,
                         rival)
 from properties import check as C
+from properties import discrepancy as D
 from properties import world as W
 from properties.readings import GLOSSARY, lookup
 from properties.report import CLAIM_SHARE, NO_CHECK_POWER, _unstated, build, readme_section, \
@@ -362,6 +363,66 @@ def test_a_loose_bound_is_resolved_to_its_factor():
     assert v["resolution"]["one_sided"]["delta"] == 9.0 and "one-sided" in v["resolution"]["why"]
     assert resolution_cell(v) == "/10 (below only)"
     assert W.perturbation_label(0.01) == "x (1 +- 0.01)"
+
+
+claim("res.sign", (rival("opposite", lambda: -1.0, "the opposite order", replaces="order"),))
+
+
+@audits("res.sign")
+@CI
+@example(x=2.0)
+@given(x=XS)
+def prop_sign(world, x):
+    # a sign prediction (y - x > 0): x (1 + delta) of +1 is still +1, so no relative
+    # perturbation is rejected; the check states what it detects from its error model instead
+    order = world.prediction(lambda: 1.0, "order")()
+    gap = order * (two_x(x) - x)
+    check_at_least("res.sign", gap, Threshold(0.0, "gap > 0", "derived"), name="sign",
+                   detects=D.t_mean(0.1, 7, 1e-4, "gap"))
+
+
+def test_a_sign_check_is_resolved_by_the_discrepancy_it_detects():
+    exc, row = run_row(prop_sign)
+    assert exc is None and "not rejected" in row["resolution"]["why"]
+    (rec,) = row["discrepancy"].values()
+    assert rec["unit"] == "gap" and rec["calls"] >= 3
+    v = verdict_for(W._claim("res.sign"), [row])
+    assert v["verdict"] == "holds"
+    res = v["resolution"]
+    assert not res["why"].startswith("not resolved"), res["why"]
+    (d,) = res["discrepancy"]
+    assert d["value"] == pytest.approx(D.t_mean(0.1, 7, 1e-4, "gap").value)
+    assert resolution_cell(v) == f"{d['value']:.2g} gap"
+
+
+def test_a_sign_check_that_states_nothing_stays_unresolved():
+    exc, row = run_row(prop_sign)
+    row = dict(row, discrepancy={})
+    v = verdict_for(W._claim("res.sign"), [row])
+    assert v["resolution"]["why"].startswith("not resolved") and resolution_cell(v) == "-"
+
+
+def test_the_coarsest_detected_discrepancy_of_a_check_is_kept_over_draws():
+    a, b = C.Sink(), C.Sink()
+    with C.recording(a):
+        check_at_least("x", 1.0, 0.0, "m", name="c", detects=D.exact_quantum(2, "steps", "w"))
+    with C.recording(b):
+        check_at_least("x", 1.0, 0.0, "m", name="c", detects=D.exact_quantum(1, "steps", "w"))
+        check_at_least("x", 1.0, 0.0, "m", name="c", detects=D.exact_quantum(3, "steps", "w"))
+    (kb,) = b.discrepancy
+    assert b.discrepancy[kb]["value"] == 3 and b.discrepancy[kb]["calls"] == 2
+    a.merge(b)
+    assert a.discrepancy[kb]["value"] == 3 and a.discrepancy[kb]["calls"] == 3
+
+
+def test_check_order_reports_the_order_shift_it_rejects():
+    sink = C.Sink()
+    hs = [0.1, 0.05, 0.025, 0.0125]
+    with C.recording(sink):
+        C.check_order("x", hs, [h ** 2 for h in hs], 2.0,
+                      slope_tol=Tolerance.derived(0.1, "a band"), name="o")
+    (v,) = sink.trend_resolution.values()
+    assert v == pytest.approx(0.1, abs=1e-9)
 
 
 # --- 7. the paper's own setting ---------------------------------------------------------------

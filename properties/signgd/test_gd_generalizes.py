@@ -23,6 +23,7 @@ from hypothesis import example, given
 from scipy import stats
 
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
+from properties.discrepancy import t_mean
 from properties.signgd.common import RATE_HISTORY, claim_rate
 from properties.signgd.runs import (CAP, GD_RATES, GD_SETTING, SEED, problem_and_init,
                                     signgd_draw_note)
@@ -142,4 +143,6 @@ def test_signgd_gd_generalizes(world, seed):
                             FALSE_FAIL / N_CMP)
             check_at_least(CID, float(gap.mean()), tol,
                            what=f"sigma_p = {sp_}, GD lr {lr}: mean gap {gap.mean():.3g} "
-                                f"({'SignGD - GD' if order > 0 else 'GD - SignGD'})")
+                                f"({'SignGD - GD' if order > 0 else 'GD - SignGD'})",
+                           detects=t_mean(max(se, 1e-12), gap.size - 1, FALSE_FAIL / N_CMP,
+                                          "test-loss gap"))

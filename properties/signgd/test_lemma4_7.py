@@ -26,6 +26,7 @@ import numpy as np
 from hypothesis import given
 
 from properties import Claim, attach_plot, audits, check_at_least, null, register, rival
+from properties.discrepancy import exact_quantum
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_lemma4_7
 from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
@@ -135,7 +136,10 @@ def test_signgd_lemma4_7(world, cfg):
         worst = float(np.min(order * gap)) if np.all(np.isfinite(gap)) else -np.inf
         check_at_least(CID, worst - 1.0, EXACT,
                        what=f"{'T_q > T_4^+' if order > 0 else 'T_4^+ > T_q'} in every seed "
-                            f"(gaps T_q - T_4^+: {gap.tolist()})")
+                            f"(gaps T_q - T_4^+: {gap.tolist()})",
+                       detects=exact_quantum(1, "steps of T_q - T_4^+", "integer event steps: a "
+                                             "seed whose completion order is off by one step "
+                                             "(T_q <= T_4^+) fails"))
     else:
         worst = float(np.max(np.abs(gap))) if np.all(np.isfinite(gap)) else np.inf
         check_at_least(CID, -worst, EXACT, what=f"T_q = T_4^+ in every seed (gaps {gap.tolist()})")
