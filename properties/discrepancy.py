@@ -9,8 +9,10 @@ false-fail rate.  The number comes from the design (the sample size, the rate, t
 statistic), never from the effect observed.
 
     t_mean            one-sided Student t check of a mean against 0 (seeds as the unit)
+    normal_mean       one-sided z check of a Monte Carlo mean (many documents, SE known)
+    permutation       a permutation test's noise floor (the largest relabelled value)
     binomial_fraction an exact count k <= level n of n Bernoulli items (a fraction at a level)
-    exact_quantum     an exact inequality between integer events (its quantum: one step)
+    deterministic     a comparison of deterministic quantities (a step, a numerical tolerance)
 
 A check takes one as `detects=` (check.check_at_least); the report lists it in the verdict's
 resolution where no relative perturbation applies.
@@ -23,7 +25,8 @@ from dataclasses import dataclass
 
 from scipy import optimize, stats
 
-__all__ = ["FALSE_PASS", "Discrepancy", "t_mean", "binomial_fraction", "exact_quantum"]
+__all__ = ["FALSE_PASS", "Discrepancy", "t_mean", "normal_mean", "permutation",
+           "binomial_fraction", "deterministic"]
 
 # The rate at which a check misses a discrepancy of the reported size (TFP's false_pass_rate):
 # the reported number is detected with probability at least 95%.
@@ -58,25 +61,58 @@ def _rate(name: str, p: float) -> float:
     return p
 
 
-def t_mean(se: float, dof: int, false_fail: float, unit: str, *,
-           false_pass: float = FALSE_PASS) -> Discrepancy:
-    """The check 'mean >= t_{dof}(1 - false_fail) x SE' (a one-sided t test of a mean against 0,
-    `dof` = seeds - 1): the smallest true mean it shows positive with probability >= 1 -
-    false_pass, by the noncentral t (SE the per-seed spread's, noise not effect)."""
+def _se(se) -> float:
     se = float(se)
     if not (math.isfinite(se) and se > 0):
         raise ValueError(f"se: the standard error must be finite and > 0, got {se!r}")
+    return se
+
+
+def t_mean(se: float, dof: int, false_fail: float, unit: str, *, inflate: float = 1.0,
+           false_pass: float = FALSE_PASS) -> Discrepancy:
+    """The check 'x >= t_{dof}(1 - false_fail) x inflate x SE' (a one-sided t test of a mean
+    against 0, `dof` = seeds - 1; `inflate` = sqrt(1 + 1/n) for a prediction bound on one new
+    element, SE then the elements' sd): the smallest true mean it shows positive with
+    probability >= 1 - false_pass, by the noncentral t (SE the spread's, noise not effect)."""
+    se = _se(se)
     if int(dof) != dof or dof < 1:
         raise ValueError(f"dof: degrees of freedom must be an integer >= 1, got {dof!r}")
+    if not (math.isfinite(inflate) and inflate >= 1.0):
+        raise ValueError(f"inflate: the critical value's factor must be finite and >= 1, got "
+                         f"{inflate!r}")
     ff, fp = _rate("false_fail", false_fail), _rate("false_pass", false_pass)
     dof = int(dof)
-    crit = float(stats.t.isf(ff, dof))
+    crit = float(stats.t.isf(ff, dof)) * float(inflate)
     hi = crit + float(stats.t.isf(fp, dof)) + 10.0
     nc = optimize.brentq(lambda d: float(stats.nct.sf(crit, dof, d)) - (1.0 - fp), 0.0, 4 * hi)
     return Discrepancy(nc * se, unit,
                        f"one-sided t_{dof} at false-fail {ff:.3g}: critical {crit:.3g} x SE "
                        f"{se:.3g}; a true mean of {nc:.3g} SE passes with probability "
                        f"{1 - fp:g} (noncentral t)")
+
+
+def normal_mean(se: float, false_fail: float, unit: str, *,
+                false_pass: float = FALSE_PASS) -> Discrepancy:
+    """A one-sided normal (z) check of a mean against a boundary at level `false_fail` (a
+    Monte Carlo mean over many documents, SE known): a true mean (z_{1-ff} + z_{1-fp}) SE from
+    the boundary, on the side the check guards, is caught with probability >= 1 - fp."""
+    se = _se(se)
+    ff, fp = _rate("false_fail", false_fail), _rate("false_pass", false_pass)
+    zf, zp = float(stats.norm.isf(ff)), float(stats.norm.isf(fp))
+    return Discrepancy((zf + zp) * se, unit,
+                       f"one-sided z at false-fail {ff:.3g}: (z {zf:.3g} + z {zp:.3g}) x SE "
+                       f"{se:.3g}")
+
+
+def permutation(threshold: float, P: int, unit: str) -> Discrepancy:
+    """A permutation test (the statistic must exceed all P relabelled values of the same data,
+    exact level 1 / (P + 1)): a statistic above `threshold` (their largest, + round-off) is
+    caught, one below it is not; the threshold is the data's own noise, not the effect."""
+    if int(P) != P or P < 1:
+        raise ValueError(f"P: the number of relabellings must be an integer >= 1, got {P!r}")
+    return Discrepancy(float(threshold), unit,
+                       f"permutation test: above the largest of {int(P)} relabellings of the same "
+                       f"data (exact level 1/({int(P)}+1))")
 
 
 def binomial_fraction(n: int, level: float, unit: str, *,
@@ -98,7 +134,8 @@ def binomial_fraction(n: int, level: float, unit: str, *,
                        f"per-item probability of {p:.3g} exceeds it with probability {1 - fp:g}")
 
 
-def exact_quantum(quantum: float, unit: str, why: str) -> Discrepancy:
-    """An exact inequality between deterministic events (integer step numbers, counts): it
-    catches any departure of one quantum (`why`: which departure that is)."""
-    return Discrepancy(float(quantum), unit, f"exact: {why}")
+def deterministic(bound: float, unit: str, why: str) -> Discrepancy:
+    """A comparison of deterministic quantities (integer step numbers and counts: `bound` one
+    quantum; a numerical evaluation: `bound` its tolerance, the evaluation's own error below
+    it): any departure beyond `bound` is caught (`why`: which departure that is)."""
+    return Discrepancy(float(bound), unit, f"deterministic: {why}")

@@ -226,6 +226,10 @@ class NotANumber(TypeError):
     """A prediction that a relative perturbation cannot scale (an ordering, a string)."""
 
 
+class _OutOfDomain(Exception):
+    """A scaled prediction the body rejects as input (a ValueError: a correlation past 1)."""
+
+
 def scale_prediction(x, factor: float, slot: str = "prediction"):
     """x with every number in it multiplied by `factor` (numbers, numpy arrays, torch tensors,
     and tuples, lists, dicts, named tuples and dataclasses of them); NotANumber otherwise."""
@@ -534,18 +538,34 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs):
             cause = e.__cause__
             if isinstance(cause, NotANumber):
                 raise cause
-            raise NotANumber(f"the body cannot use a scaled prediction ({type(cause).__name__}: "
-                             f"{str(cause)[:120]})") from None
+            msg = (f"the body cannot use a scaled prediction ({type(cause).__name__}: "
+                   f"{str(cause)[:120]})")
+            if isinstance(cause, ValueError):  # the scaled prediction left its domain
+                raise _OutOfDomain(msg) from None
+            raise NotANumber(msg) from None
 
     grid = RESOLUTION_GRID
 
     def smallest(side):
         """The smallest grid delta rejected on one side (x (1 + d) up, / (1 + d) down), inf
-        if not even the largest is (bisection: rejection grows with delta)."""
+        if not even the largest is (bisection: rejection grows with delta).  Where the largest
+        scaled prediction leaves the body's domain (a correlation past 1: a ValueError), the
+        grid is walked up from the finest delta until one is rejected, inf where the domain
+        ends first."""
         def rej(i):
             return rejected(1 + grid[i] if side == "up" else 1 / (1 + grid[i]))
         hi = len(grid) - 1
-        if not rej(hi):
+        try:
+            top = rej(hi)
+        except _OutOfDomain:
+            for i in range(hi):
+                try:
+                    if rej(i):
+                        return grid[i]
+                except _OutOfDomain:
+                    return float("inf")
+            return float("inf")
+        if not top:
             return float("inf")
         lo = -1
         while hi - lo > 1:
@@ -558,7 +578,7 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs):
 
     try:
         return (smallest("up"), smallest("down"))
-    except NotANumber as e:
+    except (NotANumber, _OutOfDomain) as e:
         return str(e)
 
 

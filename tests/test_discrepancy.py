@@ -44,8 +44,8 @@ def test_binomial_fraction_fails_with_the_stated_probability(n, level):
         assert D.binomial_fraction(4 * n, level, "u").value < d.value
 
 
-def test_exact_quantum_is_its_quantum():
-    assert D.exact_quantum(1, "steps", "one step").value == 1.0
+def test_deterministic_is_its_quantum():
+    assert D.deterministic(1, "steps", "one step").value == 1.0
 
 
 @pytest.mark.parametrize("call,param", [
@@ -58,7 +58,10 @@ def test_exact_quantum_is_its_quantum():
     (lambda: D.binomial_fraction(0, 0.1, "u"), "n"),
     (lambda: D.binomial_fraction(10, 1.0, "u"), "level"),
     (lambda: D.binomial_fraction(10, -0.1, "u"), "level"),
-    (lambda: D.exact_quantum(0, "steps", "w"), "value"),
+    (lambda: D.deterministic(0, "steps", "w"), "value"),
+    (lambda: D.t_mean(1.0, 3, 0.01, "u", inflate=0.5), "inflate"),
+    (lambda: D.normal_mean(-1.0, 0.01, "u"), "se"),
+    (lambda: D.permutation(0.4, 0, "u"), "P"),
     (lambda: D.Discrepancy(1.0, "", "m"), "unit"),
 ])
 def test_bad_input_names_its_parameter(call, param):

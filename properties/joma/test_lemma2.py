@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
+from properties.discrepancy import deterministic
 from properties.joma.common import fd_grid, isotropic
 from properties import attach_plot
 from properties.joma.figures import plot_lemma2
@@ -179,12 +180,16 @@ def test_lemma2_minus_inf(world, family, n, sigma, nu, c_plus):
     Lm = -1e4 * dist.sigma
     check_close("joma.lemma2", [theta_of(Lm)[1], G(Lm)], [0.0, 0.0],
                 Tolerance.derived(1e-6, "limit at r = -1e4 sigma: tail (< 1e-8 for nu >= 3)"),
-                what="theta2(-inf) = F(-inf) = 0")
+                what="theta2(-inf) = F(-inf) = 0",
+                detects=deterministic(1e-6, "F(-inf)", "a limit further than 1e-6 from 0 fails "
+                                      "(the tail at r = -1e4 sigma is < 1e-8)"))
     t1c = lambda r: float(th.theta_step_closed(r, dist, c_minus, c_plus)[0])  # noqa: E731
     t2c = lambda r: float(th.theta_step_closed(r, dist, c_minus, c_plus)[1])  # noqa: E731
     Ffn = world.prediction(F_printed, "F")
     F = np.array([Ffn(r, t1c, t2c) for r in fd_grid(dist)])
-    check_at_least("joma.lemma2", float(np.min(F)), QERR, what="F >= 0")
+    check_at_least("joma.lemma2", float(np.min(F)), QERR, what="F >= 0",
+                   detects=deterministic(-QERR.value, "F", "a negative F beyond the quadrature "
+                                         "error 1e-9 at a grid point fails"))
 
 
 @audits("joma.lemma2", form="printed", fails="psi >= 0 with psi(+inf) = c_+ = 0 gives F(+inf) = 0")
@@ -223,10 +228,13 @@ def test_lemma2_corrected_limit(world, family, n, sigma, nu, c_minus):
     # 100 sigma (the reading of '+inf' at r = 1e4 sigma, as in the printed property); the
     # corrected limit 0 is finite, so the cap never touches the claim's own comparison
     cap = 100 * dist.sigma
+    tol = 1e-6 * max(c_minus, 1e-3)
     check_close("joma.lemma2", [min(FL, cap)], [min(lim, cap)],
-                Tolerance.derived(1e-6 * max(c_minus, 1e-3),
-                                  "limit at r = 1e4 sigma: tail (< 1e-8 for nu >= 3)"),
-                what="F(+inf) for c_+ = 0 (capped at 100 sigma)")
+                Tolerance.derived(tol, "limit at r = 1e4 sigma: tail (< 1e-8 for nu >= 3)"),
+                what="F(+inf) for c_+ = 0 (capped at 100 sigma)",
+                detects=deterministic(tol, "F(+inf)", "a limit further than the tolerance "
+                                      "1e-6 c_- from 0 fails (the tail at r = 1e4 sigma is "
+                                      "< 1e-8)"))
 
 
 @functools.cache

@@ -26,7 +26,7 @@ import numpy as np
 from hypothesis import given
 
 from properties import Claim, attach_plot, audits, check_at_least, null, register, rival
-from properties.discrepancy import exact_quantum
+from properties.discrepancy import deterministic
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_lemma4_7
 from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
@@ -137,7 +137,7 @@ def test_signgd_lemma4_7(world, cfg):
         check_at_least(CID, worst - 1.0, EXACT,
                        what=f"{'T_q > T_4^+' if order > 0 else 'T_4^+ > T_q'} in every seed "
                             f"(gaps T_q - T_4^+: {gap.tolist()})",
-                       detects=exact_quantum(1, "steps of T_q - T_4^+", "integer event steps: a "
+                       detects=deterministic(1, "steps of T_q - T_4^+", "integer event steps: a "
                                              "seed whose completion order is off by one step "
                                              "(T_q <= T_4^+) fails"))
     else:

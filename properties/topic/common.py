@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from properties import Threshold, Tolerance
+from properties import Threshold, Tolerance, discrepancy
 from sim import make_generator
 from sim import topic as sm
 from theory import topic as th
@@ -399,7 +399,7 @@ def within_topic_diagonal(W, T: int, v: int, P: int, seed: int) -> np.ndarray:
 
 
 def beyond_relabellings(cid: str, score: float, noise: np.ndarray, *, what: str,
-                        kind: str, name: str | None = None) -> None:
+                        kind: str, name: str | None = None, unit: str = "statistic") -> None:
     """A statistic of trained weights shown beyond its own noise: it must exceed every one of
     the P relabelled values (a one-sided permutation test at the exact level 1 / (P + 1),
     distribution-free: under no association the observed value is exchangeable with them)."""
@@ -411,13 +411,14 @@ def beyond_relabellings(cid: str, score: float, noise: np.ndarray, *, what: str,
              f"of {P} {kind} of the same weights (a permutation test, exact level 1/({P}+1) = "
              f"{1 / (P + 1):.2g}; their median {float(np.median(noise)):.3g}) + round-off "
              f"{floor:.2g}")
-    check_at_least(cid, float(score), Threshold(float(noise.max()) + floor, model, "derived",
-                                                1.0 / (P + 1)),
-        what=what, name=name)
+    thr = float(noise.max()) + floor
+    check_at_least(cid, float(score), Threshold(thr, model, "derived", 1.0 / (P + 1)),
+                   what=what, name=name,
+                   detects=discrepancy.permutation(max(thr, floor), P, unit))
 
 
 def order_beyond_seed_noise(cid: str, score: float, scores, calibration: dict, *, level: float,
-                            what: str, name: str | None = None,
+                            what: str, name: str | None = None, unit: str = "log ratio",
                             audit_seeds: range = EMPIRICAL_AUDIT_SEEDS) -> None:
     """The order 'A > B' of a statement (score = a log ratio of A to B, one trained element)
     shown against 0 with its own seed error: score >= t_{n-1} s sqrt(1 + 1/n), s the sd of the
@@ -444,7 +445,8 @@ def order_beyond_seed_noise(cid: str, score: float, scores, calibration: dict, *
         f"disjoint from the audit's; the noise only, their mean is not used; Shapiro-Wilk p = "
         f"{stats.shapiro(x).pvalue:.2g}); one-sided level {level:g} under the normal model of "
         f"the seed-to-seed spread", "derived", level),
-        what=what, name=name)
+        what=what, name=name,
+        detects=discrepancy.t_mean(sd, n - 1, level, unit, inflate=math.sqrt(1 + 1 / n)))
 
 
 # The paper's own setting of the empirical claims (Section 6): T = v = 10.  Its cost on one CPU

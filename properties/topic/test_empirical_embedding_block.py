@@ -23,8 +23,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import attach_plot
-from properties import (Claim, Threshold, audits, check_at_least, examples, null, paper_example,
-                        register)
+from properties import (Claim, Threshold, audits, check_at_least, discrepancy, examples, null,
+                        paper_example, register)
 from properties.topic.figures import plot_embedding_block
 from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
                                      paper_size_gate, permutations_for, relabelled_contrasts,
@@ -152,4 +152,5 @@ def test_empirical_embedding_block(world, seed, tv):
              f"the word ids of its own E (permutation tests: under no topic structure all four "
              f"pass with probability <= 1/({P}+1) = {1 / (P + 1):.2g})", "derived", 1 / (P + 1)),
         what=f"block contrast of E minus its relabelling noise floor, worst setting ({what}; "
-             f"T = v = {T})")
+             f"T = v = {T})",
+        detects=discrepancy.permutation(max(max(floors), 1e-300), P, "block contrast (x diagonal)"))

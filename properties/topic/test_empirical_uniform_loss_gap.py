@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from properties import attach_plot
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
-                        null, paper_example, register)
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
+                        discrepancy, examples, null, paper_example, register)
 from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
                                      paper_size_gate, run_tv)
 from properties.topic.figures import plot_uniform_loss_gap
@@ -140,7 +140,8 @@ def test_empirical_uniform_loss_gap(world, seed, tv):
     check_at_least(CID, gap, Threshold(
         -z * se, f"Monte Carlo: -{z:.2f} x SE {se:.3g} of the paired held-out difference "
                  f"(one-sided false-fail {MC_FALSE_FAIL:g})", "derived", MC_FALSE_FAIL),
-        what="uniform attention not better than joint: " + what)
+        what="uniform attention not better than joint: " + what,
+        detects=discrepancy.normal_mean(max(se, 1e-300), MC_FALSE_FAIL, "relative loss gap"))
     check_close(CID, gap, 0.0, Tolerance.reading(
         "slight", SENTENCE, plus=Tolerance.monte_carlo(se, MC_FALSE_FAIL)),
         what="gap only slight: " + what)

@@ -26,8 +26,8 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, examples, null,
-                        paper_example, register)
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, discrepancy,
+                        examples, null, paper_example, register)
 from properties.topic.common import (PAPER_TV, PAPER_TV_WHY, PAPER_WHERE, beyond_relabellings,
                                      paper_size_gate, permutations_for, relabelled_contrasts,
                                      run_tv)
@@ -135,10 +135,14 @@ def test_empirical_wv_blockwise_l2(world, seed, tv):
     P = permutations_for(PERM_LEVEL)
     noise = relabelled_contrasts(W[0], tv, tv, P, PERM_SEED + seed) / unit
     beyond_relabellings(CID, score, noise, kind="relabellings of the word ids",
-                        what=f"(A) block contrast {score:.4f} c3/v (T = v = {tv})")
+                        what=f"(A) block contrast {score:.4f} c3/v (T = v = {tv})",
+                        unit="block contrast (c3/v)")
     d_l2, d_no = float(diagonal_excess(W, tv)[0]), float(diagonal_excess(W0, tv)[0])
     ro = Tolerance.roundoff(float(np.abs(W).max() + np.abs(W0).max()) / unit, ops=4 * tv * tv)
     check_at_least(CID, d_no - d_l2, Threshold(
         ro.value, "the order 'more uniform with L2' of two deterministic runs on common random "
                   "numbers: beyond " + ro.model, "derived"),
-        what=f"(B) diagonal excess without L2 {d_no:.4f} - with L2 {d_l2:.4f} (c3/v)")
+        what=f"(B) diagonal excess without L2 {d_no:.4f} - with L2 {d_l2:.4f} (c3/v)",
+        detects=discrepancy.deterministic(ro.value, "diagonal excess (c3/v)", "two deterministic "
+                                          "runs on common random numbers: an order reversed "
+                                          "beyond round-off fails"))

@@ -31,8 +31,8 @@ from scipy import stats
 from properties import attach_plot
 import numpy as np
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, examples, null,
-                        paper_example, register)
+from properties import (Claim, Threshold, Tolerance, audits, check_at_least, discrepancy,
+                        examples, null, paper_example, register)
 from properties.topic.figures import plot_wv_diagonal_no_l2
 from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
                                      beyond_relabellings, paper_size_gate, permutations_for,
@@ -135,12 +135,15 @@ def test_empirical_wv_diagonal_no_l2(world, seed, tv):
     noise = within_topic_diagonal(run["WV"][0], T, v, permutations_for(PERM_LEVEL),
                                   PERM_SEED + seed) / unit
     beyond_relabellings(CID, score, noise, kind="within-topic column permutations",
-                        what="(1) " + what)
+                        what="(1) " + what, unit="diagonal excess (c3/v)")
     ro = Tolerance.roundoff(float(np.abs(run["WV"]).max() + np.abs(ref["WV"]).max()) / unit,
                             ops=4 * T * v)
     check_at_least(CID, score - score_l2, Threshold(
         ro.value, "the order 'larger without L2' of two deterministic runs on common random "
-                  "numbers: beyond " + ro.model, "derived"), what="(1b) " + what)
+                  "numbers: beyond " + ro.model, "derived"), what="(1b) " + what,
+        detects=discrepancy.deterministic(ro.value, "diagonal excess (c3/v)", "two deterministic "
+                                          "runs on common random numbers: an order reversed "
+                                          "beyond round-off fails"))
     d = ref["heldout_loss"][0] - run["heldout_loss"][0]
     se = float(d.std(ddof=1) / math.sqrt(d.size))
     z = float(stats.norm.isf(LOSS_FALSE_FAIL))
@@ -148,4 +151,5 @@ def test_empirical_wv_diagonal_no_l2(world, seed, tv):
         -z * se, f"Monte Carlo: -{z:.2f} x SE {se:.3g} of the paired held-out loss difference "
                  f"over {d.size} documents (one-sided false-fail {LOSS_FALSE_FAIL:g})",
         "derived", LOSS_FALSE_FAIL),
-        what=f"held-out loss L(ridge {L2:g}) - L(no ridge) = {d.mean():.3g} (SE {se:.2g})")
+        what=f"held-out loss L(ridge {L2:g}) - L(no ridge) = {d.mean():.3g} (SE {se:.2g})",
+        detects=discrepancy.normal_mean(max(se, 1e-300), LOSS_FALSE_FAIL, "held-out loss"))
