@@ -496,6 +496,16 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         detail = [f"{verdict} under the literal reading (the verdict's basis), but "
                   + "; ".join(other)] + detail
         verdict = "reading-dependent"
+    if verdict == "not-audited" and not errored:
+        # a neighbouring reading that decides where the basis does not: said, never the verdict
+        decided = [f"under the reading '{r['reading']}' the {r['form']} form "
+                   + ("holds" if _failure(r) == "none" else "fails")
+                   + f" ({_name(r)}, {r.get('draws', 0)} draws; not the verdict's basis)"
+                   for r in alt_rows if _failure(r) in ("none", "mismatch")]
+        if decided and detail:  # beside the first reason (the table's why column shows it)
+            detail = ["; ".join([detail[0]] + decided)] + detail[1:]
+        else:
+            detail += decided
     close = [a for a in alts if verdict in ("holds", "erratum") and not a["rejected"]
              and a.get("told_apart")]
     if close:

@@ -621,6 +621,38 @@ def test_a_neighbouring_reading_that_decides_otherwise_makes_the_claim_reading_d
         audits("res.convention", reading="")
 
 
+claim("res.undecided", (), asymptotic="n")
+FLAT = np.array([16.0, 32.0, 64.0, 128.0])
+
+
+@audits("res.undecided")
+@CI
+@example(seed=0)
+@given(seed=st.integers(0, 1000))
+def prop_undecided_basis(seed):
+    # the basis: a trend that cannot decide (flat values with noise)
+    y = 1.0 + np.random.default_rng(seed).normal(0, 0.1, (8, FLAT.size))
+    check_trend("res.undecided", FLAT, y, direction="decreasing", log_values=False,
+                false_fail=1e-6, name="flat")
+
+
+@audits("res.undecided", reading="along the other size only")
+@CI
+@example(seed=0)
+@given(seed=st.integers(0, 1000))
+def prop_undecided_other(seed):
+    y = FLAT ** -1.0 * np.exp(np.random.default_rng(seed).normal(0, 0.01, (8, FLAT.size)))
+    check_trend("res.undecided", FLAT, y, direction="decreasing", false_fail=1e-6, name="falls")
+
+
+def test_a_reading_that_decides_is_said_beside_a_not_audited_verdict_never_as_it():
+    rows = [run_row(p)[1] for p in (prop_undecided_basis, prop_undecided_other)]
+    v = verdict_for(W._claim("res.undecided"), rows)
+    assert v["verdict"] == "not-audited"
+    assert ("under the reading 'along the other size only' the printed form holds"
+            in " ".join(v["detail"] if isinstance(v["detail"], list) else [v["detail"]]))
+
+
 # --- 6b. an asymptotic claim is refuted only by a trend against it, never at one size -------
 claim("res.onesize", (), asymptotic="n")
 claim("res.trendfail", (), asymptotic="n")
