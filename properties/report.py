@@ -256,7 +256,7 @@ def _resolution(verdict: str, deciding: list[dict]) -> dict | None:
                             if r.get("trend_resolution") else ""))
     out = {"delta": max(deltas) if deltas and not unresolved and not one else None,
            "trend_exponent": max(trend) if trend else None, "per_property": per,
-           "discrepancy": _coarsest_per_unit(found)}
+           "discrepancy": [] if unresolved else _coarsest_per_unit(found)}
     if one and not unresolved:
         worst = max(one, key=lambda o: o["delta"])
         out["one_sided"] = worst
@@ -277,7 +277,7 @@ def _resolution(verdict: str, deciding: list[dict]) -> dict | None:
                      "applies)"
     else:
         out["why"] = "no relative perturbation applies"
-    if found and not unresolved:
+    if out["discrepancy"]:
         out["why"] += "; detected: " + "; ".join(
             f"{d['unit']} {d['value']:.3g} ({d['check']} in {d['test']}: {d['model']})"
             for d in out["discrepancy"])
@@ -744,8 +744,7 @@ def resolution_cell(r) -> str:
                      + f" ({'below' if o['side'] == 'down' else 'above'} only)")
     if res.get("trend_exponent") is not None:
         parts.append(f"exp +-{res['trend_exponent']:.2g}")
-    if not res.get("why", "").startswith("not resolved"):
-        parts += [f"{d['value']:.2g} {d['unit']}" for d in res.get("discrepancy") or ()]
+    parts += [f"{d['value']:.2g} {d['unit']}" for d in res.get("discrepancy") or ()]
     return ", ".join(parts) or "-"
 
 

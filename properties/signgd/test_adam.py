@@ -354,6 +354,7 @@ register(Claim(
     ),
 ))
 
+
 def adam_turns_none():
     """The claim: per sign of alpha, the fraction of wrong-sign query noise that turns is 0 (read
     with the glossary's 'small': |fraction - 0| <= its level)."""

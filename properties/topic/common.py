@@ -417,6 +417,21 @@ def beyond_relabellings(cid: str, score: float, noise: np.ndarray, *, what: str,
                    detects=discrepancy.permutation(max(thr, floor), P, unit))
 
 
+def order_beyond_roundoff(cid: str, diff: float, roundoff: Tolerance, *, order: str,
+                          unit: str, what: str) -> None:
+    """The order 'A > B' of two deterministic runs on common random numbers (diff = A - B):
+    beyond their round-off, the only noise between them; a reversal beyond it is caught."""
+    from properties import check_at_least
+
+    check_at_least(cid, diff, Threshold(
+        roundoff.value, f"the order '{order}' of two deterministic runs on common random "
+                        "numbers: beyond " + roundoff.model, "derived"),
+        what=what,
+        detects=discrepancy.deterministic(roundoff.value, unit, "two deterministic runs on "
+                                          "common random numbers: an order reversed beyond "
+                                          "round-off fails"))
+
+
 def order_beyond_seed_noise(cid: str, score: float, scores, calibration: dict, *, level: float,
                             what: str, name: str | None = None, unit: str = "log ratio",
                             audit_seeds: range = EMPIRICAL_AUDIT_SEEDS) -> None:

@@ -26,11 +26,10 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, discrepancy,
-                        examples, null, paper_example, register)
+from properties import (Claim, Tolerance, audits, examples, null, paper_example, register)
 from properties.topic.common import (PAPER_TV, PAPER_TV_WHY, PAPER_WHERE, beyond_relabellings,
-                                     paper_size_gate, permutations_for, relabelled_contrasts,
-                                     run_tv)
+                                     order_beyond_roundoff, paper_size_gate, permutations_for,
+                                     relabelled_contrasts, run_tv)
 from properties.topic.runs import WV_BLOCKWISE, block_contrast, train_wv_blockwise
 from sim import topic as sm
 from theory import topic as th
@@ -139,10 +138,7 @@ def test_empirical_wv_blockwise_l2(world, seed, tv):
                         unit="block contrast (c3/v)")
     d_l2, d_no = float(diagonal_excess(W, tv)[0]), float(diagonal_excess(W0, tv)[0])
     ro = Tolerance.roundoff(float(np.abs(W).max() + np.abs(W0).max()) / unit, ops=4 * tv * tv)
-    check_at_least(CID, d_no - d_l2, Threshold(
-        ro.value, "the order 'more uniform with L2' of two deterministic runs on common random "
-                  "numbers: beyond " + ro.model, "derived"),
-        what=f"(B) diagonal excess without L2 {d_no:.4f} - with L2 {d_l2:.4f} (c3/v)",
-        detects=discrepancy.deterministic(ro.value, "diagonal excess (c3/v)", "two deterministic "
-                                          "runs on common random numbers: an order reversed "
-                                          "beyond round-off fails"))
+    order_beyond_roundoff(CID, d_no - d_l2, ro, order="more uniform with L2",
+                          unit="diagonal excess (c3/v)",
+                          what=f"(B) diagonal excess without L2 {d_no:.4f} - with L2 {d_l2:.4f} "
+                               "(c3/v)")

@@ -35,8 +35,8 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, dis
                         examples, null, paper_example, register)
 from properties.topic.figures import plot_wv_diagonal_no_l2
 from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
-                                     beyond_relabellings, paper_size_gate, permutations_for,
-                                     run_tv, within_topic_diagonal)
+                                     beyond_relabellings, order_beyond_roundoff, paper_size_gate,
+                                     permutations_for, run_tv, within_topic_diagonal)
 from properties.topic.runs import EMP, WV_DIAGONAL, diagonal_excess, train_wv_diagonal
 from theory import topic as th
 
@@ -138,12 +138,8 @@ def test_empirical_wv_diagonal_no_l2(world, seed, tv):
                         what="(1) " + what, unit="diagonal excess (c3/v)")
     ro = Tolerance.roundoff(float(np.abs(run["WV"]).max() + np.abs(ref["WV"]).max()) / unit,
                             ops=4 * T * v)
-    check_at_least(CID, score - score_l2, Threshold(
-        ro.value, "the order 'larger without L2' of two deterministic runs on common random "
-                  "numbers: beyond " + ro.model, "derived"), what="(1b) " + what,
-        detects=discrepancy.deterministic(ro.value, "diagonal excess (c3/v)", "two deterministic "
-                                          "runs on common random numbers: an order reversed "
-                                          "beyond round-off fails"))
+    order_beyond_roundoff(CID, score - score_l2, ro, order="larger without L2",
+                          unit="diagonal excess (c3/v)", what="(1b) " + what)
     d = ref["heldout_loss"][0] - run["heldout_loss"][0]
     se = float(d.std(ddof=1) / math.sqrt(d.size))
     z = float(stats.norm.isf(LOSS_FALSE_FAIL))
