@@ -1056,9 +1056,13 @@ def cmd_show(args) -> int:
             f"Tolerance: {c.tolerance}"]
     out.append("Alternatives: " + ("; ".join(f"{a.kind}:{a.name} ({a.source})"
                                              for a in c.alternatives) or "none declared"))
-    for h in c.history:
+    from properties.registry import history_of
+    for h in history_of(c):
         out.append(f"History: {h}")
-    if c.kind != "paper":
+    if c.kind == "by_construction":
+        out.append("Kind: by_construction (a statement of the paper true by construction in "
+                   "this model; counted in the paper's tally)")
+    elif c.kind != "paper":
         out.append(f"Kind: {c.kind} (listed apart from the paper's verdicts)")
     last = _last_run(Path(args.report)).get(c.id)
     if last:

@@ -137,7 +137,8 @@ class Threshold:
         extra = 0.0 if plus is None else float(plus.value)
         levels = [scale * v + extra for v in (r.level, r.stricter, r.looser)]
         model = (f"reading of {word!r} ({r.meaning}; glossary level {r.level:g}, bracket "
-                 f"[{r.stricter:g}, {r.looser:g}]{f' x {scale:g}' if scale != 1 else ''}) in "
+                 f"[{r.stricter:g}, {r.looser:g}]{f' x {scale:g}' if scale != 1 else ''}; "
+                 f"{r.provenance}) in "
                  f"\"{' '.join(sentence.split())}\"" + (f" + {extra:.3g} ({plus.model})" if plus else ""))
         return cls(levels[0], model, "reading", 0.0 if plus is None else plus.false_fail,
                    word=word, bracket=(levels[1], levels[2]))
@@ -162,7 +163,10 @@ class Tolerance(Threshold):
     @staticmethod
     def monte_carlo(se: float, false_fail: float = 1e-6, comparisons: int = 1):
         """Monte Carlo standard error `se`: reject beyond z * se with a two-sided z chosen so the
-        false-fail probability of this check (Bonferroni over `comparisons`) is `false_fail`."""
+        false-fail probability of this check is `false_fail` over its `comparisons` (Bonferroni:
+        each comparison at false_fail / comparisons).  The rate recorded is `false_fail`, what
+        the check spends over all its comparisons; a property that makes each comparison a
+        check of its own with this tolerance counts `false_fail` per check (conservative)."""
         if not (0 < false_fail < 1):
             raise ValueError(f"false_fail must be in (0, 1), got {false_fail}")
         if not (isinstance(comparisons, int) and comparisons >= 1):
@@ -170,7 +174,7 @@ class Tolerance(Threshold):
         z = float(stats.norm.isf(false_fail / (2 * comparisons)))
         return Tolerance(float(z * se), f"Monte Carlo: {z:.2f} x SE {se:.3g} "
                          f"(false-fail {false_fail:g} over {comparisons} comparisons)", "derived",
-                         false_fail / comparisons)
+                         false_fail)
 
     @staticmethod
     def solver(rtol: float, scale: float = 1.0, factor: float = 100.0):
@@ -260,6 +264,11 @@ class Sink:
         self.undecided: list[tuple] = []        # (check name, message): soft inconclusive trends
         self.readings: dict[str, dict] = {}     # glossary word -> levels and worst observation
         self.trend_rivals: dict[str, dict] = {}  # check name -> {rival label: rejected}
+        self.trend_complement: dict[str, set] = {}  # check name -> rivals that are the test's
+        #                                               own complement (declared, not counted)
+        self.order_bands: dict[tuple, float] = {}  # (check name, call) -> check_order's band
+        self.order_calls: dict[str, int] = {}  # check name -> check_order calls so far
+        self.reference: Sink | None = None  # an alternative's world: the claim world's sink
         self.trend_resolution: dict[str, float] = {}  # check name -> exponent shift it rejects
         self.discrepancy: dict[str, dict] = {}  # check name -> its smallest detected discrepancy
 
@@ -305,6 +314,8 @@ class Sink:
             mine = self.trend_rivals.setdefault(name, {})
             for label, ok in rv.items():
                 mine[label] = mine.get(label, True) and ok
+        for name, labels in other.trend_complement.items():
+            self.trend_complement.setdefault(name, set()).update(labels)
         for name, d in other.trend_resolution.items():
             self.trend_resolution[name] = max(d, self.trend_resolution.get(name, 0.0))
         for name, d in other.discrepancy.items():
@@ -553,46 +564,136 @@ def order_slope_tolerance(hs: Sequence[float], errors: Sequence[float], *,
                              f"{false_fail:g})", false_fail)
 
 
+ORDER_TAIL = 3  # check_order: the finest local slopes whose spread says how asymptotic the range is
+
+
+def order_band(hs: Sequence[float], errors: Sequence[float], value_error=None, *,
+               tail: int = ORDER_TAIL) -> tuple[float, float, str]:
+    """The harness's error model of a deterministic sequence err_i ~ C h_i^p (decisions.md 4):
+    (slope, band, model).  Local slopes log(err_{i+1} / err_i) / log(h_{i+1} / h_i) between
+    successive step sizes, coarse to fine; the slope is the finest one, and the band is the
+    spread of the last `tail` local slopes (how far from asymptotic the range still is: for a
+    next-order term that shrinks geometrically by a factor <= 1/2 per rung, the distance from
+    the finest local slope to the limit is at most the last increment) plus the numerical
+    error of each value (`value_error`, an absolute bound: a Tolerance, a number or one per
+    value; default round-off, EXACT) carried to the local slopes.  No t quantile: a
+    deterministic curve has no seeds."""
+    h = np.asarray(list(hs), dtype=np.float64)
+    e = np.abs(np.asarray(list(errors), dtype=np.float64))
+    if h.ndim != 1 or h.size < 3 or e.shape != h.shape:
+        raise ValueError(f"hs, errors: at least three step sizes with one error each, got "
+                         f"{h.shape} and {e.shape}")
+    if np.any(h <= 0) or not np.all(np.isfinite(h)) or np.unique(h).size != h.size:
+        raise ValueError("hs must be distinct, finite and > 0")
+    if not (isinstance(tail, int) and tail >= 2):
+        raise ValueError(f"tail must be an integer >= 2, got {tail!r}")
+    if value_error is None:
+        value_error = EXACT
+    ve = value_error.value if isinstance(value_error, Threshold) else value_error
+    ve = np.broadcast_to(np.abs(np.asarray(ve, dtype=np.float64)), h.shape)
+    vmodel = value_error.model if isinstance(value_error, Threshold) else "as given"
+    order = np.argsort(-h)  # coarse to fine
+    h, e, ve = h[order], e[order], ve[order]
+    if np.any(e <= ve) or not np.all(np.isfinite(e)):
+        bad = ", ".join(f"{a:g}: {b:.3g}" for a, b, c in zip(h, e, ve) if not b > c)
+        return float("nan"), float("inf"), (f"an error at or below its numerical error bound "
+                                              f"({bad}; {vmodel}): no order can be read")
+    lh, le = np.log(h), np.log(e)
+    dlh = np.diff(lh)
+    local = np.diff(le) / dlh
+    rel = np.minimum(ve / e, 1 - 1e-16)
+    b = -np.log1p(-rel)  # |log err_i| error bound
+    carried = (b[:-1] + b[1:]) / np.abs(dlh)
+    k = min(tail, local.size)
+    last = local[-k:]
+    spread = float(last.max() - last.min())
+    carry = float(carried[-k:].max())
+    model = (f"deterministic order: finest local slope {last[-1]:.4g}; band = spread "
+             f"{spread:.3g} of the last {k} local slopes ({', '.join(f'{v:.4g}' for v in last)})"
+             f" + carried value error {carry:.3g} ({vmodel})")
+    return float(last[-1]), spread + carry, model
+
+
 def check_order(claim_id: str, hs: Iterable[float], errors: Iterable[float], order: float, *,
+                value_error: Threshold | float | None = None, rivals: Iterable[float] | None = None,
                 slope_tol: float | Tolerance | None = None,
                 control_errors: Iterable[float] | None = None,
                 exact: Tolerance | None = EXACT, what: str = "", name: str | None = None) -> float:
-    """Discretization order: the fitted log-log slope of error vs step size must be within
-    `slope_tol` of `order` (diffrax-style test_ode_order).  Errors all at or below `exact`
-    (round-off) mean the identity holds exactly at every step size: that passes (slope
-    undefined, recorded as 0 deviation) rather than being refuted for a zero slope.
-    `slope_tol`: a Tolerance with its error model (e.g. `order_slope_tolerance`); a bare
-    number, or none (ORDER_SLOPE_TOL), is a threshold without provenance."""
+    """Discretization order of a deterministic sequence: the error behaves as C h^order.
+
+    The harness's procedure (`order_band`): the finest local slope, with a band from the spread
+    of the last local slopes plus each value's numerical error (`value_error`) carried to them;
+    passes if |slope - order| <= band.  It decides only where the band is below half the gap
+    to the nearest rival order (`rivals`, default order - 1 and order + 1: O(h) against O(1)
+    and O(h^2)); otherwise `Inconclusive` (refine the step ladder).  A rival order is rejected
+    when it lies outside the band around the slope.  In an alternative's world the band is the
+    claim world's (the same check on the same draw), never recomputed from the rival's own
+    curve.  Errors all at or below `exact` (round-off) mean the identity holds exactly at every
+    step size: that passes (slope undefined, recorded as 0 deviation).
+
+    `slope_tol` (legacy): a band given by the property instead (a Tolerance with its model;
+    a bare number is a threshold without provenance), with the least-squares slope."""
     cname = check_name("check_order", name)
     hs, errors = list(hs), list(errors)
     if len(hs) < 3:
         raise ValueError("check_order needs at least three step sizes")
-    if isinstance(slope_tol, Threshold):
-        tol = slope_tol
-    else:
-        v = ORDER_SLOPE_TOL if slope_tol is None else float(slope_tol)
-        tol = Tolerance(v, f"discretization order {order}: fitted log-log slope within +-{v:g} "
-                           "(a hand-set allowance, no error model)")
     errs = np.abs(np.asarray(errors, dtype=np.float64))
     if exact is not None and np.all(np.isfinite(errs)) and float(errs.max()) <= exact.value:
         _record(claim_id, 0.0, exact, name=cname, what=what)
         return float("nan")
-    slope = loglog_slope(hs, errors)
+    sink = _SINK
+    i = sink.order_calls[cname] = sink.order_calls.get(cname, -1) + 1
+    if slope_tol is not None:  # legacy: the property's band, the least-squares slope
+        tol = slope_tol if isinstance(slope_tol, Threshold) else Tolerance(
+            float(slope_tol), f"discretization order {order}: fitted log-log slope within "
+                              f"+-{float(slope_tol):g} (a hand-set allowance, no error model)")
+        slope = loglog_slope(hs, errors)
+        band, model = float(tol.value), tol.model
+    else:
+        slope, band, model = order_band(hs, errors, value_error)
+        ref = sink.reference
+        if ref is not None and (cname, i) in ref.order_bands:  # the claim world's band
+            band = ref.order_bands[(cname, i)]
+            model = f"the claim world's band {band:.3g} on this draw (applied to this world)"
+        else:
+            sink.order_bands[(cname, i)] = band
+        if not math.isfinite(band):
+            msg = f"{claim_id}{_w(what)}: {model}"
+            if sink.soft:
+                sink.undecided.append((cname, msg))
+                return slope
+            raise Inconclusive(msg)
+        tol = Tolerance.derived(band, model) if band > 0 else Threshold(0.0, model, "derived")
     cslope = None if control_errors is None else loglog_slope(hs, list(control_errors))
     dev = abs(slope - order) if math.isfinite(slope) else float("inf")
     _record(claim_id, dev, tol, None if cslope is None else abs(cslope - order), name=cname,
             what=what)
-    if math.isfinite(dev):
-        # the smallest shift of the order this draw would have rejected (either sign), as a
-        # trend's exponent (check_trend)
-        res = _SINK.trend_resolution
-        res[cname] = max(res.get(cname, 0.0), float(tol.value) + dev)
-    if cslope is not None and not abs(cslope - order) > tol.value and not _SINK.soft:
+    if cslope is not None and not abs(cslope - order) > band and not sink.soft:
         raise NoPower(f"{claim_id}{_w(what)}: the control's slope {cslope:.3f} "
                       f"also matches order {order}")
-    if not dev <= tol.value:
+    rv = (order - 1.0, order + 1.0) if rivals is None else tuple(float(r) for r in rivals)
+    rv = tuple(r for r in rv if r != order)
+    if slope_tol is None and rv and math.isfinite(band):
+        gap = min(abs(r - order) for r in rv)
+        if not band < gap / 2:
+            msg = (f"{claim_id}{_w(what)}: order band {band:.3g} is not below half the gap "
+                   f"{gap:g} to the nearest rival order ({model}): refine the step ladder")
+            if sink.soft:
+                sink.undecided.append((cname, msg))
+                return slope
+            raise Inconclusive(msg)
+    if math.isfinite(dev):
+        # the smallest shift of the order this draw would have rejected (either sign)
+        res = sink.trend_resolution
+        res[cname] = max(res.get(cname, 0.0), float(band) + dev)
+        if rv and slope_tol is None:
+            tr = sink.trend_rivals.setdefault(cname, {})
+            for r in rv:
+                label = f"order {r:g}"
+                tr[label] = tr.get(label, True) and abs(slope - r) > band
+    if not dev <= band:
         _fail(ClaimMismatch(f"{claim_id}{_w(what)}: log-log slope {slope:.3f} of "
-                            f"error vs step, expected {order} +- {tol.value:g}"), cname)
+                            f"error vs step, expected {order} +- {band:.3g} ({model})"), cname)
     return slope
 
 
@@ -716,17 +817,28 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
     trend = Trend(slope, stderr, crit, tuple(x.tolist()), tuple(np.asarray(vm).tolist()))
     desc = (f"slope {slope:.4g} +- {band:.3g} ({crit:.3g} x SE {stderr:.3g}; {emodel}) over "
             f"sizes ({nums})")
-    if rivals:
+    # a rival counts only where it could have passed this check: for an exponent, any other
+    # exponent; for a direction, an exponent on the claimed side of 0 (the exponent 0, the
+    # other side or the opposite direction is the test's own complement, rejected whenever
+    # the check passes: not power)
+    sign = None if direction is None else (1.0 if direction == "increasing" else -1.0)
+    credited = tuple(r for r in rivals if sign is None or sign * r > 0)
+    complement = tuple(r for r in rivals if r not in credited)
+    if credited:
         rv = _SINK.trend_rivals.setdefault(cname, {})
-        for r in rivals:
+        for r in credited:
             label = f"exponent {r:g}"
             rv[label] = rv.get(label, True) and abs(slope - r) > band
+    if complement:
+        _SINK.trend_complement.setdefault(cname, set()).update(f"exponent {r:g}"
+                                                               for r in complement)
     if len(_SINK.trend_log) < TREND_LOG_MAX:
         _SINK.trend_log.append({
             "what": what, "sizes": [float(a) for a in x], "values": [float(b) for b in vm],
             "slope": slope, "band": band, "error_model": emodel, "dof": d,
             "expected": (f"exponent {exponent:g}" if exponent is not None else direction),
-            "rivals": {f"exponent {r:g}": bool(abs(slope - r) > band) for r in rivals}})
+            "rivals": {f"exponent {r:g}": bool(abs(slope - r) > band) for r in credited},
+            "complement": [f"exponent {r:g}" for r in complement]})
     if exponent is not None:
         allow = 0.0 if allowance is None else float(allowance.value)
         total = band + allow
@@ -745,17 +857,20 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
             _fail(_trend_mismatch(f"{claim_id}{_w(what)}: {desc}; expected exponent "
                                   f"{exponent:g} (+- allowance {allow:g})"), cname)
         return trend
-    sign = 1.0 if direction == "increasing" else -1.0
-    # the smallest shift of the exponent this draw would have rejected: any exponent outside the
-    # band around the fitted slope (as the trend's rivals are)
+    # the smallest true slope this design detects (TFP's min_discrepancy): with probability 0.95
+    # at its false-fail rate, (crit + t_0.05) x SE on the seeds' dof; a deterministic sequence
+    # (no dof) detects any slope beyond its band
     res = _SINK.trend_resolution
-    res[cname] = max(res.get(cname, 0.0), band)
+    detect = band if d is None else (crit + float(stats.t.isf(0.05, d))) * stderr
+    res[cname] = max(res.get(cname, 0.0), detect)
     th = Threshold(0.0, f"trend direction {direction}: slope beyond {crit:.3g} x SE ({emodel}; "
                         f"false-fail {ff:g})", "derived", ff)
     _record(claim_id, sign * slope - band, th, kind="score>=tol", name=cname, what=what)
     if sign * slope - band > 0:
         return trend
-    if sign * slope + band < 0:
+    # an exactly flat (or reversed) sequence with no spread (band 0) is decisively not of the
+    # claimed direction: rejected, never "not told apart"
+    if sign * slope + band < 0 or (band == 0 and sign * slope <= 0):
         _fail(_trend_mismatch(f"{claim_id}{_w(what)}: {desc}: significantly "
                               f"{'decreasing' if sign > 0 else 'increasing'}, expected "
                               f"{direction}"), cname)

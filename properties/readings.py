@@ -26,7 +26,11 @@ class Reading:
     meaning  -- what the level bounds (the statistic the check compares with it);
     level    -- the glossary's reading; stricter / looser: the bracket the verdict must survive
                 (for a tolerance stricter < level < looser, for a score stricter > level > looser);
-    why      -- where the level comes from (a convention of the field, a scale of the problem)."""
+    why      -- where the level comes from (a convention of the field, a scale of the problem);
+    fixed    -- the date the level was fixed (the commit that added it to the glossary);
+    first    -- the claim it was first used for;
+    in_view  -- the level was set with that claim's data in view (it reproduces a number the
+                claim already used on data it had seen): the report shows it as such."""
 
     word: str
     meaning: str
@@ -34,6 +38,16 @@ class Reading:
     stricter: float
     looser: float
     why: str
+    fixed: str = "2026-12-03"
+    first: str = ""
+    in_view: bool = False
+
+    @property
+    def provenance(self) -> str:
+        """When and for which claim the level was fixed, and whether with its data in view."""
+        return (f"fixed {self.fixed} for {self.first or 'an unnamed claim'}"
+                + ("; SET WITH THAT CLAIM'S DATA IN VIEW (it reproduces the number the claim "
+                   "already used)" if self.in_view else ""))
 
     def __post_init__(self):
         lo, hi = sorted((self.stricter, self.looser))
@@ -42,8 +56,15 @@ class Reading:
                              f"inside its bracket [{self.stricter}, {self.looser}]")
 
 
-def _r(word, meaning, level, stricter, looser, why):
-    return Reading(word, meaning, level, stricter, looser, why)
+# The first glossary (f10147b, 2026-12-03) was written before its words were read by claims;
+# each later word below names the claim it was added for and whether its level reproduces the
+# number that claim already used (from the commits that added them, issue 34's finding).
+_FIRST = "the first glossary (before any claim read it)"
+
+
+def _r(word, meaning, level, stricter, looser, why, fixed="2026-12-03", first=_FIRST,
+       in_view=False):
+    return Reading(word, meaning, level, stricter, looser, why, fixed, first, in_view)
 
 
 GLOSSARY: dict[str, Reading] = {r.word: r for r in (
@@ -73,34 +94,43 @@ GLOSSARY: dict[str, Reading] = {r.word: r for r in (
        "two decades above the initial scale; the bracket one to three decades"),
     _r("keep their sign", "the fraction of pairs said to keep their sign (score >= level)", 0.9,
        0.95, 0.8, "nine in ten, as 'most' (a literal 'every pair' is contradicted by the paper's "
-       "own Table 2, 93%); the bracket four in five to nineteen in twenty"),
+       "own Table 2, 93%); the bracket four in five to nineteen in twenty",
+       fixed="2026-12-04", first="signgd.lemma4_2", in_view=True),
     _r("converged", "a training loss said to have converged (in a comparison of optimizers or "
        "a figure read by eye): L_S <= level", 0.05, 0.02, 0.1,
        "a twentieth of the logistic loss at init (log 2 ~ 0.69 is ~14 levels), where a curve "
-       "drawn on [0, log 2] meets its axis; the bracket 2%-10%"),
+       "drawn on [0, log 2] meets its axis; the bracket 2%-10%",
+       fixed="2026-12-04", first="signgd.gd.faster", in_view=True),
     _r("not yet converged", "a training loss said not to have converged yet, still of the "
        "order of its init log 2: L_S >= level", 0.5, 0.6, 0.35,
        "about 70% of log 2 ~ 0.69 (the loss has left its init by less than a third); the "
-       "bracket half of log 2 to ~87% of it"),
+       "bracket half of log 2 to ~87% of it",
+       fixed="2026-12-04", first="signgd.gd.faster", in_view=True),
     _r("Theta(1) error", "a 0-1 error said to be Theta(1), of the order of chance rather than "
        "vanishing: error >= level", 0.1, 0.2, 0.05,
-       "a tenth, a fifth of chance (1/2); the bracket a twentieth to a fifth"),
+       "a tenth, a fifth of chance (1/2); the bracket a twentieth to a fifth",
+       fixed="2026-12-04", first="signgd.appendix_f1", in_view=True),
     _r("-> epsilon", "a training loss said to converge to (an arbitrary) epsilon, read at the "
        "end of training: L_S <= level", 1e-3, 1e-4, 1e-2,
-       "a thousandth (~1/700 of the loss at init, log 2); the bracket a decade either way"),
+       "a thousandth (~1/700 of the loss at init, log 2); the bracket a decade either way",
+       fixed="2026-12-04", first="signgd.theorem3_2.item1", in_view=True),
     _r("extremely sparse", "an attention said to become extremely sparse: its entropy as a "
        "fraction of its entropy at initialisation (near uniform), H / H_0 <= level", 0.1, 0.05,
        0.2, "an order of magnitude below the near-uniform entropy it starts from, as 'small'; "
-       "the bracket halves and doubles it"),
+       "the bracket halves and doubles it",
+       fixed="2026-12-05", first="joma.sec4.entropy_dynamics_trained", in_view=False),
     _r("one-hot", "an attention row said to become one-hot: its largest weight (score >= "
        "level)", 0.9, 0.99, 0.8, "nine tenths of the row on one key; the bracket four fifths to "
-       "ninety-nine hundredths"),
+       "ninety-nine hundredths",
+       fixed="2026-12-05", first="signgd.longer_context", in_view=True),
     _r("constant order", "a loss said to stay of constant order (Theta(1)) rather than vanish, "
        "read at one size: L >= level", 0.1, 0.2, 0.05,
        "a tenth (~1/7 of the logistic loss at init, log 2); the bracket a twentieth to a fifth, "
-       "as 'Theta(1) error'"),
+       "as 'Theta(1) error'",
+       fixed="2026-12-05", first="signgd.theorem3_2.item2", in_view=True),
     _r("dominates", "a ratio A / B of magnitudes where A is said to dominate B (score >= level)",
-       2.0, 3.0, 1.5, "A at least twice B; the bracket one and a half to three times"),
+       2.0, 3.0, 1.5, "A at least twice B; the bracket one and a half to three times",
+       fixed="2026-12-04", first="signgd.theorem3_2.item3", in_view=True),
 )}
 
 

@@ -17,7 +17,7 @@ HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugi
                              "world", "cli", "cache", "figstyle", "bench", "settings",
                              "digest", "readings", "scaffold"})
 
-CLAIM_KINDS = ("paper", "consistency")
+CLAIM_KINDS = ("paper", "by_construction", "consistency")
 
 PAPER_DOC = re.compile(r"^\s*Audit of (.+?):", re.S)
 
@@ -84,6 +84,10 @@ class Claim:
                    of the printed text: it could fail only through a bug, not through the
                    paper being wrong).  A consistency claim gets the verdict `consistency` (or
                    `inconsistent`), is listed apart and is never counted among the paper's holds.
+                   "by_construction": a numbered statement of the paper that is true by
+                   construction in this model (its checks test the simulator's implementation
+                   of it): decided as a paper claim and counted in the paper's tally, labelled
+                   "holds (by construction in this model)".
     draw_note   -- optional callable(**draw parameters) -> str: what the report says of each
                    draw beside its parameters (e.g. whether the draw satisfies a condition of
                    the theorem); it reads the draw, never the run.
@@ -240,3 +244,27 @@ def attach_plot(claim_id: str, plot: Callable[[str], None]) -> Claim:
         raise ValueError(f"no claim {claim_id!r} registered")
     REGISTRY[claim_id] = replace(REGISTRY[claim_id], plot=plot)
     return REGISTRY[claim_id]
+
+
+HISTORY_FILE = "history.json"  # beside a paper's claim files: {claim id: [entries]}
+
+
+def history_of(claim: Claim) -> list[str]:
+    """A claim's history: the entries its `Claim(history=...)` carries, then those kept as data
+    beside the claim files (`properties/<paper>/history.json`, keyed by claim id), so that a
+    change of rule need not be written into the claim file."""
+    import json
+    from pathlib import Path
+
+    out = list(claim.history)
+    f = Path(__file__).resolve().parent / claim.id.split(".", 1)[0] / HISTORY_FILE
+    try:
+        data = json.loads(f.read_text())
+    except FileNotFoundError:
+        return out
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{f}: not a JSON object of claim id -> [entries] ({e})") from None
+    extra = data.get(claim.id, []) if isinstance(data, dict) else None
+    if not (isinstance(extra, list) and all(isinstance(h, str) and h.strip() for h in extra)):
+        raise ValueError(f"{f}: the entry of {claim.id!r} must be a list of non-empty strings")
+    return out + extra

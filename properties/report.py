@@ -35,7 +35,7 @@ import os
 import tempfile
 from collections import defaultdict
 
-from properties.registry import Claim
+from properties.registry import Claim, history_of
 
 VERDICTS = ("holds", "erratum", "refuted", "reading-dependent", "not-audited", "consistency",
             "inconsistent")
@@ -94,6 +94,7 @@ def _alternatives(claim: Claim | None, deciding: list[dict], all_rows: list[dict
     def blank(name, kind, source, why=None):
         return {"name": name, "kind": kind, "source": source, "draws": 0, "rejected_draws": 0,
                 "not_told_apart": 0, "survived": 0, "excused": 0, "excused_why": why,
+                "void": 0, "void_why": None,
                 "rejected": False, "told_apart": False, "close_messages": [], "_seen": 0,
                 "_ok": 0, "_apart": 0}
 
@@ -104,6 +105,8 @@ def _alternatives(claim: Claim | None, deciding: list[dict], all_rows: list[dict
         for a in r.get("alternatives", []):
             o = out.setdefault(a["name"], blank(a["name"], a["kind"], a.get("source", "")))
             o["excused"] += a.get("excused", 0)
+            o["void"] += a.get("void", 0)
+            o["void_why"] = o["void_why"] or a.get("void_why")
             if a["draws"] > 0:
                 o["draws"] += a["draws"]
                 o["rejected_draws"] += a["rejected_draws"]
@@ -195,7 +198,8 @@ def check_power(deciding: list[dict]) -> list[dict]:
                      sorted((r.get("trend_rivals") or {}).get(name, {}).items()) if ok]
             out.append({"test": _name(r), "check": name, "calls": info.get("calls", 0),
                         "what": info.get("what", ""), "rejected": rejected + trend,
-                        "partly": partly, "faced": bool(rejected or trend)})
+                        "partly": partly, "faced": bool(rejected or trend),
+                        "complement": list((r.get("trend_complement") or {}).get(name, []))})
     return out
 
 
@@ -297,8 +301,11 @@ def _coarsest_per_unit(found: list[dict]) -> list[dict]:
     return list(out.values())
 
 
-def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict]) -> list[str]:
-    """Why a would-be `holds`/`erratum` is not earned (empty: earned)."""
+def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict],
+           all_rows: list[dict] | None = None) -> list[str]:
+    """Why a would-be `holds`/`erratum` is not earned (empty: earned).  The false-fail share
+    counts every property of the claim as spent (neighbouring readings and the other form
+    included; a printed form expected to fail spends nothing), not only the deciding ones."""
     why = []
     if claim is None or not claim.alternatives:
         why.append(f"{NO_POWER}: the claim declares no rival or null")
@@ -310,14 +317,23 @@ def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict]) -> list[
         missed = [a for a in alts if not a["rejected"] and not a.get("told_apart")]
         for a in missed:
             why.append(f"{NO_POWER}: {a['kind']}:{a['name']} was "
-                       + (f"excused on every draw ({a['excused_why']})" if a["draws"] == 0
+                       + (f"no alternative on every draw it ran (the property is broken for "
+                          f"it: {a['void_why']})" if a["draws"] == 0 and a.get("void") else
+                          f"excused on every draw ({a['excused_why']})" if a["draws"] == 0
                           and a.get("excused") else "never run by a deciding property"
                           if a["draws"] == 0 else
                           f"rejected on {a['rejected_draws']} of {a['draws']} draws"))
+        for a in alts:
+            if a.get("void") and a["draws"] > 0:
+                why.append(f"{NO_POWER}: {a['kind']}:{a['name']} was no alternative on "
+                           f"{a['void']} draw(s) ({a['void_why']})")
         lone = [c for c in check_power(deciding) if not c["faced"]]
         for c in lone[:4]:
             why.append(f"check {c['check']} in {c['test']} {NO_CHECK_POWER}"
-                       + (f" on every draw (only {', '.join(c['partly'])})" if c["partly"] else ""))
+                       + (f" on every draw (only {', '.join(c['partly'])})" if c["partly"] else "")
+                       + (f" (its rivals {', '.join(c['complement'])} are the direction test's "
+                          "own complement, rejected whenever it passes: not power)"
+                          if c.get("complement") else ""))
         if len(lone) > 4:
             why.append(f"and {len(lone) - 4} more checks {NO_CHECK_POWER}")
     few = [(r["nodeid"].split("::")[-1], r.get("draws", 0)) for r in deciding
@@ -337,7 +353,7 @@ def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict]) -> list[
     if unstated:
         why.append("threshold without provenance (neither derived nor calibrated, or "
                    "calibrated by hand rather than as an order statistic): " + unstated)
-    spent = sum(false_fail_of(r) for r in deciding)
+    spent = sum(false_fail_of(r) for r in (deciding if all_rows is None else all_rows))
     if spent > CLAIM_SHARE * (1 + 1e-9):
         why.append(f"its checks spend {spent:.3g} expected spurious failures, above the claim's "
                    f"false-fail share {CLAIM_SHARE:g} (goal {FALSE_FAIL_GOAL} / {MAX_CLAIMS})")
@@ -456,7 +472,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     alts = _alternatives(claim, deciding or [r for r in rows if r.get("takes_world")], rows)
     sources = _sources(claim, rows)
     if verdict in ("holds", "erratum"):
-        why = _gates(claim, deciding, alts)
+        why = _gates(claim, deciding, alts, rows)
         if sources and sources["never_called"]:
             why.append("declared prediction " + ", ".join(sources["never_called"]) + " of theory/ "
                        "is never called while the claim's properties run (one source of closed "
@@ -513,6 +529,10 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
             f"{a['kind']}:{a['name']} on {a['not_told_apart']} of {a['draws']} draws"
             for a in close) + " (the property called those draws inconclusive or rejected "
             "them: the alternative comes within the check's resolution there)")
+    if claim is not None and claim.kind == "by_construction":
+        detail.insert(0, "a statement of the paper that is true by construction in this model: "
+                         "its checks test the simulator's implementation of it, not the paper's "
+                         "argument")
     if claim is not None and claim.kind == "consistency":
         verdict = {"holds": "consistency", "erratum": "inconsistent",
                    "refuted": "inconsistent"}.get(verdict, verdict)
@@ -538,7 +558,9 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     row = {
         "id": claim.id if claim else rows[0]["claim"],
         "kind": claim.kind if claim else "paper",
-        "verdict_label": verdict + (" (not told apart from " + ", ".join(
+        "verdict_label": verdict + (" (by construction in this model)" if claim is not None
+                                    and claim.kind == "by_construction" and verdict == "holds"
+                                    else "") + (" (not told apart from " + ", ".join(
             f"{a['kind']}:{a['name']}" for a in close) + ")" if close else ""),
         "resolution": _resolution(verdict, deciding),
         "checks": checks,
@@ -562,7 +584,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
         "draws": draws,
         "alternatives": alts,
         "thresholds": sorted(thresholds.values(), key=lambda t: (t["origin"], t["value"])),
-        "history": list(claim.history) if claim else [],
+        "history": history_of(claim) if claim else [],
         "false_fail": sum(false_fail_of(r) for r in rows),
         "false_fail_share": CLAIM_SHARE,
         "failing_draws": failing,
@@ -690,7 +712,9 @@ def summary(rows: list[dict]) -> dict:
         papers[r["id"].split(".", 1)[0]][r["verdict"]] += 1
     return {"counts": {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS},
             "papers": dict(papers),
-            "paper_claims": sum(r.get("kind", "paper") == "paper" for r in rows),
+            "paper_claims": sum(r.get("kind", "paper") != "consistency" for r in rows),
+            "by_construction": sum(r.get("kind", "paper") == "by_construction"
+                                   and r["verdict"] == "holds" for r in rows),
             "consistency_checks": sum(r.get("kind", "paper") == "consistency" for r in rows),
             "false_fail_budget": sum(r["false_fail"] for r in rows)}
 
@@ -698,6 +722,8 @@ def summary(rows: list[dict]) -> dict:
 def _counts_line(counts: dict) -> str:
     """'holds: 3  erratum: 1 ...', the consistency checks apart."""
     paper = "  ".join(f"{v}: {counts[v]}" for v in PAPER_VERDICTS)
+    if counts.get("by_construction"):
+        paper += f" (holds by construction in this model: {counts['by_construction']})"
     cons = counts.get("consistency", 0) + counts.get("inconsistent", 0)
     return paper + (f"  | consistency checks (not the paper's verdicts): {counts['consistency']} "
                     f"pass, {counts['inconsistent']} fail" if cons else "")
@@ -828,6 +854,17 @@ def run_header(meta: dict | None, profile: str | None = None) -> str:
     return "audit: " + ", ".join(parts)
 
 
+def paper_setting_cell(r) -> str:
+    """The paper's own setting, in a word: ran, cited but not run, not run (the claim says why),
+    or none (neither cited nor explained)."""
+    ps = r.get("paper_setting") or {}
+    if ps.get("ran"):
+        return "ran"
+    if ps.get("cited"):
+        return "cited, not run"
+    return "not run (why: report)" if ps.get("why_not") else "none"
+
+
 def table(rows: list[dict], meta: dict | None = None) -> str:
     """The console table: one line per claim, nothing truncated (the citation and the detail
     are in audit.md).  For an erratum, the printed form's failure stands beside the corrected
@@ -835,7 +872,7 @@ def table(rows: list[dict], meta: dict | None = None) -> str:
     device; below the counts, each claim whose audit is broken (an error, no power, an expected
     failure that passed) gets its reason, so a typo'd claim id is explained where it is seen."""
     head = ("id", "verdict", "error", "tolerance", "printed form", "draws", "alts rejected",
-            "resolution", "seconds")
+            "resolution", "paper setting", "seconds")
 
     def printed(r):
         pe = r.get("printed_error")
@@ -847,7 +884,7 @@ def table(rows: list[dict], meta: dict | None = None) -> str:
              ("score " if r["comparison"] == "score>=tol" else "") + _fmt(r["max_error"]),
              ("min " if r["comparison"] == "score>=tol" else "") + _fmt(r["tolerance"]),
              printed(r), str(r["draws"]), _alts_cell(r), resolution_cell(r),
-             f"{r['seconds']:.1f}") for r in rows]
+             paper_setting_cell(r), f"{r['seconds']:.1f}") for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     out = [line(head), line(["-" * w for w in widths])] + [line(b) for b in body]
@@ -855,7 +892,7 @@ def table(rows: list[dict], meta: dict | None = None) -> str:
         out.insert(0, run_header(meta))
     s = summary(rows)
     out.append("")
-    out.append(_counts_line(s["counts"]))
+    out.append(_counts_line(dict(s["counts"], by_construction=s["by_construction"])))
     ff = s["false_fail_budget"]
     out.append(f"expected spurious failures of this run (false-fail budget): {ff:.3g}"
                + ("" if ff <= FALSE_FAIL_GOAL else f"  (above the goal {FALSE_FAIL_GOAL})"))
@@ -1185,7 +1222,9 @@ def readme_section(doc: dict) -> str:
            + (" (with uncommitted changes)" if doc.get("dirty") else "")
            + f" with the `{doc.get('profile', '?')}` profile{size}"
            + (" (**interrupted: incomplete**)" if doc.get("interrupted") else "")
-           + f": {len(rows)} claims, false-fail budget {s['false_fail_budget']:.3g}.", "",
+           + f": {len(rows)} claims, false-fail budget {s['false_fail_budget']:.3g}"
+           + (f"; {s['by_construction']} of the holds are paper statements true by "
+              "construction in this model" if s["by_construction"] else "") + ".", "",
            "| paper | " + " | ".join(PAPER_VERDICTS) + " | consistency checks |",
            "|---|" + "---|" * (len(PAPER_VERDICTS) + 1)]
     papers = sorted(s["papers"])  # found from the claims' ids, never listed by hand
@@ -1206,13 +1245,13 @@ def readme_section(doc: dict) -> str:
         f = r.get("file", "")
         cell = f"[`{r['id']}`]({f})" if f else f"`{r['id']}`"
         return (f"| {cell} | **{_label(r)}** | {r['draws']} | {_alts_cell(r)} | "
-                f"{resolution_cell(r)} | {why} |")
+                f"{resolution_cell(r)} | {paper_setting_cell(r)} | {why} |")
 
-    head = ["| claim | verdict | draws | alternatives rejected | resolution | why |",
-            "|---|---|---|---|---|---|"]
+    head = ["| claim | verdict | draws | alternatives rejected | resolution | paper's setting "
+            "| why |", "|---|---|---|---|---|---|---|"]
     for p in papers:
         mine = sorted((r for r in rows if r["id"].split(".", 1)[0] == p), key=lambda r: r["id"])
-        paper = [r for r in mine if r.get("kind", "paper") == "paper"]
+        paper = [r for r in mine if r.get("kind", "paper") != "consistency"]
         checks = [r for r in mine if r.get("kind", "paper") == "consistency"]
         out += ["", f"#### `{p}.*`", ""] + head + [line(r) for r in paper]
         if checks:

@@ -30,6 +30,7 @@ draws that completed and made at least one check; the report counts those, not c
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import fractions
@@ -106,6 +107,51 @@ class World:
         self._memo = memo
         self._draw = draw  # the draw's arguments: part of the on-disk key of a pure simulation
         self._ordinal: dict[str, int] = {}
+        # an alternative whose replaced slot returns what the claim's world computed on this
+        # draw (another slot's run, a shared run, or the claim's own): why it is no alternative
+        self.void: str | None = None
+
+    @property
+    def _claim_world(self) -> bool:
+        return self.alternative is None and self.perturb is None
+
+    def _claim_outputs(self) -> dict | None:
+        """fingerprint -> labels of what the claim's world computed on this draw (its slots and
+        its shared runs); None outside an audited draw."""
+        return None if self._memo is None else self._memo.setdefault(OUTPUTS_KEY, {})
+
+    def observe(self, label: str, out) -> None:
+        """Note an output: in the claim's world, as `label`; in an alternative's world, the
+        replaced slot's output is compared with what the claim's world computed."""
+        seen = self._claim_outputs()
+        if seen is None:
+            return
+        try:
+            fp = fingerprint(out)
+        except Exception:  # noqa: BLE001 -- an output we cannot digest: nothing to compare
+            return
+        if self._claim_world:
+            seen.setdefault(fp, set()).add(label)
+        elif (self.void is None and self.alternative is not None
+              and label == f"slot {self.alternative.replaces!r}" and fp in seen
+              and label not in seen[fp]):
+            # (an alternative identical to the claim's own slot passes the body: NoPower)
+            self.void = (f"its {label} returns what the claim's world computes as "
+                         + ", ".join(sorted(seen[fp])) + " on the same draw (a check "
+                         "comparing the two compares a run with itself)")
+
+    def _observed(self, fn: Callable, slot: str) -> Callable:
+        if self._memo is None or not (self._claim_world or (
+                self.alternative is not None and self.alternative.replaces == slot)):
+            return fn
+
+        @functools.wraps(fn)
+        def observed(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            self.observe(f"slot {slot!r}", out)
+            return out
+
+        return observed
 
     @property
     def kind(self) -> str:
@@ -142,7 +188,7 @@ class World:
         self.predictions.add(slot)
         out = fn if rep is None else rep
         if self.perturb is None:
-            return out
+            return self._observed(out, slot)
         factor = self.perturb
 
         @functools.wraps(out)
@@ -164,11 +210,11 @@ class World:
         if not pure:
             self.impure.add(slot)
         if not pure or self._memo is None:
-            return fn if rep is None else rep
+            return self._observed(fn if rep is None else rep, slot)
         i = self._ordinal.get(slot, 0)
         self._ordinal[slot] = i + 1
         if rep is not None:
-            return self._on_disk(rep, slot, i)
+            return self._observed(self._on_disk(rep, slot, i), slot)
         memo, claim_world = self._memo, self.alternative is None and self.perturb is None
         on_disk = self._on_disk(fn, slot, i)
 
@@ -185,7 +231,7 @@ class World:
                 memo[key] = copy.deepcopy(out)
             return out
 
-        return cached
+        return self._observed(cached, slot)
 
     def _on_disk(self, fn: Callable, slot: str, ordinal: int) -> Callable:
         """fn through the on-disk run cache, keyed by the claim, the slot, the call's ordinal,
@@ -220,6 +266,18 @@ class World:
 
 
 WORLD_PLACEHOLDER = World(None)
+OUTPUTS_KEY = "__claim_world_outputs__"  # in a draw's memo: what the claim's world computed
+
+
+@contextlib.contextmanager
+def _observing(world: World):
+    """Note every shared run (properties.cache.run_cache) the world's body calls."""
+    from properties import cache
+    cache.OBSERVERS.append(world.observe)
+    try:
+        yield
+    finally:
+        cache.OBSERVERS.pop()
 
 
 class NotANumber(TypeError):
@@ -307,6 +365,8 @@ class AltOutcome:
     not_told_apart: int = 0
     survived: int = 0
     excused: int = 0
+    void: int = 0                 # draws on which it returned what the claim's world computed
+    void_why: str | None = None
     by_check: dict = field(default_factory=dict)
     met_check: dict = field(default_factory=dict)   # check -> decisive draws that called it
     messages: list = field(default_factory=list)
@@ -342,6 +402,12 @@ class AltOutcome:
                 self.close_messages.append(f"draw {draw}: {msg}")
         else:
             self.survived += 1
+
+    def count_void(self, why: str) -> None:
+        """A draw on which the alternative's replaced slot returned what the claim's world
+        computed (`World.void`): not counted as run, rejected or survived."""
+        self.void += 1
+        self.void_why = self.void_why or why
 
     @property
     def needed(self) -> int:
@@ -434,6 +500,8 @@ class Run:
                 "takes_world": self.takes_world, "alternatives": alts,
                 "named_checks": self.sink.named,
                 "trend_rivals": self.sink.trend_rivals,
+                "trend_complement": {k: sorted(v) for k, v in
+                                     self.sink.trend_complement.items()},
                 "trend_resolution": self.sink.trend_resolution,
                 "discrepancy": self.sink.discrepancy,
                 "readings": list(self.sink.readings.values()),
@@ -497,12 +565,14 @@ def _claim(claim_id: str):
     return claim
 
 
-def _soft(inner: Callable, args, kwargs, world: World, what: str):
+def _soft(inner: Callable, args, kwargs, world: World, what: str,
+          reference: check.Sink | None = None):
     """Run the body in an alternative's (or a perturbation's) world with soft checks.
     Returns (outcome, checks that rejected it, message): outcome "rejected" (a check failed),
     "close" (no check failed, but the body stopped it as inconclusive or rejected the draw,
     or a trend was not significant either way: not told apart), or "survived" (it passed)."""
     sink = check.Sink(soft=True)
+    sink.reference = reference  # the claim world's checks on this draw (check_order's band)
     stopped = None
     with check.recording(sink):
         try:
@@ -525,7 +595,7 @@ def _soft(inner: Callable, args, kwargs, world: World, what: str):
     return "survived", [], None, met
 
 
-def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs):
+def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, reference=None):
     """Per side, the smallest delta of RESOLUTION_GRID at which x (1 + delta) (up) and
     / (1 + delta) (down) of every prediction are rejected on this draw: (up, down), inf for a
     side not rejected even at the largest (a one-sided bound is resolved on one side only), or
@@ -533,7 +603,8 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs):
     def rejected(factor):
         pw = World(claim_id, None, memo, draw_kwargs, perturb=factor)
         try:
-            return _soft(inner, args, kwargs, pw, f"the prediction x {factor:g}")[0] == "rejected"
+            return _soft(inner, args, kwargs, pw, f"the prediction x {factor:g}",
+                         reference)[0] == "rejected"
         except PropertyError as e:
             cause = e.__cause__
             if isinstance(cause, NotANumber):
@@ -686,7 +757,7 @@ def _run_draw(inner: Callable, args, kwargs):
     if run.takes_world:
         kwargs = dict(kwargs, world=world)
     sink = check.Sink()
-    with check.recording(sink):
+    with check.recording(sink), _observing(world):
         try:
             if not run.traced and tracing_enabled():
                 run.traced = True  # the first draw: which closed forms of theory/ it calls
@@ -746,11 +817,15 @@ def _run_draw(inner: Callable, args, kwargs):
                 stats.excused += 1
                 continue
         aw = World(run.claim_id, alt, memo, draw_kwargs)
-        outcome, by, msg, met = _soft(inner, args, kwargs, aw, f"alternative {alt.label}")
+        outcome, by, msg, met = _soft(inner, args, kwargs, aw, f"alternative {alt.label}",
+                                      reference=sink)
+        if aw.void is not None:  # no alternative on this draw: its rejection proves nothing
+            stats.count_void(aw.void)
+            continue
         stats.count(outcome, by, msg, _draw_repr(draw_kwargs), met=met)
     if world.predictions and resolution_enabled():
         run.resolution.append(_resolution_of_draw(inner, args, kwargs, run.claim_id, memo,
-                                                  draw_kwargs))
+                                                  draw_kwargs, reference=sink))
     return None
 
 
@@ -780,7 +855,8 @@ def _finish(run: Run):
         return
     if run.takes_world:
         row = run.as_row()
-        applicable = [a for a in row["alternatives"] if a["draws"] > 0 or a["excused"] > 0]
+        applicable = [a for a in row["alternatives"]
+                      if a["draws"] > 0 or a["excused"] > 0 or a.get("void", 0) > 0]
         if not applicable and run.inconclusive:  # nothing was decided, so nothing to reject
             raise Inconclusive("inconclusive: " + "; ".join(m for _, m in run.inconclusive[:3]))
         if not applicable:

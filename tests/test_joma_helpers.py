@@ -19,14 +19,11 @@ def test_etas_ladder_has_six_halving_sizes():
     assert etas[2] == 0.1
 
 
-def test_order_tol_is_derived_with_the_fixed_rate():
+def test_the_eta_ladder_gives_check_order_a_narrow_band_on_a_near_power_law():
+    from properties.check import order_band
     hs = jc.ETAS(0.01)
-    errs = [3.0 * h * (1 + 0.1 * h) for h in hs]
-    tol = jc.order_tol(hs, errs)
-    assert tol.origin == "derived" and tol.false_fail == jc.ORDER_FALSE_FAIL
-    assert 0 < tol.value < 0.05  # a near power law: a narrow band around the slope
-    with pytest.raises(ValueError, match="hs"):
-        jc.order_tol(hs[:3], errs[:3])
+    slope, band, model = order_band(hs, [3.0 * h * (1 + 0.1 * h) for h in hs])
+    assert abs(slope - 1) < band < 0.05 and "local slopes" in model
 
 
 def test_dyn_seed_sets_cycle_the_explicit_draws():

@@ -123,8 +123,8 @@ def test_readme_tables_are_generated_between_the_markers_and_idempotent():
     assert new.startswith("# T\n\nbefore\n\n") and new.endswith("\n\nafter\n")
     assert "old | table" not in new and rep.update_readme(new, _doc(rows)) == new
     assert "| `joma` | 1 | 1 | 0 | 0 | 0 | 0 |" in new and "| all | 1 | 1 | 0 | 0 | 1 | 0 |" in new
-    assert "[`joma.b`](properties/joma.b.py) | **erratum** | 3 | 2/2 | - | The printed constant is off by 2. (more in audit.md) |" in new
-    assert "| **not-audited** | 3 | 1/2 | - | power not shown by an alternative: x |" in new
+    assert "[`joma.b`](properties/joma.b.py) | **erratum** | 3 | 2/2 | - | none | The printed constant is off by 2. (more in audit.md) |" in new
+    assert "| **not-audited** | 3 | 1/2 | - | none | power not shown by an alternative: x |" in new
     assert "`0123456789`" in new and "`ci` profile" in new
     assert "interrupted" in rep.update_readme(text, _doc(rows, interrupted=True))
     with pytest.raises(ValueError, match="markers"):
