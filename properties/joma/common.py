@@ -10,7 +10,6 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
-from properties import order_slope_tolerance
 from sim.joma import make_problem
 
 SEEDS = st.lists(st.integers(0, 2**31 - 1), min_size=2, max_size=3, unique=True)
@@ -21,19 +20,6 @@ def ETAS(eta0):
     sizes, so the fitted log-log slope has 4 residual degrees of freedom for its t band; the two
     coarse rungs cost 3/4 of one eta0 run together)."""
     return [4 * eta0, 2 * eta0, eta0, eta0 / 2, eta0 / 4, eta0 / 8]
-
-
-# The false-fail rate of one check_order call (the slope's t band from the fit's residuals):
-# fixed before the run so a claim with up to ~50 such calls (draws x calls) stays within its
-# share 1e-4 of the run's false-fail goal (report.CLAIM_SHARE).
-ORDER_FALSE_FAIL = 1e-6
-
-
-def order_tol(hs, errors, false_fail: float = ORDER_FALSE_FAIL):
-    """check_order's slope tolerance with an error model (properties.order_slope_tolerance: the
-    Student-t band of the least-squares log-log slope from the fit's own residuals, where the
-    next-order term shows up as curvature), at the false-fail rate ORDER_FALSE_FAIL."""
-    return order_slope_tolerance(hs, errors, false_fail=false_fail)
 
 
 def problem(draw_params, attention):

@@ -125,6 +125,10 @@ register(Claim(
              "Monte Carlo sample grew from 3e5 to 2e6 (a difference of ~3 SE at 3e5, the "
              "history's case, is ~8 SE at 2e6, beyond the 5.2 SE threshold); on the ci draws "
              "every rival was rejected on every draw.",),
+    paper_setting="No setting of its own: Lemma 1 (App. A.3.1) is stated for any isotropic "
+                  "distribution, any psi and any v != 0, with no numbers; the draws cover "
+                  "Gaussian, Student-t (nu 5..8) and ball families, n <= M in 1..5, sigma in [0.3, "
+                  "2], step, leaky-step and sigmoid psi, ||v|| in [0.3, 0.8] u [1.25, 3].",
     alternatives=(
         rival("printed_unit_marginal", printed_unit_marginal,
               "Eqn 24 as printed (theta_1/||v||, theta_2/||v||^3; unit-direction p_n)"),

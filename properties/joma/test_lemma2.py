@@ -98,6 +98,10 @@ register(Claim(
              "limits differ; c_+ > 0 is covered by the identity property). The paper gives no "
              "numbers: the explicit examples are a Gaussian (n = 2 or 3, sigma = 1) with ReLU "
              "(identity) and with phi = min(x, 0) (limit)."),
+    paper_setting="No setting of its own: Lemma 2 (App. A.3.2) holds for every homogeneous phi and "
+                  "isotropic distribution, with no numbers; the draws cover phi = c_+ max(x, 0) + "
+                  "c_- min(x, 0) (c_+ = 0 included) with Gaussian, Student-t (nu 3..8) and ball "
+                  "families, n in 1..5, sigma in [0.3, 2].",
     alternatives=(
         rival("f_without_theta2_0", F_without_theta2_0,
               "Eqn 49 without its constant: F(r) = int_0^r theta_1", replaces="F"),

@@ -42,7 +42,7 @@ def f_is_theta2(r, t1, t2, breaks=()):
 
 register(Claim(
     id="joma.lemma3",
-    kind="consistency",  # Eqn 53 holds for any theta: algebra of the text (issue 19)
+    kind="by_construction",  # Eqn 53 holds for any theta: algebra of the text (issues 19, 34)
     where="Lemma 3, Eqns 50-54 (proof), App. A.3.2",
     statement=("For homogeneous phi, any stationary point of Eqn 5 (with xi_dot of Eqn 50) "
                "satisfies sum_j a_j F(r_j) = 0, via ||v|| v^T v_dot = sum_j a_j F(r_j) - ||v|| xi "
@@ -64,6 +64,10 @@ register(Claim(
              "identity is v^T v_dot + xi xi_dot = E[g phi(w^T f)] (Euler, degree-1 objective): "
              "noted, not audited; the stationary points of the true dynamics differ. The paper "
              "gives no numbers: explicit examples are small Gaussian / Student-t cases."),
+    paper_setting="No setting of its own: Lemma 3 (App. A.3.2) is about every stationary point of "
+                  "Eqn 5 for any homogeneous phi, and its two-cluster analysis (Eqns 55-59, Fig. "
+                  "9) gives no numbers; the draws cover C in 2..4 clusters, M_C in 1..5, Gaussian "
+                  "/ Student-t / ball, and two-cluster Student-t stationary points (nu in [2, 5]).",
     alternatives=(
         rival("f_without_theta2_0", f_without_theta2_0,
               "Eqn 49 without its constant theta_2(0)", replaces="F"),

@@ -70,6 +70,10 @@ register(Claim(
              "is audited as an alternative reading (test_lemma4_printed_other_convention, "
              "passes). The paper gives no numbers: the explicit example is a leaky ReLU "
              "(c_- = 0.5, c_+ = 1) with a Gaussian (n = 3, sigma = 1)."),
+    paper_setting="No setting of its own: Lemma 4 (App. A.4) holds for every homogeneous phi and "
+                  "symmetric p_n, with no numbers; the draws cover c_- in +-[0.2, 1.5], c_+ in "
+                  "[0.2, 2] with Gaussian, Student-t (nu 3..8) and ball families, n in 1..5, sigma "
+                  "in [0.3, 2].",
     alternatives=(
         rival("printed_sum", th.lemma4_printed,
               "Eqn 61 as printed: (c_- + c_+) with phi' = c_- on x < 0"),

@@ -48,6 +48,9 @@ register(Claim(
     reading=f"True max g(y*) = {G5:.10f} at y* = {Y5:.10f} (the bound 1/sqrt2 = 0.7071 is not "
             "attained: AM-GM equality would need y = 1/sqrt2, which does not solve Eqn. 66). "
             "No numbers in the paper: the explicit example adds y* itself to the grid.",
+    paper_setting="No setting of its own: Lemma 5 (App. A.4.1) bounds g(y) for all y >= 0; the "
+                  "draws cover y in [1e-6, 1e3] (up to 64 points per draw) plus a dense grid and "
+                  "the true maximiser y*.",
     alternatives=(
         rival("attained_at_amgm", lambda: float(th.g(1 / math.sqrt(2))),
               "neighbouring reading: the max is where Eqn. 67's AM-GM step is tight, g(1/sqrt2)",

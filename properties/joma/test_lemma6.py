@@ -43,6 +43,9 @@ register(Claim(
               "1e-13 on e^{y^2/2} <= e^{32}, times e^{-y^2/2})",
     reading=f"True max G(y*) = {G6:.10f} at y* = {Y6:.10f} (G' = 1 - yG = 0). No numbers in "
             "the paper: the explicit example adds y* to the grid.",
+    paper_setting="No setting of its own: Lemma 6 (App. A.4.1) bounds G(y) for all y >= 0; the "
+                  "draws cover y in [0, 1e3] (up to 64 points per draw) plus a dense grid and the "
+                  "true maximiser y*.",
     alternatives=(
         rival("bound_one_over_sqrt2", lambda: 1 / math.sqrt(2),
               "Lemma 5's bound 1/sqrt2 carried over without the sqrt 2", replaces="bound"),

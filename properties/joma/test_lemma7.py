@@ -27,7 +27,7 @@ def product_law(r1, r2):
 
 register(Claim(
     id="joma.lemma7",
-    kind="consistency",  # a 2x2 identity of the printed text: algebra (issue 19)
+    kind="by_construction",  # a 2x2 identity of the printed text: algebra (issues 19, 34)
     where="Appendix A.5, Definition 1 and Lemma 7 (Eqn 89)",
     statement="M(rho) = 1/2 [[1+rho, 1-rho], [1-rho, 1+rho]], p(rho) = 1/2 [1+rho, 1-rho]^T, "
               "rho in [-1,1]: M(rho) is symmetric; M(rho) 1 = 1; M(rho1) M(rho2) = M(rho1 rho2); "
@@ -42,6 +42,9 @@ register(Claim(
               "simplify to 0) in tests/test_joma_hblt.py.",
     reading="An algebraic identity: the numeric check confirms it at the drawn points; the "
             "paper gives no numbers, so the explicit example is the witness pair alone.",
+    paper_setting="No setting of its own: Lemma 7 (App. A.5) is an identity of Definition 1 for "
+                  "all rho_1, rho_2 in [-1, 1]; the draws cover that whole square (up to 8 pairs "
+                  "per draw, plus the witness pair (0.5, 0.5)).",
     alternatives=(
         rival("flip_probabilities_add", lambda a, b: max(-1.0, a + b - 1),
               "composition by adding the flip probabilities (1 - rho)/2: rho1 + rho2 - 1 "

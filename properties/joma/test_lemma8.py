@@ -69,6 +69,9 @@ register(Claim(
     reading="Per-edge |rho| drawn in [0.1, 0.99] with random sign so that the rivals always "
             "differ; rho in {0, +-1} is covered by unit tests. The paper gives no numbers: the "
             "explicit example is a binary tree of depth 3 with rho = 0.8 on every edge.",
+    paper_setting="No setting of its own: Lemma 8 (App. A.5) holds for every HBLT and descendant "
+                  "chain, and the paper gives no tree; the draws cover 8 shapes with N_ch in 1..3 "
+                  "and L in 2..5, per-edge |rho| in [0.1, 0.99] of either sign.",
     alternatives=(
         rival("chain_missing_top_edge", lambda r: float(np.prod(r[:-1])),
               "off by one: the chain's product without the edge into alpha",

@@ -118,6 +118,9 @@ register(Claim(
             "paper gives no numbers: the explicit example is the report figure's setting "
             "(d = 16, two salient mu = 2, eps = 0.01).",
     asymptotic="t (first ... then)",
+    paper_setting="Fig. 4 (right) gives no numbers (no d, mu, initialisation or horizon for Eqn "
+                  "7); the draws cover d in 8..20, 1-3 salient mu in [1.5, 2.5] against the others "
+                  "in [0.5, 1.0], v(0) = eps 1 with eps in [1e-3, 0.05], horizon 60.",
     alternatives=(
         _ORDER_RIVAL,
         null("attention_off", lambda mu, v0: entropy_curves(mu, v0, attention=False),
@@ -162,6 +165,11 @@ register(Claim(
             "explicit example is the report figure's setting (K = 4, b = 4, one salient "
             "component 1.4, mu_on = 0.7, eps = 0.01).",
     asymptotic="t (first ... then)",
+    paper_setting="Section 4's rank remark gives no setting of its own (no K, mu or "
+                  "initialisation; its evidence, Fig. 7, is OPT / Pythia checkpoints); the draws "
+                  "cover K in 2..4 nodes, 1-3 shared salient mu in [1.2, 1.6], blocks of 2..4 "
+                  "non-salient mu in [0.5, 0.8], V(0) = eps M with eps in [1e-3, 0.05], horizon "
+                  "80.",
     alternatives=(
         _ORDER_RIVAL,
         null("attention_off", lambda M, V0: rank_curves(M, V0, attention=False),

@@ -26,7 +26,7 @@ from scipy import special, stats
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         check_order, examples, register, rival)
-from properties.joma.common import jl_fail_count, near_orthogonal_runs, order_tol
+from properties.joma.common import jl_fail_count, near_orthogonal_runs
 from properties.joma.figures import plot_near_orthogonal
 from theory import joma as th
 
@@ -68,7 +68,7 @@ register(Claim(
     metric="JL: number of the 20 draws with max_{l != l'} |u_l^T u_l'| > eps; Theorem 1: max "
            "drift of the invariant vs coherence eps (log-log slope)",
     tolerance="JL: binomial 1e-6 quantile of the union-bound failure probability at the "
-              "printed d (false-fail 1e-6). Theorem 1: log-log slope 1 within the t band of the fit's residuals (order_slope_tolerance, false-fail 1e-6) over 7 coherences (t = 0.08 x 2^-k, k = 0..6); "
+              "printed d (false-fail 1e-6). Theorem 1: the finest local slope 1 within the harness's deterministic order band (check_order: spread of the last three local slopes + carried round-off; rate 0) over 7 coherences (t = 0.08 x 2^-k, k = 0..6); "
               "orthonormal U_C: float64 round-off.",
     reading="log = natural log (the JL literature's). With log10 the bound gives d 2.3x smaller "
             "and a union bound above 1 for M >= 100 (reported in the plot, not asserted). "
@@ -80,6 +80,10 @@ register(Claim(
             "printed d suffices and the constant 1 does not; a constant between (e.g. 4) "
             "also suffices in most configurations, which the statement does not deny, so the "
             "audit resolves the constant only from below (it does not show 8 is needed).",
+    paper_setting="No setting of its own: Section 7's JL bound d >= 8 eps^-2 log M is stated for "
+                  "all M and eps, and the eps-terms of Theorem 1 are left to future work; the "
+                  "draws cover M in 10..200, eps in [0.2, 0.5], and coherences t = 0.08 x 2^-k, k "
+                  "= 0..6.",
     alternatives=(
         rival("constant_1", lambda M, eps: max(2, math.ceil(math.log(M) / eps ** 2)),
               "the JL constant 8 dropped to 1: d = eps^-2 ln M", replaces="dimension"),
@@ -133,5 +137,4 @@ def test_sec7_near_orthogonal_theorem1_degradation(world, seed):
     rows = np.array(drifts[1:])
     check_order("joma.sec7.near_orthogonal", rows[:, 0], rows[:, 1],
                 world.prediction(degradation_order, "degradation_order")(),
-                slope_tol=order_tol(rows[:, 0], rows[:, 1]),
                 what="invariant drift vs coherence eps")

@@ -91,6 +91,10 @@ register(Claim(
              "the `reason` already showed zhat_m1 beating zhat_m late in training; the contrast "
              "was chosen because it is the caption's own and needs no threshold (issue 23), not "
              "for its outcome."),
+    paper_setting="Fig. 2's caption gives only its two x distributions (smooth over the classes, "
+                  "random per class) with linear phi and softmax attention, and no M_C, K, C, N, "
+                  "d, learning rate or horizon; both distributions are run, the rest drawn (M_C in "
+                  "4..8, K in 1..3, N in {16, 32, 64}, 400-800 steps of eta = 0.05).",
     alternatives=(
         rival("component_1", zhat_component_1,
               "Fig. 2's caption: the component zhat_m1 = 1/2 sum_k v_k^2 alone", replaces="zhat"),

@@ -82,6 +82,10 @@ register(Claim(
              "independent of x already: Hypothesis draws g = (-0.3, -0.3)); a draw where the "
              "g_c merely differ little counts as not told apart. Declared after a run showed "
              "the null passing those 2 of 17 draws.",),
+    paper_setting="No setting of its own: Theorem 3 holds for any mixture of isotropic clusters "
+                  "and any (v, xi), with no numbers; the draws cover M_C in 2..5, C in {2, 3} "
+                  "Gaussian clusters with sigma in [0.3, 1.5], ReLU, g_c in +-[0.3, 2], ||v|| on "
+                  "both sides of 1.",
     alternatives=(
         rival("printed_scalings", th.theorem3_printed,
               "Eqn 5 as printed: theta_1/||v||, theta_2/||v||^3 (the dropped Jacobian)"),

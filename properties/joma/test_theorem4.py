@@ -155,6 +155,10 @@ register(Claim(
              "the slope (value_error), with the rival exponent 0; Eqns. 77/82/83 made asserts "
              "(they faced no alternative); the null attention_shared added (the bound check "
              "faced attention_off on only 6 of 13 draws). Not after a failure of the claim.",),
+    paper_setting="No setting of its own: Theorem 4 holds for any mu > 0 and r_j(0) != 1, and Fig. "
+                  "4 (left) gives no numbers (the proof's only one is M(r_0) ~ 4.0066 at |r_0| = "
+                  "1/2, after Eqn 83); the draws cover d in 2..8, mu_j in (0.2, 3], r_j(0) in [-1, "
+                  "0.9] (r_0 in [1.1, 2] too for the bound).",
     alternatives=(
         rival("abs_integrand", F_abs, "Eqn. 70 with e^{-mu|x|/2} in place of e^{-mu^2 x^2/2}",
               replaces="F"),

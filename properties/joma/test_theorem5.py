@@ -126,6 +126,10 @@ register(Claim(
             "root are outside the theorem (not a latent, no rho_{c|1}) and not tested. The "
             "paper gives no numbers for Theorem 5: the explicit examples use the report "
             "figure's tree (B=1, N_ch=2, L=4, p0=(0.3, 0.7), P(y_1=0|k)=(0.2, 0.6)).",
+    paper_setting="No setting of its own: Theorem 5 holds for every HBLT(rho) and class prior, and "
+                  "Fig. 5 gives no numbers; the draws cover 11 enumerated trees (L in 2..4), rho "
+                  "in [-1, 1], D <= 3 classes, and 4 Monte Carlo trees (26-45 nodes) with rho in "
+                  "[0.6, 0.9].",
     alternatives=(
         rival("printed_rho0", th.theorem5_printed,
               "Theorem 5 as printed: rho_0 := p_{.|0}^T p_0 = P(y_1=0)", replaces="formula"),

@@ -312,6 +312,10 @@ register(Claim(
              "would fail at its level and pass only at its looser 1e-2), L_D 0.66, V ratio >= 37, "
              "s_21 <= 0.0084.",
              CARRIED_HISTORY,),
+    paper_setting="The Adam runs of Sec. 3.2 / App. B.3 (Fig. 2 (a), (b), Figs. 6-8) lost their "
+                  "setting and Adam's hyperparameters in extraction, and Fig. 2's noisy MNIST is "
+                  "not available offline; the sheet's CPU data with Adam beta = (0.9, 0.999), eps "
+                  "1e-15 at rates 3e-5, 6e-5, 1.2e-4 stands in.",
     alternatives=(
         null("untrained", adam_untrained, "training off: every quantity keeps its init value",
              replaces="adam"),
@@ -348,6 +352,10 @@ register(Claim(
             "(query-noise gradients are ~1e-15 early): eps is not negligible there. Null: "
             "momentum on (Adam (0.9, 0.999) in place of beta = 0).",
     history=("2026-12-05 (issue 20): split from signgd.adam (its item (i)), unchanged.",),
+    paper_setting="No setting of its own: with beta_1 = beta_2 = 0 and eps -> 0 Adam's update is "
+                  "SignGD's for any data and step (Sec. 1, App. B.3); the sheet's CPU setting (n = "
+                  "8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is run (seeds 11, 12345 and "
+                  "one drawn), Adam at lr 6e-5, eps = 1e-100.",
     alternatives=(
         null("momentum_on", adam_momentum_every10, "Adam with the paper's momentum and second-"
              "moment averaging (beta = (0.9, 0.999)) in place of beta = 0", replaces="adam0"),
@@ -404,6 +412,9 @@ register(Claim(
              "so that one check decides both; the check states the per-pair turning "
              "probability it detects (binomial, 95%), the resolution a relative perturbation "
              "of 0 cannot give. Changed after the ci audit passed, not after a failure.",),
+    paper_setting="App. B.3's Adam runs (Figs. 6-8) lost their setting and Adam's hyperparameters "
+                  "in extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "
+                  "1e-3, eta = 6e-5) with Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5 stands in.",
     alternatives=(
         null("signgd", signgd_as_adam, "optimizer swapped: SignGD on the same data, init and "
              "horizon", replaces="adam"),

@@ -257,6 +257,10 @@ register(Claim(
              "audit gap now names only the Condition 3.1 scope, whose information is lost.",),
     asymptotic="the problem size s at fixed sigma_0 s sigma_p sqrt(m_k) ('small' and "
                "'Theta(1)'), and sigma_0 (the dependence)",
+    paper_setting="App. F.1 gives no numbers (its two sigma_0 thresholds were lost in extraction, "
+                  "and it reports no experiment); the draws cover sigma_0 in {1e-3, 1e-2, 1e-1, "
+                  "0.3} at the sheet's CPU setting and an s ladder 30..240 at fixed sigma_0 s "
+                  "sigma_p sqrt(m_k).",
     alternatives=(
         rival("decreasing", decreasing, "the error falls with the init scale (the other "
               "direction of the dependence)", replaces="direction"),

@@ -108,6 +108,10 @@ register(Claim(
              "2026-12-04 (issue 20): the levels 0.05 / 0.5 moved into the glossary as the "
              "readings 'converged' / 'not yet converged' (levels unchanged, decided at their "
              "brackets too). " + RATE_HISTORY + ": 1e-4 -> 1.7e-5 per trend check.",),
+    paper_setting="Fig. 2 (c)'s common lr 1e-4 (App. B.1) is run, but its data setting (Table 3 "
+                  "row (a)) and iteration count were lost in extraction; the sheet's CPU setting "
+                  "(n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3) stands in (1000 steps at 1e-4; "
+                  "rates from SignGD at 6e-5 and GD at lr 1).",
     alternatives=(
         rival("gd_faster", lambda: ("gd", "signgd"), "the opposite order at the common rate: GD "
               "trains faster", replaces="order"),

@@ -134,6 +134,9 @@ register(Claim(
              "(erratum at L = 2 -> decided at L = 3). Level, rates and stop unchanged. The L = 2 "
              "corrected form's alternatives (rivals printed, learned only at the large rate; "
              "null attention frozen) are dropped with it from the verdict's basis.",),
+    paper_setting="App. B.4's context length and the rest of its setting (Figs. 9-11) were lost in "
+                  "extraction; it is run at L = 3 (s = 20, sigma_p = 1, sigma_0 = 1e-3, GD lr 0.1 "
+                  "and 1) and, as a neighbouring reading, at L = 2 on the sheet's CPU setting.",
     alternatives=(
         rival("learned", learned_long, "the attention learned at both rates (the L = 2 "
               "behaviour)", replaces="interval_long"),

@@ -319,6 +319,11 @@ register(Claim(
              "'lemmas untrained' (training off, as signgd.adam's 'untrained') were added for "
              "them.",
              THETA_HISTORY, CARRIED_HISTORY,),
+    paper_setting="No setting of its own: App. F.3 is an argument with no experiment or numbers; "
+                  "the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = "
+                  "6e-5), the sweep (s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], "
+                  "eta in [5e-5, 7e-5]) and a sigma_p ladder x 1, 2, 4 are run with the head fixed "
+                  "and trained.",
     alternatives=(
         null("head_frozen", head_frozen, "the head not trained (H stays 1/m_v)", replaces="head"),
         rival("head_shrinks", head_shrinks, "the head entries shrink by eta per step",

@@ -159,6 +159,11 @@ register(Claim(
              "2026-12-04 (issue 20): (3)'s trend is given its dof (the 16 seeds' SE: t on 15 "
              "dof; it was t on the default 2 dof, a critical value of 100 at 1e-4, which made "
              "the trend inconclusive). " + RATE_HISTORY + ": 1e-4 -> 1.1e-5 per check.",),
+    paper_setting="Lemma 4.1 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (a), "
+                  "(b)'s run (Table 3 row (a), App. B.1) lost its numbers in extraction; the "
+                  "sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is "
+                  "an explicit example, the draws cover s in [20, 30], sigma_p in [1, 2], sigma_0 "
+                  "in [7e-4, 1.3e-3], m_v in {1, 4, 16, 64}.",
     alternatives=(
         rival("rate_without_constant", rate_without_constant, "Theta's constant read as 2 "
               "(sqrt(2/pi) dropped)", replaces="rate"),

@@ -97,6 +97,11 @@ register(Claim(
              RATE_HISTORY + ": 2.5e-4 -> 2.5e-5 per draw (t_15 critical value 5.33 -> 6.61).",
              "2026-12-04 (issue 20): the level 0.9 of 'keep' moved into the glossary as the "
              "reading 'keep their sign' (level unchanged; decided at 0.8 and 0.95 too).",),
+    paper_setting="Lemma 4.2 holds under Condition 3.1 (no numbers), and Table 2's run (2000 "
+                  "pairs; Table 3 row (a), App. B.1) lost its setting in extraction; the sheet's "
+                  "CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is an "
+                  "explicit example, the draws cover s in [20, 30], sigma_p in [1, 2], sigma_0 in "
+                  "[7e-4, 1.3e-3], eta in [5e-5, 7e-5], 16 seeds each.",
     alternatives=(
         rival("follow_query", follow_query_levels, "a disagreeing pair takes the query noise's "
               "init sign (the query decides)", replaces="levels"),

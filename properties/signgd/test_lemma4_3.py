@@ -152,6 +152,12 @@ register(Claim(
              "(the one-size property's level; the l2-rate rival's ratio sqrt(2 s / pi) >= 4.4 lies "
              "outside it). (2) is refuted under --size ladder (a strict expected failure there).",
              THETA_HISTORY),
+    paper_setting="Lemma 4.3 holds under Condition 3.1 (asymptotic, no numbers), and Table 3 row "
+                  "(a), the setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in "
+                  "extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "
+                  "1e-3, eta = 6e-5) and the sweep's slow and fast corners (s in [20, 30], sigma_p "
+                  "in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta in [5e-5, 7e-5]) stand in, with an s "
+                  "ladder 30..120 at ci.",
     alternatives=(
         rival("init_scale", init_scale, "the query/key noise still at its init scale "
               "sigma_0 ||xi_i||_2 at T_2 (item (4)'s 'still at init' said of the noise)",

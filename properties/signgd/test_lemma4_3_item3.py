@@ -111,6 +111,10 @@ register(Claim(
              "run's budget), examples 1 -> 3 plus the canonical draw; not after a failure.",
              RATE_HISTORY + ": 2.5e-4 -> 2.5e-5 per draw (normal critical value 3.66 -> 4.21).",),
     plot=plot_l43("signgd.lemma4_3.item3"),
+    paper_setting="Lemma 4.3 (3) holds under Condition 3.1 (no numbers), and Table 3 row (a), the "
+                  "setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in extraction; "
+                  "the draws cover s in {20, 40, 80, 160} at eps = eta sqrt(s) / sigma_0 in [0.01, "
+                  "0.03], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], 16 seeds per s.",
     alternatives=(
         rival("printed_bounded_away", printed_count, "the printed form: no neuron's sum near 0",
               replaces="reference"),

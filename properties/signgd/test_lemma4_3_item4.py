@@ -94,6 +94,11 @@ register(Claim(
              "own rival exponent 0. " + RATE_HISTORY + ": 1e-4 -> 8.3e-6 per check.",),
     plot=plot_l43("signgd.lemma4_3.item4"),
     asymptotic="s (the signals' motion shrinks with s)",
+    paper_setting="Lemma 4.3 (4) holds under Condition 3.1 (asymptotic, no numbers), and Table 3 "
+                  "row (a), the setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in "
+                  "extraction; the draws cover s in {20, 40, 80, 160} at eps = eta sqrt(s) / "
+                  "sigma_0 in [0.01, 0.03], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], 16 seeds "
+                  "per s.",
     alternatives=(
         rival("double_counted", rate_double_counted, "the motion ~ s^-1 (the step's s^-1/2 "
               "counted twice)", replaces="rate"),

@@ -214,6 +214,11 @@ register(Claim(
              "predicts every uneven vote as the sum does on the ci draws, so it is reported not "
              "told apart (the body stops it as inconclusive where the two predictions agree).",
              THETA_HISTORY,),
+    paper_setting="Lemma 4.4 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (d)'s "
+                  "run (Table 3 row (a), App. B.1) lost its numbers in extraction; the sheet's CPU "
+                  "setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and the "
+                  "sweep's slow and fast corners (s in [20, 30], sigma_p in [1, 2], sigma_0 in "
+                  "[7e-4, 1.3e-3], eta in [5e-5, 7e-5]) stand in, with an s ladder 30..120 at ci.",
     alternatives=(
         rival("still_at_init", still_at_init, "the signals still at their init at T_4^- (Lemma "
               "4.3 (4) carried through Stage III)", replaces="scale"),

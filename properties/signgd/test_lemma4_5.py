@@ -89,6 +89,11 @@ register(Claim(
              "everywhere. The issue reported that at 0.05 the worst draw fails (margin 0.033 at "
              "0.1): the verdict is the bracket's.",),
     plot=plot_softmax("signgd.lemma4_5"),
+    paper_setting="Lemma 4.5 holds under Condition 3.1 (no numbers), and Fig. 1 (c)'s run (Table 3 "
+                  "row (a), App. B.1) lost its numbers in extraction; the sheet's CPU setting (n = "
+                  "8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is an explicit example, the "
+                  "draws cover s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta in "
+                  "[5e-5, 7e-5], 16 seeds each.",
     alternatives=(
         rival("roles_swapped", roles_swapped, "the two softmax outputs' roles exchanged: s_11 "
               "decays, s_21 stays near 1/2", replaces="roles"),

@@ -179,6 +179,12 @@ register(Claim(
              "no new rate in the basis).",),
     asymptotic="s and m_k (the noise sparsity and the key width, which grow with d under "
                "Condition 3.1: the failing fraction of (ii) must vanish along each)",
+    paper_setting="Lemma 4.6 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (d)'s "
+                  "run (Table 3 row (a), App. B.1) lost its numbers in extraction; the sheet's CPU "
+                  "setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and the "
+                  "sweep's slow and fast corners (s in [20, 30], sigma_p in [1, 2], sigma_0 in "
+                  "[7e-4, 1.3e-3], eta in [5e-5, 7e-5]) stand in, with ladders in s (30..120) and "
+                  "m_k (2..16) at ci.",
     alternatives=(
         rival("query_noise", query_noise, "the statement made of the query noise (Lemma 4.7's "
               "roles): wrong-sign query noise turns and aligns by T_4^+", replaces="who"),

@@ -99,6 +99,11 @@ register(Claim(
              "2026-12-03 (earlier session): the corrected per-pair threshold 95% was dropped after "
              "a thorough-profile draw gave 74 of 82; only the per-seed completion order is "
              "asserted."),
+    paper_setting="Lemma 4.7 holds under Condition 3.1 (no numbers), and Fig. 1 (d)'s run (Table 3 "
+                  "row (a), App. B.1) lost its numbers in extraction; the sheet's CPU setting (n = "
+                  "8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and the sweep's slow and "
+                  "fast corners (s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta "
+                  "in [5e-5, 7e-5]) stand in.",
     alternatives=(
         rival("key_last", key_after_query, "the roles of Lemmas 4.6 and 4.7 swapped: the key "
               "noise completes its alignment last", replaces="order"),

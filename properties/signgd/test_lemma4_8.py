@@ -166,6 +166,12 @@ register(Claim(
              f"{L48_MK['ladder']}, {L48_SEEDS['ladder']} seeds), seed-clustered; the audit gap "
              "((2) not audited; (1) holds largely by construction, now said in the reading) "
              "removed. Designed before the ladder was run."),
+    paper_setting="Lemma 4.8 holds under Condition 3.1 (asymptotic, no numbers), and Table 3 row "
+                  "(a), the setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in "
+                  "extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "
+                  "1e-3, eta = 6e-5) and the sweep's slow and fast corners (s in [20, 30], sigma_p "
+                  "in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta in [5e-5, 7e-5]) stand in, with an "
+                  "m_k ladder {8, 32, 128} at ci.",
     alternatives=(
         rival("query_noise_stays", query_noise_stays, "Adam's Stage IV (Section 3.2): the query "
               "noise wrong at T_4^- does not align", replaces="aligned"),

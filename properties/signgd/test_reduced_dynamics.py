@@ -124,6 +124,11 @@ register(Claim(
             "The same caveat bounds signgd.step_magnitude in time (its runs stop at 150 steps). "
             "A simulator consistency check of the sheet's derivation (two independent "
             "implementations agree), not a claim of the paper.",
+    paper_setting="No setting of its own: the sheet's reduced system [D] is derived for any "
+                  "orthogonal data with disjoint training supports; the draws cover n in {4, 6, "
+                  "8}, s in 10..30, sigma_p in [0.8, 2], sigma_0 in [5e-4, 2e-3], eta in [3e-5, "
+                  "1e-4], with the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "
+                  "1e-3, eta = 6e-5) as an explicit example.",
     alternatives=(
         rival("half_step", half_step, "a step of eta/2 (c_i / 2 on the noise)", replaces="reduced"),
         rival("value_rate_one_matrix", value_rate_one_matrix,

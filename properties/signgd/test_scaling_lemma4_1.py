@@ -99,7 +99,7 @@ def quadratic_in_t():
 
 
 register(Claim(
-    id=CID, kind="consistency", where="Lemma 4.1 (1): V_i(t) = Theta(t eta s sigma_p)",
+    id=CID, kind="by_construction", where="Lemma 4.1 (1): V_i(t) = Theta(t eta s sigma_p)",
     statement="The mean value noise grows as Theta(t eta s sigma_p) in Stage I.",
     assumptions=SETTING.replace("m_k = 8", "m_k = 2") + f"; one-at-a-time sweep around s = 20, "
                 f"sigma_p = 1, eta = 6e-5, t = 20: {SC_SWEEP} (CI; the thorough profile sweeps 5 "
@@ -124,6 +124,10 @@ register(Claim(
              "1e-6 -> 1e-4; alternatives added; examples 1 -> 2 plus seed 11 (3 draws). Not after "
              "a failure.",
              RATE_HISTORY + ": the s check 1e-4 -> 3.3e-5 per draw.",),
+    paper_setting="Lemma 4.1 (1) is a scaling under Condition 3.1 with no numbers, and Fig. 1 (a), "
+                  "(b)'s run (Table 3 row (a)) lost its numbers in extraction; the sweep varies s "
+                  "(10..40), sigma_p (0.5..2), eta (3e-5..1.2e-4) and t (5..20) one at a time "
+                  "around s = 20, sigma_p = 1, eta = 6e-5, t = 20.",
     alternatives=(
         rival("l2_rate", l2_rate, "V_i grows at 2 eta ||xi_i||_2 (an l2 norm instead of l1): "
               "exponent 1/2 in s", replaces="exponents"),

@@ -370,6 +370,11 @@ register(Claim(
              "direction check. Checks, rates and ladders unchanged.",),
     asymptotic="m_v, s, sigma_0 (T_2/T_1 ~ m_v^1/2, T_3/T_2 ~ s^1/2, T_4^-/T_3 ~ sigma_0^-1)",
     plot=lambda path: _plot_stage_order(path),
+    paper_setting="Section 4's order T_1 << ... < T_4 is asymptotic under Condition 3.1 (the stage "
+                  "times' formulas were lost), and Table 3 row (a), the setting of Figs. 1-2 and "
+                  "Table 2 (App. B.1), lost its numbers in extraction; it is decided on ladders in "
+                  "m_v (4..256), sigma_0 (5e-4..2e-3) and s (15..120) at m_k = 8 around the "
+                  "sheet's CPU setting.",
     alternatives=(
         null("sizes_off", ladders_sizes_off, "the ladder's parameter switched off: every rung "
              "is the reference rung's run", replaces="ladders"),

@@ -121,6 +121,11 @@ register(Claim(
              "0.39-0.41 +- 0.06-0.10 on 23 dof).",),
     plot=lambda path: _plot_t2_vs_t1(path),
     asymptotic='m_v (T_2 / T_1 ~ sqrt(m_v))',
+    paper_setting="T_1 << T_2 is asymptotic under Condition 3.1 (no numbers), and Table 3 row (a), "
+                  "the setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in "
+                  "extraction; the draws cover m_v in {4, 16, 64, 256, inf}, s in [20, 30], "
+                  "sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], eps = eta sqrt(s) / sigma_0 in "
+                  "[0.01, 0.03], 24 seeds each.",
     alternatives=(
         rival("no_delay", no_delay, "Stage I does not delay Stage II: T_2(m_v) = T_2(inf) (the "
               "bracket's upper bound 0)", replaces="model"),

@@ -130,7 +130,12 @@ register(Claim(
              "2026-12-04 (issue 20): one error model on both sides (the paper's binomial SE "
              "times the simulation's design effect); the printed aligned fraction is then within "
              "tolerance and the erratum (aligned = 1) is withdrawn; not-audited because the "
-             "setting is a stand-in. " + RATE_HISTORY + ": 2.5e-4 -> 2.5e-5 per draw.",),
+             "setting is a stand-in. " + RATE_HISTORY + ": 2.5e-4 -> 2.5e-5 per draw.",
+             "2026-12-06 (issue 34): a simulated fraction of exactly 0 or 1 on every seed had a "
+             "clustered SE of 0 (no spread to estimate), and under another Hypothesis seed the "
+             "printed 0.984 then failed against simulated 1.000 (error 0.0165 > 0.0164): such a "
+             "fraction's SE is floored at the Agresti-Coull binomial SE of its pooled pairs "
+             "times the design effect (boundary_floor). Changed after that failure.",),
     plot=lambda path: plot_table2(path),
     alternatives=(
         rival("aligned_080", aligned_080_table, "issue 11: an aligned fraction of 0.80, which "
@@ -159,6 +164,17 @@ def design_effects(num, den, f, se):
     return np.maximum(np.where(ok, deff, top), 1.0)
 
 
+def boundary_floor(den, f, se, deff):
+    """The simulated SE where every seed gave the same fraction 0 or 1 (clustered SE 0: no
+    seed-to-seed spread to estimate, not a fraction known exactly): the Agresti-Coull
+    ('plus four') binomial SE of the pooled pairs, (x + 2) / (N + 4), times the design effect
+    the other fractions show.  Elsewhere the clustered SE as computed."""
+    N = np.asarray(den, dtype=np.float64).sum(0)
+    pt = (f * N + 2) / (N + 4)
+    floor = np.sqrt(pt * (1 - pt) / (N + 4) * deff)
+    return np.where((se <= 0) & ((f <= 0) | (f >= 1)), floor, se)
+
+
 def _compare(world_or_none, cfg, table_fn):
     run_fn = stage2_run if world_or_none is None else world_or_none.simulation(
         stage2_run, "run", pure=True)
@@ -168,6 +184,7 @@ def _compare(world_or_none, cfg, table_fn):
     f, se, J = clustered_fractions(num, den)
     se = np.nan_to_num(se)
     deff = design_effects(num, den, f, se)
+    se = boundary_floor(den, f, se, deff)
     fp, sep = pred_fn()
     crit = t_crit(FALSE_FAIL, 6, J - 1)  # the simulation's SE is estimated from J seeds
     z = float(stats.norm.isf(FALSE_FAIL / 12))  # the table's SE: its counts' binomial x deff

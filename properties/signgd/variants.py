@@ -81,6 +81,9 @@ def variant_claim(cid: str, name: str, where: str, desc: str, measured: str) -> 
                  "stop rule) and the definitional stage relations dropped; legacy controls replaced "
                  "by the alternatives; 2 -> 3 draws; levels unchanged.", THETA_HISTORY,
                  CARRIED_HISTORY),
+        paper_setting=f"Table 3 row ({name})'s numbers (App. B.2) were lost in extraction (only "
+                      "its orthogonality flag survives); the sheet's CPU setting (n = 8, sigma_p "
+                      "= 1, sigma_0 = 1e-3, eta = 6e-5) with " + desc + " data stands in.",
         alternatives=(
             null("untrained", untrained, "training off: every quantity keeps its init value",
                  replaces="run"),

@@ -62,6 +62,11 @@ register(Claim(
             "family member with all u_i = 0 and each own-topic block sum placed on the diagonal. "
             "The Monte Carlo property is a simulator consistency check at D^V; its explicit "
             "example uses the paper's p_m, p_c, p_r at T = 5, v = 4.",
+    paper_setting="No setting of its own: Definition 2's D^V (App. D.4) is defined for every T, v "
+                  "and masking probabilities; the draws cover T in 2..6, v in 1..4, p_m in [0.05, "
+                  "0.9], p_c, p_r in [0.02, 0.6], and Sec. 6's T = v = 10, p_m = 0.15, p_c = p_r = "
+                  "0.1 is an explicit example at tau = 3 (its LDA documents have no fixed tau; T "
+                  "= 5, v = 4 for the Monte Carlo).",
     alternatives=(
         rival("c1_sign", constants_c1_sign, "D_i0 = +c1: sign slip", replaces="constants"),
         rival("c1_dropped", constants_no_c1, "D_i0 = 0: the -c1 column dropped",

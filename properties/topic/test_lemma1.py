@@ -98,6 +98,11 @@ register(Claim(
         "became assertions (simulator sanity) instead of checks: no alternative could fail "
         "them (the gate 'faced no alternative'); no threshold changed.",
     ),
+    paper_setting="No setting of its own: Lemma 1 holds for every T, v, tau < T and masking "
+                  "probabilities under Assumption 1; the draws cover T in 2..6, v in 1..4, p_m in "
+                  "[0.05, 0.9], p_c, p_r in [0.02, 0.6], and Sec. 6's T = v = 10, p_m = 0.15, p_c "
+                  "= p_r = 0.1 is an explicit example at tau = 3 (its LDA documents have no fixed "
+                  "tau; T = 5, v = 4 for the Monte Carlo).",
     alternatives=CONSTANT_RIVALS + (
         null("random_matrix", random_matrix, "no minimisation: a random W in place of a "
              "minimiser", replaces="minimiser"),

@@ -116,6 +116,11 @@ register(Claim(
         "it there); the same-topic inequality became an assertion that follows from that "
         "check (own - other within 2 x bound of c3 > 1); no threshold changed.",
     ),
+    paper_setting="No setting of its own: Theorem 1 (Sec. 4) holds for every T, v, tau < T and "
+                  "masking probabilities under Assumption 1; the draws cover T in 2..6, v in 1..4, "
+                  "p_m in [0.05, 0.9], p_c, p_r in [0.02, 0.6] (T v <= 16 for the trained W^E), "
+                  "and Sec. 6's T = v = 10, p_m = 0.15, p_c = p_r = 0.1 is an explicit example at "
+                  "tau = 3 (its LDA documents have no fixed tau).",
     alternatives=(
         rival("c1_kept", constants, "Lemma 1's conditions: E_i0 = -c1 - c2 u_i (the neighbouring "
               "closed form, -c1 not removed)", replaces="constants"),

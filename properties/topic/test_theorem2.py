@@ -135,6 +135,11 @@ register(Claim(
         "the properties call (theorem2_min_norm_u, the sympy derivation, is a unit test of "
         "theory/ and was declared but never called).",
     ),
+    paper_setting="No setting of its own: Theorem 2 (Sec. 5.2) holds for every T, v, tau < T and "
+                  "masking probabilities under Assumption 1; the draws cover T in 2..6, v in 1..4, "
+                  "p_m in [0.05, 0.9], p_c, p_r in [0.02, 0.6], and Sec. 6's T = v = 10, p_m = "
+                  "0.15, p_c = p_r = 0.1 is an explicit example at tau = 3 (its LDA documents have "
+                  "no fixed tau).",
     alternatives=WSTAR_RIVALS + (
         rival("rate_half", lambda: 0.5, "ridge error ~ lambda^(1/2) (another exponent)",
               replaces="rate"),

@@ -172,6 +172,11 @@ register(Claim(
         "measured constants' agreement with theory.topic.c1, c2, c3 plus algebra; no "
         "threshold changed.",
     ),
+    paper_setting="No setting of its own: Theorem 2's intervals for c1, c2, c3 are stated for all "
+                  "T, v and masking probabilities; the printed form is drawn inside Assumptions "
+                  "3-4 (T in 16..1024, v in 10..40, p_m in [0.05, 0.45], p_c = p_r near 1/2), the "
+                  "corrected one on small models, and Sec. 6's T = v = 10, p_m = 0.15, p_c = p_r = "
+                  "0.1 is an explicit example at tau = 3 (its LDA documents have no fixed tau).",
     alternatives=(
         rival("printed_no_crossing", boundary_printed, "the printed form: c1 < 1 on the whole "
               "domain", replaces="boundary"),

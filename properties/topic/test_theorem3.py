@@ -165,6 +165,11 @@ register(Claim(
         "se = 1e-6 as if a standard error, false-fail 1e-6) and it gets its own rival exponents "
         "0, 2 and k (was: none; the check faced no alternative).",
     ),
+    paper_setting="App. D.5's non-asymptotic landscape (T = 100, v = 300, tau in {20, 40, 60, 80}) "
+                  "is not run: Theorem 3 is asymptotic (T, tau -> inf, tau = o(T), Assumption 3), "
+                  "so it is decided on ladders tau = 16..256 (T = tau^2, tau^3) and 256..65536 (T "
+                  "= tau^1.5), v in {10, 20}, with Sec. 6's v = 10, p_m = 0.15, p_c = p_r = 0.1 as "
+                  "explicit examples.",
     alternatives=(
         rival("lower_tau_squared", bounds_tau_squared, "lower bound lambda1 (tau - 1)^2 "
               "(another exponent)", replaces="bounds"),

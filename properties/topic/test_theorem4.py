@@ -81,6 +81,11 @@ register(Claim(
             "family (minimisers are family members) at a point that depends on the init (not "
             "the unique W* of Theorem 2), and family members are fixed points of GD (family "
             "members are minimisers; Lemma 1's properties check the same on the loss).",
+    paper_setting="No setting of its own: Theorem 4 (App. C) holds for every T, v, tau < T and "
+                  "masking probabilities under Assumption 1; the draws cover T in 2..6, v in 1..4, "
+                  "p_m in [0.05, 0.9], p_c, p_r in [0.02, 0.6], and Sec. 6's T = v = 10, p_m = "
+                  "0.15, p_c = p_r = 0.1 is an explicit example at tau = 3 (its LDA documents have "
+                  "no fixed tau).",
     alternatives=(
         rival("c1_dropped", constants_no_c1, "c1 = 0: Theorem 1's conditions", replaces="constants"),
         rival("c3_one", constants_c3_one, "c3 = 1: the 1/(1-(1-p_c)p_m) factor dropped",

@@ -125,6 +125,10 @@ register(Claim(
         "added to the trend; the bounds are asked through world.prediction('bounds') so that "
         "the resolution perturbs them.",
     ),
+    paper_setting="App. D.5's non-asymptotic landscape (T = 100, v = 300, tau in {20, 40, 60, 80}) "
+                  "is not run: Theorem 5 is asymptotic (T, tau -> inf, tau = o(T), Assumption 3), "
+                  "so it is decided on a ladder tau = 16..256 with T = tau^2 or tau^3, v in {10, "
+                  "20}, with Sec. 6's v = 10, p_m = 0.15, p_c = p_r = 0.1 as an explicit example.",
     alternatives=(
         null("uniform_attention", ab_one, "attention not optimised: alpha = beta = 1",
              replaces="optimum"),
