@@ -27,7 +27,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 from _pytest.outcomes import Skipped
@@ -268,6 +268,8 @@ class Sink:
         #                                               own complement (declared, not counted)
         self.order_bands: dict[tuple, float] = {}  # (check name, call) -> check_order's band
         self.order_calls: dict[str, int] = {}  # check name -> check_order calls so far
+        self.values: dict[str, list] = {}  # check name -> the values it compared, call by call
+        self.slack: dict[str, float] = {}  # check name -> a bound's worst slack (check_bound)
         self.reference: Sink | None = None  # an alternative's world: the claim world's sink
         self.trend_resolution: dict[str, float] = {}  # check name -> exponent shift it rejects
         self.discrepancy: dict[str, dict] = {}  # check name -> its smallest detected discrepancy
@@ -314,6 +316,8 @@ class Sink:
             mine = self.trend_rivals.setdefault(name, {})
             for label, ok in rv.items():
                 mine[label] = mine.get(label, True) and ok
+        for name, v in other.slack.items():
+            self.slack[name] = min(v, self.slack.get(name, float("inf")))
         for name, labels in other.trend_complement.items():
             self.trend_complement.setdefault(name, set()).update(labels)
         for name, d in other.trend_resolution.items():
@@ -360,6 +364,11 @@ def recording(sink: Sink):
 
 _HERE = os.path.abspath(__file__)
 _HARNESS_DIR = os.path.dirname(_HERE)
+# the harness modules that call a property body (where the walk up the call sites stops)
+_BODY_CALLERS = ("world.py", "trace.py", "resolution.py")
+# the modules whose frames are the checks themselves, never a call site of the property
+_CHECK_FILES = {os.path.join(_HARNESS_DIR, f) for f in ("check.py", "trend.py",
+                                                        "procedures.py")}
 
 
 def check_name(fn: str, name: str | None = None) -> str:
@@ -373,9 +382,10 @@ def check_name(fn: str, name: str | None = None) -> str:
     while f is not None:
         path = f.f_code.co_filename
         base = os.path.basename(path)
-        if os.path.dirname(os.path.abspath(path)) == _HARNESS_DIR and base == "world.py":
+        if os.path.dirname(os.path.abspath(path)) == _HARNESS_DIR and base in _BODY_CALLERS:
             break  # reached the harness that called the property body
-        if os.path.abspath(path) != _HERE and "site-packages" not in path and "/hypothesis/" not in path:
+        if (os.path.abspath(path) not in _CHECK_FILES and "site-packages" not in path
+                and "/hypothesis/" not in path):
             sites.append(f"{base}:{f.f_lineno}")
         f = f.f_back
         if len(sites) >= 6:
@@ -410,6 +420,10 @@ def _record(claim_id: str, error: float | None, threshold: Threshold, control_er
         n = sink.named.setdefault(name, {"fn": name.split("@")[0].split(" ")[0], "calls": 0,
                                          "what": (what or "")[:160]})
         n["calls"] += 1
+        if error is not None:  # what the check saw, call by call (the resolution compares worlds)
+            vals = sink.values.setdefault(name, [])
+            if len(vals) < 200:
+                vals.append(round(float(error), 12) if math.isfinite(error) else str(error))
     if threshold.word is not None and error is not None:
         _record_reading(sink, threshold, float(error), kind)
     # one record per (claim, kind of comparison): errors and scores are not comparable
@@ -530,353 +544,11 @@ def check_at_least(claim_id: str, score: float, threshold, model: str | None = N
     return score
 
 
-def loglog_slope(hs: Sequence[float], errors: Sequence[float]) -> float:
-    """Least-squares slope of log(error) against log(h)."""
-    h = np.log(np.asarray(hs, dtype=np.float64))
-    e = np.log(np.maximum(np.asarray(errors, dtype=np.float64), 1e-300))
-    return float(np.polyfit(h, e, 1)[0])
-
-
 EXACT = Tolerance.roundoff(1.0)
 
-# check_order's slope tolerance when the call gives none.  Not an error model: a threshold
-# with origin "unstated", so a verdict resting on it is never `holds` until the claim derives
-# its slope tolerance (the fit's residual error, the next-order term over the step ladder) or
-# calibrates it.  Use `order_slope_tolerance(hs, errors)` for the fit-residual bound.
-ORDER_SLOPE_TOL = 0.25
 
-
-def order_slope_tolerance(hs: Sequence[float], errors: Sequence[float], *,
-                          false_fail: float = 1e-3) -> Tolerance:
-    """A derived slope tolerance for `check_order`: the Student-t band (n - 2 degrees of
-    freedom, two-sided `false_fail`) of the least-squares log-log slope, from the fit's own
-    residuals (the next-order term shows up as curvature, i.e. residual).  Needs >= 4 step
-    sizes (2 residual degrees of freedom)."""
-    h = np.log(np.asarray(list(hs), dtype=np.float64))
-    e = np.log(np.maximum(np.abs(np.asarray(list(errors), dtype=np.float64)), 1e-300))
-    if h.size < 4:
-        raise ValueError(f"hs: order_slope_tolerance needs at least 4 step sizes, got {h.size}")
-    fit = stats.linregress(h, e)
-    crit = float(stats.t.isf(false_fail / 2, h.size - 2))
-    return Tolerance.derived(max(crit * float(fit.stderr), 1e-12),
-                             f"discretization order: {crit:.3g} x the log-log slope's SE "
-                             f"{float(fit.stderr):.3g} (t, {h.size - 2} dof, false-fail "
-                             f"{false_fail:g})", false_fail)
-
-
-ORDER_TAIL = 3  # check_order: the finest local slopes whose spread says how asymptotic the range is
-
-
-def order_band(hs: Sequence[float], errors: Sequence[float], value_error=None, *,
-               tail: int = ORDER_TAIL) -> tuple[float, float, str]:
-    """The harness's error model of a deterministic sequence err_i ~ C h_i^p (decisions.md 4):
-    (slope, band, model).  Local slopes log(err_{i+1} / err_i) / log(h_{i+1} / h_i) between
-    successive step sizes, coarse to fine; the slope is the finest one, and the band is the
-    spread of the last `tail` local slopes (how far from asymptotic the range still is: for a
-    next-order term that shrinks geometrically by a factor <= 1/2 per rung, the distance from
-    the finest local slope to the limit is at most the last increment) plus the numerical
-    error of each value (`value_error`, an absolute bound: a Tolerance, a number or one per
-    value; default round-off, EXACT) carried to the local slopes.  No t quantile: a
-    deterministic curve has no seeds."""
-    h = np.asarray(list(hs), dtype=np.float64)
-    e = np.abs(np.asarray(list(errors), dtype=np.float64))
-    if h.ndim != 1 or h.size < 3 or e.shape != h.shape:
-        raise ValueError(f"hs, errors: at least three step sizes with one error each, got "
-                         f"{h.shape} and {e.shape}")
-    if np.any(h <= 0) or not np.all(np.isfinite(h)) or np.unique(h).size != h.size:
-        raise ValueError("hs must be distinct, finite and > 0")
-    if not (isinstance(tail, int) and tail >= 2):
-        raise ValueError(f"tail must be an integer >= 2, got {tail!r}")
-    if value_error is None:
-        value_error = EXACT
-    ve = value_error.value if isinstance(value_error, Threshold) else value_error
-    ve = np.broadcast_to(np.abs(np.asarray(ve, dtype=np.float64)), h.shape)
-    vmodel = value_error.model if isinstance(value_error, Threshold) else "as given"
-    order = np.argsort(-h)  # coarse to fine
-    h, e, ve = h[order], e[order], ve[order]
-    if np.any(e <= ve) or not np.all(np.isfinite(e)):
-        bad = ", ".join(f"{a:g}: {b:.3g}" for a, b, c in zip(h, e, ve) if not b > c)
-        return float("nan"), float("inf"), (f"an error at or below its numerical error bound "
-                                              f"({bad}; {vmodel}): no order can be read")
-    lh, le = np.log(h), np.log(e)
-    dlh = np.diff(lh)
-    local = np.diff(le) / dlh
-    rel = np.minimum(ve / e, 1 - 1e-16)
-    b = -np.log1p(-rel)  # |log err_i| error bound
-    carried = (b[:-1] + b[1:]) / np.abs(dlh)
-    k = min(tail, local.size)
-    last = local[-k:]
-    spread = float(last.max() - last.min())
-    carry = float(carried[-k:].max())
-    model = (f"deterministic order: finest local slope {last[-1]:.4g}; band = spread "
-             f"{spread:.3g} of the last {k} local slopes ({', '.join(f'{v:.4g}' for v in last)})"
-             f" + carried value error {carry:.3g} ({vmodel})")
-    return float(last[-1]), spread + carry, model
-
-
-def check_order(claim_id: str, hs: Iterable[float], errors: Iterable[float], order: float, *,
-                value_error: Threshold | float | None = None, rivals: Iterable[float] | None = None,
-                slope_tol: float | Tolerance | None = None,
-                control_errors: Iterable[float] | None = None,
-                exact: Tolerance | None = EXACT, what: str = "", name: str | None = None) -> float:
-    """Discretization order of a deterministic sequence: the error behaves as C h^order.
-
-    The harness's procedure (`order_band`): the finest local slope, with a band from the spread
-    of the last local slopes plus each value's numerical error (`value_error`) carried to them;
-    passes if |slope - order| <= band.  It decides only where the band is below half the gap
-    to the nearest rival order (`rivals`, default order - 1 and order + 1: O(h) against O(1)
-    and O(h^2)); otherwise `Inconclusive` (refine the step ladder).  A rival order is rejected
-    when it lies outside the band around the slope.  In an alternative's world the band is the
-    claim world's (the same check on the same draw), never recomputed from the rival's own
-    curve.  Errors all at or below `exact` (round-off) mean the identity holds exactly at every
-    step size: that passes (slope undefined, recorded as 0 deviation).
-
-    `slope_tol` (legacy): a band given by the property instead (a Tolerance with its model;
-    a bare number is a threshold without provenance), with the least-squares slope."""
-    cname = check_name("check_order", name)
-    hs, errors = list(hs), list(errors)
-    if len(hs) < 3:
-        raise ValueError("check_order needs at least three step sizes")
-    errs = np.abs(np.asarray(errors, dtype=np.float64))
-    if exact is not None and np.all(np.isfinite(errs)) and float(errs.max()) <= exact.value:
-        _record(claim_id, 0.0, exact, name=cname, what=what)
-        return float("nan")
-    sink = _SINK
-    i = sink.order_calls[cname] = sink.order_calls.get(cname, -1) + 1
-    if slope_tol is not None:  # legacy: the property's band, the least-squares slope
-        tol = slope_tol if isinstance(slope_tol, Threshold) else Tolerance(
-            float(slope_tol), f"discretization order {order}: fitted log-log slope within "
-                              f"+-{float(slope_tol):g} (a hand-set allowance, no error model)")
-        slope = loglog_slope(hs, errors)
-        band, model = float(tol.value), tol.model
-    else:
-        slope, band, model = order_band(hs, errors, value_error)
-        ref = sink.reference
-        if ref is not None and (cname, i) in ref.order_bands:  # the claim world's band
-            band = ref.order_bands[(cname, i)]
-            model = f"the claim world's band {band:.3g} on this draw (applied to this world)"
-        else:
-            sink.order_bands[(cname, i)] = band
-        if not math.isfinite(band):
-            msg = f"{claim_id}{_w(what)}: {model}"
-            if sink.soft:
-                sink.undecided.append((cname, msg))
-                return slope
-            raise Inconclusive(msg)
-        tol = Tolerance.derived(band, model) if band > 0 else Threshold(0.0, model, "derived")
-    cslope = None if control_errors is None else loglog_slope(hs, list(control_errors))
-    dev = abs(slope - order) if math.isfinite(slope) else float("inf")
-    _record(claim_id, dev, tol, None if cslope is None else abs(cslope - order), name=cname,
-            what=what)
-    if cslope is not None and not abs(cslope - order) > band and not sink.soft:
-        raise NoPower(f"{claim_id}{_w(what)}: the control's slope {cslope:.3f} "
-                      f"also matches order {order}")
-    rv = (order - 1.0, order + 1.0) if rivals is None else tuple(float(r) for r in rivals)
-    rv = tuple(r for r in rv if r != order)
-    if slope_tol is None and rv and math.isfinite(band):
-        gap = min(abs(r - order) for r in rv)
-        if not band < gap / 2:
-            msg = (f"{claim_id}{_w(what)}: order band {band:.3g} is not below half the gap "
-                   f"{gap:g} to the nearest rival order ({model}): refine the step ladder")
-            if sink.soft:
-                sink.undecided.append((cname, msg))
-                return slope
-            raise Inconclusive(msg)
-    if math.isfinite(dev):
-        # the smallest shift of the order this draw would have rejected (either sign)
-        res = sink.trend_resolution
-        res[cname] = max(res.get(cname, 0.0), float(band) + dev)
-        if rv and slope_tol is None:
-            tr = sink.trend_rivals.setdefault(cname, {})
-            for r in rv:
-                label = f"order {r:g}"
-                tr[label] = tr.get(label, True) and abs(slope - r) > band
-    if not dev <= band:
-        _fail(ClaimMismatch(f"{claim_id}{_w(what)}: log-log slope {slope:.3f} of "
-                            f"error vs step, expected {order} +- {band:.3g} ({model})"), cname)
-    return slope
-
-
-@dataclass(frozen=True)
-class Trend:
-    slope: float
-    stderr: float
-    crit: float
-    sizes: tuple
-    values: tuple
-
-
-ASSUMED_DOF = 2  # `se` given without `dof`: as if from 3 seeds (the fewest a claim may use)
-
-
-def _slope_fit(x, v, log_values, se, dof, value_error, false_fail):
-    """(slope, stderr, crit, dof, model, per-size values) for the four error models."""
-    lx = np.log(x)
-    if v.ndim == 2:  # seeds x sizes: a slope per seed, clustered by seed, Student t
-        n = v.shape[0]
-        if n < 2:
-            raise ValueError("values: a seeds x sizes array needs at least 2 seeds")
-        ys = np.log(v) if log_values else v
-        slopes = np.array([stats.linregress(lx, y).slope for y in ys])
-        slope = float(slopes.mean())
-        stderr = float(slopes.std(ddof=1) / math.sqrt(n))
-        crit = float(stats.t.isf(false_fail / 2, n - 1))
-        return slope, stderr, crit, n - 1, f"seed-clustered: t with {n - 1} dof over {n} seeds", \
-            v.mean(axis=0)
-    y = np.log(v) if log_values else v
-    if value_error is not None:  # a deterministic sequence: propagate a per-value error bound
-        r = float(value_error.value)
-        bound = (-math.log1p(-r) if r < 1 else float("inf")) if log_values else r
-        cx = (lx - lx.mean()) / float(np.sum((lx - lx.mean()) ** 2))
-        band = bound * float(np.sum(np.abs(cx)))
-        slope = float(np.sum(cx * (y - y.mean())))
-        return slope, band, 1.0, None, (f"deterministic: each value within {r:.3g} "
-                                        f"({value_error.model}), worst-case slope error"), v
-    if se is None:
-        fit = stats.linregress(lx, y)
-        return float(fit.slope), float(fit.stderr), float(stats.t.isf(false_fail / 2, x.size - 2)), \
-            x.size - 2, f"residual: t with {x.size - 2} dof", v
-    s = np.asarray(list(se), dtype=np.float64)
-    if s.shape != x.shape or np.any(s <= 0):
-        raise ValueError("se must be positive, one per size")
-    d = ASSUMED_DOF if dof is None else dof
-    w = 1.0 / s ** 2
-    xm = np.sum(w * lx) / np.sum(w)
-    sxx = float(np.sum(w * (lx - xm) ** 2))
-    slope = float(np.sum(w * (lx - xm) * y) / sxx)
-    return slope, math.sqrt(1.0 / sxx), float(stats.t.isf(false_fail / 2, d)), d, \
-        (f"weighted by se: t with {d} dof" + (" (dof not given: assumed, as from 3 seeds)"
-                                             if dof is None else "")), v
-
-
-def check_trend(claim_id: str, sizes: Iterable[float], values, *,
-                exponent: float | None = None, direction: str | None = None,
-                allowance: Tolerance | None = None, false_fail: float = 1e-3,
-                se: Iterable[float] | None = None, dof: int | None = None,
-                value_error: Tolerance | None = None, rivals: Iterable[float] = (),
-                log_values: bool = True, what: str = "", name: str | None = None) -> Trend:
-    """Decide an asymptotic statement by its trend over at least three sizes.
-
-    Fits y = a + slope * log(size), y = log(value) (or the value itself, log_values=False).
-    The slope's error, by what is known of the values (never a normal critical value):
-
-    values 2-D  -- seeds x sizes: one least-squares slope per seed, their mean, and the
-                   seed-clustered standard error with Student t on seeds - 1 dof;
-    se, dof     -- the standard error of each y (e.g. over `dof + 1` seeds): a weighted fit and
-                   Student t on `dof` dof (without `dof`: 2, as from 3 seeds);
-    value_error -- a deterministic sequence: a derived bound on each value's relative error
-                   (absolute with log_values=False), propagated to the worst-case slope error
-                   (round-off or solver error, never an optimizer "precision" as an SE);
-    none        -- the fit's residual error, Student t with sizes - 2 dof.
-    The two-sided false-fail rate of the decision is `false_fail`.
-
-    exponent  -- the exponent the theory implies: passes if |slope - exponent| <= band +
-                 allowance (a finite-size term derived beforehand, or calibrated on disjoint
-                 seeds, never computed from the run being decided); else ClaimMismatch.
-    direction -- "increasing" or "decreasing": passes if the slope is significantly of that
-                 sign, ClaimMismatch if significantly of the other, `Inconclusive` otherwise.
-    rivals    -- the trend's own rival exponents (the next simple exponent, 0 for "no trend"):
-                 each is rejected on a draw if it lies outside the band around the slope; the
-                 report credits them to this check (per-check power).
-    Fewer than three distinct sizes: `Inconclusive` with the numbers (one size decides nothing).
-    """
-    cname = check_name("check_trend", name)
-    if (exponent is None) == (direction is None):
-        raise ValueError("check_trend needs exactly one of exponent= or direction=")
-    if direction not in (None, "increasing", "decreasing"):
-        raise ValueError(f"direction must be 'increasing' or 'decreasing', got {direction!r}")
-    if not (0 < false_fail < 1):
-        raise ValueError(f"false_fail must be in (0, 1), got {false_fail}")
-    if dof is not None and not (isinstance(dof, int) and dof >= 1):
-        raise ValueError(f"dof must be an integer >= 1, got {dof!r}")
-    x = np.asarray(list(sizes), dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    if sum(a is not None for a in (se, value_error)) + (v.ndim == 2) > 1:
-        raise ValueError("check_trend: give at most one of se=, value_error= or 2-D values")
-    rivals = tuple(float(r) for r in rivals)
-    _SINK.trends += 1
-    if x.ndim != 1 or v.shape[-1:] != x.shape or v.ndim not in (1, 2):
-        raise ValueError(f"sizes must be 1-D and values (seeds x) sizes, got {x.shape}, {v.shape}")
-    if np.any(x <= 0) or not np.all(np.isfinite(x)):
-        raise ValueError("sizes must be finite and > 0")
-    vm = v if v.ndim == 1 else v.mean(axis=0)
-    nums = ", ".join(f"{a:g}: {b:.4g}" for a, b in zip(x, vm))
-    if np.unique(x).size < 3:
-        raise Inconclusive(f"{claim_id}{_w(what)}: {np.unique(x).size} size(s) only ({nums}); "
-                           "an asymptotic statement needs a trend over at least three")
-    if log_values and (np.any(v <= 0) or not np.all(np.isfinite(v))):
-        _record(claim_id, float("inf"), Tolerance.derived(1e-300, "trend: values must be > 0"),
-                name=cname, what=what)
-        _fail(ClaimMismatch(f"{claim_id}{_w(what)}: values must be finite and > 0 for a "
-                            f"log-log trend ({nums})"), cname)
-        return Trend(float("nan"), float("nan"), float("nan"), tuple(x.tolist()), tuple(vm.tolist()))
-    slope, stderr, crit, d, emodel, vm = _slope_fit(x, v, log_values, se, dof, value_error,
-                                                    false_fail)
-    ff = false_fail if value_error is None else float(value_error.false_fail)
-    band = crit * stderr
-    trend = Trend(slope, stderr, crit, tuple(x.tolist()), tuple(np.asarray(vm).tolist()))
-    desc = (f"slope {slope:.4g} +- {band:.3g} ({crit:.3g} x SE {stderr:.3g}; {emodel}) over "
-            f"sizes ({nums})")
-    # a rival counts only where it could have passed this check: for an exponent, any other
-    # exponent; for a direction, an exponent on the claimed side of 0 (the exponent 0, the
-    # other side or the opposite direction is the test's own complement, rejected whenever
-    # the check passes: not power)
-    sign = None if direction is None else (1.0 if direction == "increasing" else -1.0)
-    credited = tuple(r for r in rivals if sign is None or sign * r > 0)
-    complement = tuple(r for r in rivals if r not in credited)
-    if credited:
-        rv = _SINK.trend_rivals.setdefault(cname, {})
-        for r in credited:
-            label = f"exponent {r:g}"
-            rv[label] = rv.get(label, True) and abs(slope - r) > band
-    if complement:
-        _SINK.trend_complement.setdefault(cname, set()).update(f"exponent {r:g}"
-                                                               for r in complement)
-    if len(_SINK.trend_log) < TREND_LOG_MAX:
-        _SINK.trend_log.append({
-            "what": what, "sizes": [float(a) for a in x], "values": [float(b) for b in vm],
-            "slope": slope, "band": band, "error_model": emodel, "dof": d,
-            "expected": (f"exponent {exponent:g}" if exponent is not None else direction),
-            "rivals": {f"exponent {r:g}": bool(abs(slope - r) > band) for r in credited},
-            "complement": [f"exponent {r:g}" for r in complement]})
-    if exponent is not None:
-        allow = 0.0 if allowance is None else float(allowance.value)
-        total = band + allow
-        tol = Tolerance.derived(total, f"trend: {crit:.3g} x slope SE ({emodel}; false-fail "
-                                       f"{ff:g})" + (f" + allowance {allow:g} ({allowance.model})"
-                                                     if allowance else ""), ff) \
-            if total > 0 else Threshold(0.0, f"trend: an exact slope ({emodel})", "derived", ff)
-        if allowance is not None and allowance.origin not in ("derived", "calibrated"):
-            tol = Tolerance(max(total, 1e-300), tol.model + " [allowance without provenance]")
-        dev = abs(slope - exponent)
-        _record(claim_id, dev, tol, name=cname, what=what)
-        # the smallest shift of the exponent this draw would have rejected (either sign)
-        res = _SINK.trend_resolution
-        res[cname] = max(res.get(cname, 0.0), total + dev)
-        if not dev <= total:
-            _fail(_trend_mismatch(f"{claim_id}{_w(what)}: {desc}; expected exponent "
-                                  f"{exponent:g} (+- allowance {allow:g})"), cname)
-        return trend
-    # the smallest true slope this design detects (TFP's min_discrepancy): with probability 0.95
-    # at its false-fail rate, (crit + t_0.05) x SE on the seeds' dof; a deterministic sequence
-    # (no dof) detects any slope beyond its band
-    res = _SINK.trend_resolution
-    detect = band if d is None else (crit + float(stats.t.isf(0.05, d))) * stderr
-    res[cname] = max(res.get(cname, 0.0), detect)
-    th = Threshold(0.0, f"trend direction {direction}: slope beyond {crit:.3g} x SE ({emodel}; "
-                        f"false-fail {ff:g})", "derived", ff)
-    _record(claim_id, sign * slope - band, th, kind="score>=tol", name=cname, what=what)
-    if sign * slope - band > 0:
-        return trend
-    # an exactly flat (or reversed) sequence with no spread (band 0) is decisively not of the
-    # claimed direction: rejected, never "not told apart"
-    if sign * slope + band < 0 or (band == 0 and sign * slope <= 0):
-        _fail(_trend_mismatch(f"{claim_id}{_w(what)}: {desc}: significantly "
-                              f"{'decreasing' if sign > 0 else 'increasing'}, expected "
-                              f"{direction}"), cname)
-        return trend
-    msg = f"{claim_id}{_w(what)}: {desc}: not significantly {direction} (nor the other way)"
-    if _SINK.soft:
-        _SINK.undecided.append((cname, msg))
-        return trend
-    raise Inconclusive(msg)
+# trends over sizes and orders of deterministic sequences (re-exported: properties.check is the
+# module properties import them from)
+from properties.trend import (ASSUMED_DOF, ORDER_SLOPE_TOL, ORDER_TAIL, Trend,  # noqa: E402,F401
+                              check_order, check_trend, loglog_slope, order_band,
+                              order_slope_tolerance)

@@ -28,6 +28,7 @@ import fnmatch
 import hashlib
 import importlib.util
 import json
+import re
 import os
 import sys
 from pathlib import Path
@@ -346,7 +347,10 @@ class _Collector:
                     msg = str(report.longrepr[2])
                 else:
                     msg = str(report.longrepr).strip().splitlines()[-1]
-            row.update(nodeid=report.nodeid, outcome=outcome, seconds=report.duration,
+            # pytest-xdist 3.8 with --dist loadgroup appends "@<group>" to the node id of an
+            # xdist_group test: the property's id is the node id without it
+            nodeid = re.sub(r"@[^:@\[\]]+$", "", report.nodeid)
+            row.update(nodeid=nodeid, outcome=outcome, seconds=report.duration,
                        message=msg[-2000:])
             self.rows.append(row)
             self._progress(row)

@@ -15,7 +15,10 @@ from typing import Callable
 # skip them).
 HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugin", "report",
                              "world", "cli", "cache", "figstyle", "bench", "settings",
-                             "digest", "readings", "scaffold"})
+                             "digest", "readings", "scaffold", "policy", "evidence", "verdict",
+                             "readme", "cli_common", "cli_audit", "proctree", "shards",
+                             "discrepancy", "procedures", "outcomes", "resolution", "trace",
+                             "trend"})
 
 CLAIM_KINDS = ("paper", "by_construction", "consistency")
 

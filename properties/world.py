@@ -32,16 +32,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
-import fractions
 import functools
 import inspect
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Callable
-
-import numpy as np
 
 import pytest
 from _pytest.outcomes import Skipped
@@ -101,6 +97,8 @@ class World:
         self.claim_id = claim_id
         self.alternative = alternative
         self.perturb = perturb  # the resolution's worlds: every prediction scaled by this
+        self.perturb_slots = True  # False: the declared closed forms are perturbed instead
+        self.last_sink: check.Sink | None = None  # what the body recorded (a soft world)
         self.requested: set[str] = set()
         self.predictions: set[str] = set()   # prediction slots the body asked for
         self.impure: set[str] = set()        # simulation slots not declared pure
@@ -183,11 +181,14 @@ class World:
         return None
 
     def prediction(self, fn: Callable, slot: str = "prediction") -> Callable:
-        """The closed form for `slot`: `fn` here, a rival's replacement in its world."""
+        """The closed form for `slot`: `fn` here, a rival's replacement in its world.  In a
+        resolution world of a claim that declares closed forms of theory/ the slot is left as
+        it is (the declared functions themselves are perturbed, wherever they are called);
+        for a claim that declares none, the slot's output is scaled."""
         rep = self._replacement(slot, "rival")
         self.predictions.add(slot)
         out = fn if rep is None else rep
-        if self.perturb is None:
+        if self.perturb is None or not self.perturb_slots:
             return self._observed(out, slot)
         factor = self.perturb
 
@@ -280,153 +281,16 @@ def _observing(world: World):
         cache.OBSERVERS.pop()
 
 
-class NotANumber(TypeError):
-    """A prediction that a relative perturbation cannot scale (an ordering, a string)."""
+# the resolution (perturbation worlds) and the trace of theory/ calls, re-exported
+from properties.resolution import (RESOLUTION_ENV, RESOLUTION_GRID, NotANumber,  # noqa: E402,F401
+                                   _check_values, _closed_form_sites, _OutOfDomain, _perturbing,
+                                   _resolution_of_draw, declared_closed_forms,
+                                   perturbation_label, resolution_enabled, scale_prediction)
+from properties.trace import (TRACE_ENV, _traced, _untraced_codes, theory_names,  # noqa: E402,F401
+                              tracing_enabled)
 
 
-class _OutOfDomain(Exception):
-    """A scaled prediction the body rejects as input (a ValueError: a correlation past 1)."""
-
-
-def scale_prediction(x, factor: float, slot: str = "prediction"):
-    """x with every number in it multiplied by `factor` (numbers, numpy arrays, torch tensors,
-    and tuples, lists, dicts, named tuples and dataclasses of them); NotANumber otherwise."""
-    if isinstance(x, bool) or x is None or isinstance(x, (str, bytes)):
-        raise NotANumber(f"prediction slot {slot!r} returns {type(x).__name__} "
-                         f"{x!r:.40}: not a number")
-    if isinstance(x, fractions.Fraction):  # an exact rational stays exact
-        return x * fractions.Fraction(factor)
-    if isinstance(x, (int, float, complex, np.number)):
-        return x * factor
-    if isinstance(x, np.ndarray):
-        if x.dtype.kind not in "fiuc":
-            raise NotANumber(f"prediction slot {slot!r} returns an array of {x.dtype}")
-        return x * factor
-    if type(x).__module__.startswith("torch"):
-        import torch
-        if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
-            return x * factor
-        raise NotANumber(f"prediction slot {slot!r} returns {type(x).__name__}")
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*(scale_prediction(v, factor, slot) for v in x))
-    if isinstance(x, (list, tuple)):
-        return type(x)(scale_prediction(v, factor, slot) for v in x)
-    if isinstance(x, dict):
-        return {k: scale_prediction(v, factor, slot) for k, v in x.items()}
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return dataclasses.replace(x, **{f.name: scale_prediction(getattr(x, f.name), factor, slot)
-                                         for f in dataclasses.fields(x) if f.init})
-    raise NotANumber(f"prediction slot {slot!r} returns {type(x).__name__}: not a number")
-
-
-# --------------------------------------------------------------------------------------------
-# The per-test run state (read by properties.plugin)
-# --------------------------------------------------------------------------------------------
-# The resolution: every prediction multiplied and divided by 1 + delta, delta over this grid
-# (to 1 + delta = 10: a bound loose by a constant factor is resolved to that factor; dividing
-# instead of x (1 - delta) keeps the prediction's sign, so +-100% never zeroes it).
-RESOLUTION_GRID = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 9.0)
-
-
-def perturbation_label(delta: float) -> str:
-    """How the report writes one grid step: 'x (1 +- 0.01)' below 30%, 'x or / 2' above."""
-    return f"x (1 +- {delta:g})" if delta < 0.3 else f"x or / {1 + delta:g}"
-RESOLUTION_ENV = "THEOREM_AUDIT_RESOLUTION"  # "0": skip the perturbation runs (a quick loop)
-
-
-def resolution_enabled() -> bool:
-    return os.environ.get(RESOLUTION_ENV, "1") != "0"
-
-
-TRACE_ENV = "THEOREM_AUDIT_TRACE"  # "0": do not record which closed forms the bodies call
-
-
-def tracing_enabled() -> bool:
-    return os.environ.get(TRACE_ENV, "1") != "0"
-
-
-@dataclass
-class AltOutcome:
-    """What one alternative met over a property's draws: a typed record (the report reads its
-    `as_dict()`).  Each draw is one of: not applicable (it replaces no slot the body asks for),
-    excused (inside the region it declared, before any run, to coincide with the claim),
-    rejected (a check failed; `by_check` counts which), not told apart (the body stopped it as
-    inconclusive, or a trend was undecided), or survived (it passed the body)."""
-
-    name: str
-    kind: str
-    replaces: str
-    source: str
-    must_reject: float
-    excused_why: str | None = None
-    draws: int = 0
-    rejected_draws: int = 0
-    not_applicable: int = 0
-    not_told_apart: int = 0
-    survived: int = 0
-    excused: int = 0
-    void: int = 0                 # draws on which it returned what the claim's world computed
-    void_why: str | None = None
-    by_check: dict = field(default_factory=dict)
-    met_check: dict = field(default_factory=dict)   # check -> decisive draws that called it
-    messages: list = field(default_factory=list)
-    close_messages: list = field(default_factory=list)
-
-    KEEP_MESSAGES = 3
-
-    @classmethod
-    def of(cls, alt: Alternative) -> AltOutcome:
-        return cls(alt.name, alt.kind, alt.replaces, alt.source, alt.must_reject,
-                   alt.same_as_claim_why or None)
-
-    def count(self, outcome: str, by=(), msg: str | None = None, draw: str = "",
-              met=()) -> None:
-        """Count one draw on which the alternative ran, with its outcome from `_soft`; `met`:
-        the checks the body called in the alternative's world on that draw (a check inside a
-        branch meets the alternative only on the draws that take the branch)."""
-        if outcome not in ("rejected", "close", "survived"):
-            raise ValueError(f"outcome must be rejected, close or survived, got {outcome!r}")
-        self.draws += 1
-        if outcome != "close":  # decisive draws: the per-check power is counted over these
-            for c in set(met) | set(by):
-                self.met_check[c] = self.met_check.get(c, 0) + 1
-        if outcome == "rejected":
-            self.rejected_draws += 1
-            for c in set(by):
-                self.by_check[c] = self.by_check.get(c, 0) + 1
-            if msg and len(self.messages) < self.KEEP_MESSAGES:
-                self.messages.append(msg)
-        elif outcome == "close":
-            self.not_told_apart += 1
-            if len(self.close_messages) < self.KEEP_MESSAGES:
-                self.close_messages.append(f"draw {draw}: {msg}")
-        else:
-            self.survived += 1
-
-    def count_void(self, why: str) -> None:
-        """A draw on which the alternative's replaced slot returned what the claim's world
-        computed (`World.void`): not counted as run, rejected or survived."""
-        self.void += 1
-        self.void_why = self.void_why or why
-
-    @property
-    def needed(self) -> int:
-        return math.ceil(self.must_reject * self.draws - 1e-9)
-
-    @property
-    def rejected(self) -> bool:
-        return self.draws > 0 and self.rejected_draws >= self.needed
-
-    @property
-    def told_apart(self) -> bool:
-        return self.draws > 0 and self.rejected_draws + self.not_told_apart >= self.needed
-
-    def as_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["by_check"] = dict(self.by_check)
-        d["met_check"] = dict(self.met_check)
-        d.update(rejected=self.rejected, told_apart=self.told_apart)
-        return d
+from properties.outcomes import AltOutcome  # noqa: E402 (the typed record, re-exported)
 
 
 @dataclass
@@ -452,40 +316,77 @@ class Run:
     traced: bool = False                                # the first draw ran under the tracer
     theory_called: set = field(default_factory=set)     # dotted names of theory/ it called
     reading: str | None = None                          # a neighbouring reading (audits)
+    sites: list | None = None                           # where the declared closed forms live
 
     def alt_stats(self, alt: Alternative) -> AltOutcome:
         return self.alternatives.setdefault(alt.name, AltOutcome.of(alt))
 
     def resolution_row(self) -> dict | None:
-        """The smallest relative perturbation of the predictions rejected on every draw, on
-        both sides (`delta`), or on one side only (`one_sided`: a bound)."""
+        """Per check, the smallest relative perturbation of the prediction (the declared closed
+        forms of theory/, or the slots where none is declared) it rejects on every draw, on
+        each side; the property's resolution is its weakest check's (`delta`: two-sided; a
+        check resolved on one side only is a bound, `one_sided`; a check that moves with the
+        prediction but is rejected at no grid step leaves the property `unresolved`)."""
         if not self.resolution:
             return None
         whys = [r for r in self.resolution if isinstance(r, str)]
-        pairs = [r for r in self.resolution if not isinstance(r, str)]
+        draws = [r for r in self.resolution if not isinstance(r, str)]
         if whys:
             return {"delta": None, "draws": len(self.resolution), "why": whys[0]}
-        n = len(pairs)
+        n, inf = len(draws), float("inf")
         grid = f"(grid {RESOLUTION_GRID[0]:g}..{RESOLUTION_GRID[-1]:g})"
-        both = [max(p) for p in pairs]
-        worst = max(both)
-        if math.isfinite(worst):
-            return {"delta": worst, "draws": n,
-                    "why": f"the prediction {perturbation_label(worst)} is rejected on every one "
-                           f"of {n} draws {grid}; finest per draw {min(both):g}"}
-        for side, k, word in (("down", 1, "divided"), ("up", 0, "multiplied")):
-            w = max(p[k] for p in pairs)
-            if math.isfinite(w):
-                other = "multiplied" if side == "down" else "divided"
-                return {"delta": None, "draws": n,
-                        "one_sided": {"side": side, "delta": w},
-                        "why": f"one-sided (a bound): the prediction {word} by {1 + w:g} is "
-                               f"rejected on every one of {n} draws {grid}; {other} by "
-                               f"{1 + RESOLUTION_GRID[-1]:g} it is not rejected on "
-                               f"{sum(not math.isfinite(p[1 - k]) for p in pairs)} of {n}"}
-        return {"delta": None, "draws": n,
-                "why": f"the prediction {perturbation_label(RESOLUTION_GRID[-1])} was not "
-                       f"rejected on {sum(not math.isfinite(b) for b in both)} of {n} draws"}
+        mode = draws[0]["mode"]
+        what = ("the declared closed form" if mode == "closed form" else "the prediction")
+        per, independent = {}, []
+        for c in sorted({c for d in draws for c in d["checks"]}):
+            ds = [d for d in draws if c in d["checks"]]
+            if all(c in d["independent"] for d in ds):
+                independent.append(c)
+                continue
+            up = max(d["up"].get(c, inf) for d in ds)
+            down = max(d["down"].get(c, inf) for d in ds)
+            per[c] = {"up": up, "down": down, "draws": len(ds)}
+        two = {c: max(v["up"], v["down"]) for c, v in per.items()
+               if math.isfinite(v["up"]) and math.isfinite(v["down"])}
+        one = {c: v for c, v in per.items() if math.isfinite(v["up"]) != math.isfinite(v["down"])}
+        unresolved = sorted(c for c, v in per.items()
+                            if not math.isfinite(v["up"]) and not math.isfinite(v["down"]))
+        out = {"mode": mode, "draws": n, "delta": None,
+               "per_check": {c: {"up": v["up"] if math.isfinite(v["up"]) else None,
+                                 "down": v["down"] if math.isfinite(v["down"]) else None,
+                                 "draws": v["draws"]} for c, v in per.items()},
+               "independent": independent, "unresolved": unresolved}
+        if one:
+            c, v = max(one.items(), key=lambda kv: min(kv[1]["up"], kv[1]["down"]))
+            side = "up" if math.isfinite(v["up"]) else "down"
+            out["one_sided"] = {"side": side, "delta": v[side], "check": c}
+        if two:
+            c = max(two, key=two.get)
+            out["delta"], out["weakest"] = two[c], c
+        if unresolved:
+            out["delta"], out.pop("one_sided", None)
+            out["why"] = (f"{what} {perturbation_label(RESOLUTION_GRID[-1])} is not rejected "
+                          f"by " + ", ".join(unresolved[:3]) + f", which move with it {grid}")
+        elif two:
+            out["why"] = (f"{what} {perturbation_label(out['delta'])} is rejected on every one "
+                          f"of {n} draws by every check that depends on it; the weakest: "
+                          f"{out['weakest']} {grid}")
+        elif one:
+            o = out["one_sided"]
+            word, other = (("multiplied", "divided") if o["side"] == "up"
+                           else ("divided", "multiplied"))
+            out["why"] = (f"one-sided (a bound): {what} {word} by {1 + o['delta']:g} is "
+                          f"rejected on every one of {n} draws by {o['check']}; {other} by "
+                          f"{1 + RESOLUTION_GRID[-1]:g} it is not {grid}")
+        else:
+            out["why"] = (f"no check depends on {what} (its values do not move at "
+                          f"{perturbation_label(RESOLUTION_GRID[-1])})")
+            out["no_dependence"] = True
+        if one and two:
+            o = out["one_sided"]
+            out["why"] += (f"; one-sided (a bound) in {o['check']}: rejected at "
+                           f"{perturbation_label(o['delta'])} on one side only")
+        return out
 
     def as_row(self) -> dict:
         alts = [a.as_dict() for a in self.alternatives.values()]
@@ -504,6 +405,7 @@ class Run:
                                      self.sink.trend_complement.items()},
                 "trend_resolution": self.sink.trend_resolution,
                 "discrepancy": self.sink.discrepancy,
+                "slack": self.sink.slack,
                 "readings": list(self.sink.readings.values()),
                 "resolution": self.resolution_row(),
                 "paper_settings": sorted(set(self.paper_settings.values())),
@@ -573,6 +475,7 @@ def _soft(inner: Callable, args, kwargs, world: World, what: str,
     or a trend was not significant either way: not told apart), or "survived" (it passed)."""
     sink = check.Sink(soft=True)
     sink.reference = reference  # the claim world's checks on this draw (check_order's band)
+    world.last_sink = sink
     stopped = None
     with check.recording(sink):
         try:
@@ -593,148 +496,6 @@ def _soft(inner: Callable, args, kwargs, world: World, what: str,
     if stopped or sink.undecided:
         return "close", [], stopped or sink.undecided[0][1], met
     return "survived", [], None, met
-
-
-def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, reference=None):
-    """Per side, the smallest delta of RESOLUTION_GRID at which x (1 + delta) (up) and
-    / (1 + delta) (down) of every prediction are rejected on this draw: (up, down), inf for a
-    side not rejected even at the largest (a one-sided bound is resolved on one side only), or
-    a string saying why a relative perturbation does not apply."""
-    def rejected(factor):
-        pw = World(claim_id, None, memo, draw_kwargs, perturb=factor)
-        try:
-            return _soft(inner, args, kwargs, pw, f"the prediction x {factor:g}",
-                         reference)[0] == "rejected"
-        except PropertyError as e:
-            cause = e.__cause__
-            if isinstance(cause, NotANumber):
-                raise cause
-            msg = (f"the body cannot use a scaled prediction ({type(cause).__name__}: "
-                   f"{str(cause)[:120]})")
-            if isinstance(cause, ValueError):  # the scaled prediction left its domain
-                raise _OutOfDomain(msg) from None
-            raise NotANumber(msg) from None
-
-    grid = RESOLUTION_GRID
-
-    def smallest(side):
-        """The smallest grid delta rejected on one side (x (1 + d) up, / (1 + d) down), inf
-        if not even the largest is (bisection: rejection grows with delta).  Where the largest
-        scaled prediction leaves the body's domain (a correlation past 1: a ValueError), the
-        grid is walked up from the finest delta until one is rejected, inf where the domain
-        ends first."""
-        def rej(i):
-            return rejected(1 + grid[i] if side == "up" else 1 / (1 + grid[i]))
-        hi = len(grid) - 1
-        try:
-            top = rej(hi)
-        except _OutOfDomain:
-            for i in range(hi):
-                try:
-                    if rej(i):
-                        return grid[i]
-                except _OutOfDomain:
-                    return float("inf")
-            return float("inf")
-        if not top:
-            return float("inf")
-        lo = -1
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if rej(mid):
-                hi = mid
-            else:
-                lo = mid
-        return grid[hi]
-
-    try:
-        return (smallest("up"), smallest("down"))
-    except (NotANumber, _OutOfDomain) as e:
-        return str(e)
-
-
-# --------------------------------------------------------------------------------------------
-# One source of closed forms: which functions of theory/ the claim's world called
-# --------------------------------------------------------------------------------------------
-_THEORY_NAMES: dict | None = None
-
-
-def theory_names() -> dict:
-    """code object -> every dotted name under which a function of `theory` is importable
-    (re-exports included).  Functions made by one factory share a code object (the checking
-    wrapper of lambdified expressions): such a shared code is not a name, and the code of the
-    function it closes over (the lambdified expression itself) identifies it instead."""
-    global _THEORY_NAMES
-    if _THEORY_NAMES is None:
-        import importlib
-        import pkgutil
-
-        import theory
-        mods = ["theory"] + [m.name for m in pkgutil.walk_packages(theory.__path__, "theory.")]
-        objs: dict = {}  # id -> (function, names)
-        for name in mods:
-            mod = importlib.import_module(name)
-            for attr, obj in list(vars(mod).items()):
-                if callable(obj) and not isinstance(obj, type) and hasattr(obj, "__code__"):
-                    objs.setdefault(id(obj), (obj, set()))[1].add(f"{name}.{attr}")
-        owners: dict = {}
-        for obj, names in objs.values():
-            owners.setdefault(obj.__code__, []).append((obj, names))
-        out: dict = {}
-        for code, fs in owners.items():
-            if len(fs) == 1:
-                out.setdefault(code, set()).update(fs[0][1])
-                continue
-            for obj, names in fs:  # a shared factory code: name it by what it closes over
-                for cell in obj.__closure__ or ():
-                    try:
-                        inner = cell.cell_contents
-                    except ValueError:
-                        continue
-                    c = getattr(inner, "__code__", None)
-                    if c is not None and c not in owners:
-                        out.setdefault(c, set()).update(names)
-        _THEORY_NAMES = out
-    return _THEORY_NAMES
-
-
-def _untraced_codes() -> set:
-    """The wrappers inside which calls are not counted: pure simulations and shared runs (a
-    warm cache skips them, so counting what they call would make warm and cold audits differ)."""
-    from properties import cache
-    codes = {c for c in World.simulation.__code__.co_consts + World._on_disk.__code__.co_consts
-             if hasattr(c, "co_name") and c.co_name in ("cached", "stored")}
-    probe = cache.run_cache()(lambda: None)
-    inner = getattr(probe, "__wrapped__", None)
-    if getattr(inner, "__code__", None) is not None:
-        codes.add(inner.__code__)
-    return codes
-
-
-def _traced(inner: Callable, args, kwargs, into: set):
-    """Run the body once with a profiler that notes every function of theory/ it calls (outside
-    pure simulations and shared runs) into `into` (their dotted names)."""
-    names = theory_names()
-    skip = _untraced_codes()
-    depth = [0]
-
-    def prof(frame, event, arg):
-        if event == "call":
-            code = frame.f_code
-            if code in skip:
-                depth[0] += 1
-            elif depth[0] == 0 and code in names:
-                into.update(names[code])
-        elif event == "return" and frame.f_code in skip:
-            depth[0] -= 1
-
-    import sys
-    old = sys.getprofile()
-    sys.setprofile(prof)
-    try:
-        return inner(*args, **kwargs)
-    finally:
-        sys.setprofile(old)
 
 
 def _run_draw(inner: Callable, args, kwargs):
@@ -823,9 +584,11 @@ def _run_draw(inner: Callable, args, kwargs):
             stats.count_void(aw.void)
             continue
         stats.count(outcome, by, msg, _draw_repr(draw_kwargs), met=met)
-    if world.predictions and resolution_enabled():
+    if run.sites is None and resolution_enabled():
+        run.sites = _closed_form_sites(declared_closed_forms(claim))
+    if (world.predictions or run.sites) and resolution_enabled():
         run.resolution.append(_resolution_of_draw(inner, args, kwargs, run.claim_id, memo,
-                                                  draw_kwargs, reference=sink))
+                                                  draw_kwargs, reference=sink, sites=run.sites))
     return None
 
 

@@ -179,3 +179,145 @@ def test_a_null_that_is_the_reference_run_is_no_alternative(monkeypatch, tmp_pat
     assert v["verdict"] == "not-audited" and NO_POWER in v["detail"]
     assert "no alternative on every draw" in v["detail"]
     assert NO_CHECK_POWER in v["detail"]
+
+
+# --- the declared closed form is what the resolution perturbs -------------------------------
+import theory.topic as _tt  # noqa: E402
+
+
+for _cid in ("proc.closed_form", "proc.copy"):
+    if _cid not in REGISTRY:
+        register(Claim(id=_cid, where="-", statement="s", assumptions="a",
+                       prediction="theory.topic.c3", simulation="s", metric="m", tolerance="t",
+                       alternatives=(null("off", lambda: 0.0, "no signal", replaces="run"),)))
+
+C3 = _tt.c3(0.15, 0.1, 0.1)
+
+
+@W.audits("proc.closed_form")
+@settings(max_examples=3, database=None, derandomize=True, deadline=None)
+@given(k=st.integers(0, 10))
+def prop_calls_theory(world, k):
+    obs = world.simulation(lambda: C3 * (1 + 0.01 * k / 10), "run")()
+    C.check_close("proc.closed_form", obs, _tt.c3(0.15, 0.1, 0.1),  # the declared function
+                  Tolerance.derived(0.02 * C3, "2%"), name="c3")
+
+
+@W.audits("proc.copy")
+@settings(max_examples=3, database=None, derandomize=True, deadline=None)
+@given(k=st.integers(0, 10))
+def prop_calls_copy(world, k):
+    obs = world.simulation(lambda: C3 * (1 + 0.01 * k / 10), "run")()
+    C.check_close("proc.copy", obs, 1.1560693641618498, Tolerance.derived(0.02 * C3, "2%"),
+                  name="c3")
+    _tt.c3(0.15, 0.1, 0.1)  # called (the trace sees it), but the check uses the copy
+
+
+def test_the_resolution_perturbs_the_declared_theory_function_where_it_is_called():
+    prop_calls_theory(world=W.WORLD_PLACEHOLDER)
+    res = W.pop_last_run().as_row()["resolution"]
+    assert res["mode"] == "closed form" and res["per_check"]["check_close c3"]["up"] == 0.03
+    prop_calls_copy(world=W.WORLD_PLACEHOLDER)
+    res = W.pop_last_run().as_row()["resolution"]
+    assert res["mode"] == "closed form" and res.get("no_dependence")
+    assert res["independent"] == ["check_close c3"]
+
+
+# --- Monte Carlo estimate against a closed form (vector / matrix) ---------------------------
+from properties import procedures as P  # noqa: E402
+
+
+def test_check_mc_mean_false_fails_at_its_family_rate_and_detects_its_stated_departure():
+    rng = np.random.default_rng(7)
+    mu = np.array([[1.0, 2.0], [3.0, -1.5]])  # a 2 x 2 matrix-valued quantity
+    ff, S, reps = 0.1, 12, 2000
+    fails = 0
+    for _ in range(reps):
+        x = mu + rng.normal(0, 0.5, (S, 2, 2))
+        sink = C.Sink(soft=True)
+        with C.recording(sink):
+            P.check_mc_mean("proc.mc", x, mu, false_fail=ff, name="m")
+        fails += bool(sink.failed)
+        assert sink.false_fail == ff  # the family-wise rate, not per coordinate
+    assert abs(fails / reps - ff) < 4 * math.sqrt(ff / reps) + 0.01  # Sidak: at most ff
+    # the recorded smallest relative departure, applied to the coordinate it names, is caught
+    sink = C.Sink()
+    with C.recording(sink):
+        P.check_mc_mean("proc.mc", mu + rng.normal(0, 0.5, (S, 2, 2)), mu, false_fail=ff,
+                        name="m")
+    (d,) = sink.discrepancy.values()
+    se = 0.5 / math.sqrt(S)
+    crit = stats.t.isf(P.sidak(ff, 4) / 2, S - 1)
+    assert d["value"] == pytest.approx((crit + stats.t.isf(0.05, S - 1)) * se / 3.0, rel=0.5)
+    caught = 0
+    for _ in range(500):
+        x = mu * np.array([[1, 1], [1 + (crit + stats.t.isf(0.05, S - 1)) * se / 3.0, 1]]) \
+            + rng.normal(0, 0.5, (S, 2, 2))
+        sink = C.Sink(soft=True)
+        with C.recording(sink):
+            P.check_mc_mean("proc.mc", x, mu, false_fail=ff, name="m")
+        caught += bool(sink.failed)
+    assert caught / 500 > 0.9
+
+
+def test_check_mc_mean_asks_for_replicates_and_matching_shapes():
+    with pytest.raises(ValueError, match="at least 3"):
+        P.check_mc_mean("proc.mc", np.ones((2, 3)), np.ones(3), false_fail=0.01)
+    with pytest.raises(ValueError, match="shape"):
+        P.check_mc_mean("proc.mc", np.ones((5, 3)), np.ones(2), false_fail=0.01)
+
+
+# --- a one-sided bound shows its slack ------------------------------------------------------
+def test_check_bound_records_its_slack_and_fails_past_the_bound():
+    sink = C.Sink()
+    with C.recording(sink):
+        slack = P.check_bound("proc.bound", [0.5, 0.7], 1.0, name="b")
+    assert slack == pytest.approx(0.3) and sink.slack["check_bound b"] == pytest.approx(0.3)
+    with pytest.raises(ClaimMismatch, match="bound violated"):
+        P.check_bound("proc.bound", 1.2, 1.0)
+    with pytest.raises(ClaimMismatch):  # with seed noise: the upper confidence bound decides
+        P.check_bound("proc.bound", 0.9, 1.0, se=0.1, dof=4, false_fail=0.01)
+
+
+# --- with high probability along a path -----------------------------------------------------
+def test_check_whp_holds_when_failures_vanish_and_is_refuted_when_they_do_not():
+    rng = np.random.default_rng(11)
+    sizes = [30, 60, 120, 240]
+    falling = [rng.random(200) < p for p in (0.3, 0.1, 0.02, 0.0)]
+    out = P.check_whp("proc.whp", sizes, falling, 0.1, false_fail=1e-3)
+    assert out["upper"] < 0.1
+    flat = [rng.random(200) < 0.3 for _ in sizes]
+    with pytest.raises(ClaimMismatch, match="does not vanish"):
+        P.check_whp("proc.whp", sizes, flat, 0.1, false_fail=1e-3)
+    few = [rng.random(6) < p for p in (0.2, 0.1, 0.0, 0.0)]
+    with pytest.raises(Inconclusive, match="runs there would put"):
+        P.check_whp("proc.whp", sizes, few, 0.1, false_fail=1e-3)
+
+
+def test_check_whp_false_fails_below_its_rate_on_a_path_at_the_level():
+    """At the boundary (failure probability equal to the level at the largest rung, flat),
+    a refutation needs the lower bound above the level: rare (at most the rate)."""
+    rng = np.random.default_rng(12)
+    refuted, reps = 0, 300
+    for _ in range(reps):
+        runs = [rng.random(100) < 0.1 for _ in range(4)]
+        sink = C.Sink(soft=True)
+        with C.recording(sink):
+            P.check_whp("proc.whp", [1, 2, 4, 8], runs, 0.1, false_fail=0.05)
+        refuted += bool(sink.failed)
+    assert refuted / reps < 0.05 + 4 * math.sqrt(0.05 / reps)
+
+
+def test_cochran_armitage_matches_its_definition():
+    z = P.cochran_armitage([0, 1, 2], [1, 5, 9], [10, 10, 10])
+    assert z > 3 and P.cochran_armitage([0, 1, 2], [0, 0, 0], [5, 5, 5]) == 0.0
+
+
+# --- order of event times, ties as ties -----------------------------------------------------
+def test_event_order_counts_ties_as_ties():
+    out = P.check_event_order("proc.order", [1, 2, 3, 4], [2, 2, 5, np.inf], false_fail=1e-3)
+    assert out == {"a_first": 3, "b_first": 0, "ties": 1}
+    with pytest.raises(ClaimMismatch, match="b came first on 1"):
+        P.check_event_order("proc.order", [1, 3], [2, 2], false_fail=1e-3)
+    with pytest.raises(Inconclusive, match="every item tied"):
+        P.check_event_order("proc.order", [2, 2], [2, 2], false_fail=1e-3)

@@ -1,0 +1,131 @@
+"""What the commands of `theorem-audit` (properties/__main__.py) share: the checkout, the exit
+codes and the usage error, and loading and selecting the claims (the suite's paper modules and the
+researcher's conjecture files).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+from properties.registry import HARNESS_MODULES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PAPER_MODULES = sorted(
+    [p.stem for p in (ROOT / "properties").glob("*.py") if p.stem not in HARNESS_MODULES]
+    + [f"{p.parent.name}.{p.stem}" for p in (ROOT / "properties").glob("*/*.py")
+       if (p.parent / "__init__.py").exists() and p.stem != "__init__"])
+
+EXIT_OK, EXIT_VERDICT, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+# `inconsistent` (a consistency check of the simulator against its own derivation failed) is as
+# bad as `refuted`: the simulation the verdicts rest on disagrees with its own derivation.
+FAIL_ON = {"refuted": {"refuted", "inconsistent"},
+           "erratum": {"refuted", "inconsistent", "erratum"}, "never": set()}
+
+
+class UsageError(Exception):
+    pass
+
+
+_LOADED_CONJECTURES: list = []
+
+
+def load_registry(conjectures, builtin: bool = True):
+    """Import every paper module (flat modules and each paper package's files; not with
+    builtin=False) and the researcher's conjecture files; return the claim registry.  A
+    conjecture file that does not import (a syntax error, an exception, a `sys.exit`, a claim id
+    that is already registered with other content) is a UsageError naming the file; a paper
+    module that does not import propagates (the audit itself is broken)."""
+    from properties.registry import REGISTRY
+
+    for mod in PAPER_MODULES if builtin else ():
+        importlib.import_module(f"properties.{mod}")
+    for i, path in enumerate(conjectures):
+        _check_conjecture_path(path)
+        name = f"_conjecture_{i}_{Path(path).stem}"
+        try:
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except KeyboardInterrupt:
+            raise
+        except SystemExit as e:
+            raise UsageError(f"--conjecture {path}: it calls sys.exit({e.code!r}) when imported; "
+                             "a conjecture file must only register claims and define properties"
+                             ) from None
+        except SyntaxError as e:
+            raise UsageError(f"--conjecture {path}: syntax error at line {e.lineno}: {e.msg}"
+                             ) from None
+        except BaseException as e:  # noqa: BLE001 -- any failure at import is the file's
+            raise UsageError(f"--conjecture {path}: importing it failed: "
+                             f"{type(e).__name__}: {e}") from None
+        _LOADED_CONJECTURES.append(module)
+    return REGISTRY
+
+
+def _check_conjecture_path(path: str) -> None:
+    if not path or not path.endswith(".py") or not Path(path).is_file():
+        raise UsageError(f"--conjecture: {path!r} is not a .py file")
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise UsageError(f"--conjecture: {path!r} cannot be read ({e.strerror or e})") from None
+
+
+def only_conjectures(only: str | None, conjectures) -> bool:
+    """Whether the --only globs can match no built-in claim: each names a prefix (before its
+    first dot, no wildcard) that is no paper package.  Then the suite is not imported at all
+    (a one-claim conjecture audit starts in a second, not in the suite's import time)."""
+    from properties.registry import paper_packages
+
+    if not only or not conjectures:
+        return False
+    pats = [p.strip() for p in only.split(",") if p.strip()]
+    papers = set(paper_packages(ROOT))
+    for p in pats:
+        prefix = p.split(".", 1)[0]
+        if "." not in p or any(ch in prefix for ch in "*?[") or prefix in papers:
+            return False
+    return bool(pats)
+
+
+def properties_per_claim() -> dict[str, int]:
+    """How many @audits properties each claim has, from the loaded modules (for progress)."""
+    return {k: len(v) for k, v in properties_by_claim().items()}
+
+
+def properties_by_claim() -> dict[str, list[str]]:
+    """The names of the @audits properties of each claim, from the loaded modules."""
+    names: dict[str, list[str]] = {}
+    mods = [m for name, m in sys.modules.items() if name.startswith("properties.")]
+    for m in mods + _LOADED_CONJECTURES:
+        for obj in list(vars(m).values()):
+            for mark in getattr(obj, "pytestmark", []) if callable(obj) else []:
+                if getattr(mark, "name", "") == "claim" and getattr(obj, "__module__", "") == m.__name__:
+                    names.setdefault(mark.args[0], []).append(getattr(obj, "__name__", "?"))
+    return names
+
+
+def select(ids, only: str | None):
+    """The ids matched by the comma-separated globs `only`; a glob that matches nothing is a
+    UsageError naming close matches."""
+    if only is None:
+        return sorted(ids), None
+    pats = [p.strip() for p in only.split(",") if p.strip()]
+    if not pats:
+        raise UsageError("--only: give at least one claim id or glob")
+    for p in pats:
+        if not any(fnmatch.fnmatchcase(i, p) for i in ids):
+            close = difflib.get_close_matches(p.rstrip("*."), sorted(ids), n=5, cutoff=0.5)
+            papers = sorted({i.split(".", 1)[0] + ".*" for i in ids})
+            raise UsageError(f"--only: {p!r} matches no claim"
+                             + (f"; close matches: {', '.join(close)}" if close else
+                                f"; papers: {', '.join(papers)}"))
+    chosen = sorted(i for i in ids if any(fnmatch.fnmatchcase(i, p) for p in pats))
+    return chosen, pats

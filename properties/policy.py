@@ -1,0 +1,26 @@
+"""The audit's policy, fixed before any run: the verdicts a claim can get, the draws and the
+false-fail budget a verdict needs, and the report's schema version.
+
+A leaf module (it imports nothing of the harness), so that paper packages may read the budget
+(e.g. `CLAIM_SHARE`) without importing the report.  The rules that apply it are in
+`properties.verdict`.
+"""
+
+from __future__ import annotations
+
+VERDICTS = ("holds", "erratum", "refuted", "reading-dependent", "not-audited", "consistency",
+            "inconsistent")
+PAPER_VERDICTS = VERDICTS[:5]                 # the paper's statements
+CONSISTENCY_VERDICTS = ("consistency", "inconsistent")  # the simulator against its derivation
+MIN_DRAWS = 3
+SCHEMA_VERSION = 3
+FALSE_FAIL_GOAL = 0.01
+# The false-fail allocation, a rule stated before any run: every claim may spend at most an equal
+# share of the goal, as if the suite held MAX_CLAIMS claims (1e-4 expected spurious failures per
+# claim), so the run stays within the goal while it holds at most that many.  A claim whose
+# checks spend more is not `holds`/`erratum`/`consistency` until its rates are lowered (and the
+# change recorded in its history); rates are never lowered after seeing the verdict.
+MAX_CLAIMS = 100
+CLAIM_SHARE = FALSE_FAIL_GOAL / MAX_CLAIMS
+NO_POWER = "power not shown by an alternative"
+NO_CHECK_POWER = "faced no alternative"

@@ -1,0 +1,289 @@
+"""Decision procedures the harness owns, one per kind of statement (shared/design/decisions.md).
+
+A claim declares the quantity and the closed form; the procedure computes the critical value, the
+standard error and the smallest departure it detects from the design, never from the effect:
+
+    check_mc_mean       a Monte Carlo estimate (scalar, vector or matrix, one row per seed)
+                        against a closed form: coordinatewise Student t on the seed-clustered
+                        mean, Sidak over the coordinates (decisions 2)
+    check_bound         a one-sided bound f <= B (deterministic, or with seed noise): passes with
+                        its slack recorded, the resolution a bound needs (decisions 3)
+    check_whp           "with high probability" along a declared path: per run "any failure",
+                        the failure probability falling along the path (a logistic slope over
+                        seeds x rungs) and, at the largest rung, a Clopper-Pearson upper bound
+                        below the glossary level (decisions 6)
+    check_event_order   "T_a before T_b" per item: a-first, b-first and ties; decided on the
+                        untied items by a sign test, ties reported, never failures (decisions 7)
+
+The deterministic order of a sequence is `properties.check.check_order` and the direction or
+exponent of a trend over seeds is `properties.check.check_trend`.  Every procedure records its
+false-fail rate as spent and, where a relative perturbation cannot say it, the smallest
+discrepancy it detects (`properties.discrepancy`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from properties import check as _c
+from properties import discrepancy as _d
+
+__all__ = ["check_mc_mean", "check_bound", "check_whp", "check_event_order", "sidak",
+           "cochran_armitage"]
+
+
+def sidak(false_fail: float, p: int) -> float:
+    """The per-coordinate rate that keeps the family-wise rate of p independent tests at
+    `false_fail` (Sidak; conservative under positive dependence)."""
+    if not 0 < false_fail < 1:
+        raise ValueError(f"false_fail must be in (0, 1), got {false_fail!r}")
+    if not (isinstance(p, (int, np.integer)) and p >= 1):
+        raise ValueError(f"p: the number of coordinates must be an integer >= 1, got {p!r}")
+    return float(-math.expm1(math.log1p(-false_fail) / p))
+
+
+def check_mc_mean(claim_id: str, samples, predicted, *, false_fail: float, unit: str = "",
+                  what: str = "", name: str | None = None) -> float:
+    """A Monte Carlo estimate against its closed form.  `samples`: one estimate per independent
+    replicate (seed) in the first axis, any shape after it (a scalar, a vector, a matrix:
+    flattened); `predicted`: the closed form, of the shape after the first axis.
+
+    Each coordinate j: t_j = (mean_j - mu_j) / SE_j, SE_j the seed-clustered standard error,
+    Student t with S - 1 dof at the Sidak per-coordinate rate; the check fails if any |t_j|
+    exceeds the critical value.  The rate recorded is `false_fail`, the check's family-wise rate
+    whatever the number of coordinates.  The smallest departure detected (recorded for the
+    report): a relative error delta of the prediction with |delta mu_j| >= (t_{a'/2} + t_0.05)
+    SE_j for some j, from the design and the seeds' noise.  A coordinate with SE 0 (every seed
+    equal) is compared exactly (round-off).  Returns the largest |t_j| / critical value."""
+    cname = _c.check_name("check_mc_mean", name)
+    x = np.asarray(samples, dtype=np.float64)
+    mu = np.asarray(predicted, dtype=np.float64)
+    if x.ndim < 1 or x.shape[0] < 3:
+        raise ValueError(f"samples: at least 3 replicates (seeds) in the first axis, got shape "
+                         f"{x.shape}")
+    if x.shape[1:] != mu.shape:
+        raise ValueError(f"predicted: shape {mu.shape} != the samples' per-seed shape "
+                         f"{x.shape[1:]}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(mu))):
+        raise ValueError("samples and predicted must be finite")
+    S = x.shape[0]
+    x = x.reshape(S, -1)
+    mu = mu.reshape(-1)
+    p = mu.size
+    a = sidak(false_fail, p)
+    crit = float(stats.t.isf(a / 2, S - 1))
+    mean = x.mean(axis=0)
+    se = x.std(axis=0, ddof=1) / math.sqrt(S)
+    exact = se <= 0
+    ro = _c.Tolerance.roundoff(float(np.abs(mu).max() + np.abs(mean).max() + 1.0), ops=10 * S)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(exact, 0.0, np.abs(mean - mu) / np.where(exact, 1.0, se))
+    bad_exact = exact & (np.abs(mean - mu) > ro.value)
+    score = float(z.max() / crit) if p else 0.0
+    detect = (crit + float(stats.t.isf(0.05, S - 1))) * se
+    nz = np.abs(mu) > 0
+    rel = (detect[nz & ~exact] / np.abs(mu[nz & ~exact]))
+    if rel.size and np.all(np.isfinite(rel)) and float(rel.min()) > 0:
+        _c._record_discrepancy(cname, _d.Discrepancy(
+            float(rel.min()), unit or "relative error of the closed form",
+            f"two-sided t_{S - 1}, Sidak over {p} coordinate(s) at family-wise {false_fail:g}: "
+            f"(t {crit:.3g} + t_0.05) x SE; the smallest relative departure of one "
+            "coordinate caught with probability 0.95"), what)
+    tol = _c.Tolerance.derived(1.0, f"Monte Carlo: |mean - closed form| <= t_{S - 1} {crit:.3g} "
+                                    f"x seed-clustered SE per coordinate (Sidak over {p}, "
+                                    f"family-wise false-fail {false_fail:g})", false_fail)
+    _c._record(claim_id, score, tol, name=cname, what=what)
+    if bad_exact.any() or not score <= 1.0:
+        j = int(np.argmax(np.where(bad_exact, np.inf, z)))
+        _c._fail(_c.ClaimMismatch(
+            f"{claim_id}{_c._w(what)}: coordinate {j}: mean {mean[j]:.6g} vs closed form "
+            f"{mu[j]:.6g}, SE {se[j]:.3g} over {S} seeds: |t| {z[j]:.3g} > {crit:.3g} (Sidak over "
+            f"{p}, family-wise {false_fail:g})"), cname)
+    return score
+
+
+def check_bound(claim_id: str, value, bound, *, side: str = "upper", false_fail: float = 0.0,
+                se=None, dof: int | None = None, what: str = "", name: str | None = None
+                ) -> float:
+    """A one-sided bound: value <= bound (side "upper") or value >= bound ("lower").
+    Deterministic (false_fail 0: the comparison itself, plus round-off), or with seed noise:
+    `se` with `dof`, the value's upper (lower) t confidence bound at `false_fail` must meet the
+    bound.  Returns the slack, 1 - value / bound (upper) or 1 - bound / value (lower), worst
+    over the values; recorded per check, so the report shows how loose the bound is (a bound
+    with 30% slack is resolved to 30%, whatever the sharper checks beside it resolve)."""
+    if side not in ("upper", "lower"):
+        raise ValueError(f"side must be 'upper' or 'lower', got {side!r}")
+    cname = _c.check_name("check_bound", name)
+    v = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    b = np.broadcast_to(np.asarray(bound, dtype=np.float64), v.shape)
+    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(b))):
+        raise ValueError("value and bound must be finite")
+    if se is not None:
+        if not (0 < false_fail < 1) or dof is None or dof < 1:
+            raise ValueError("se needs a false_fail in (0, 1) and dof >= 1")
+        crit = float(stats.t.isf(false_fail, dof))
+        s = np.broadcast_to(np.asarray(se, dtype=np.float64), v.shape)
+        v = v + crit * s if side == "upper" else v - crit * s
+        model = f"one-sided t_{dof} {crit:.3g} x SE at false-fail {false_fail:g}"
+    else:
+        false_fail = 0.0
+        model = "deterministic comparison"
+    ro = _c.Tolerance.roundoff(float(np.abs(b).max() + 1.0))
+    margin = (b - v) if side == "upper" else (v - b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slack = np.where(side == "upper", 1 - v / b, 1 - b / v)
+    worst = float(np.nanmin(slack)) if np.any(np.isfinite(slack)) else float("nan")
+    th = _c.Threshold(-ro.value, f"one-sided bound ({side}): {model}; round-off {ro.value:.3g}",
+                      "derived", false_fail)
+    _c._record(claim_id, float(margin.min()), th, kind="score>=tol", name=cname, what=what)
+    _c._SINK.slack[cname] = min(_c._SINK.slack.get(cname, float("inf")), worst)
+    if not float(margin.min()) >= -ro.value:
+        j = int(np.argmin(margin))
+        _c._fail(_c.ClaimMismatch(
+            f"{claim_id}{_c._w(what)}: {'upper' if side == 'upper' else 'lower'} bound "
+            f"violated: {v[j]:.6g} vs bound {b[j]:.6g} ({model})"), cname)
+    return worst
+
+
+def check_whp(claim_id: str, sizes, failures, level: float, *, false_fail: float,
+              word: str = "", what: str = "", name: str | None = None) -> dict:
+    """'With high probability' along a declared path of sizes (every clause of the paper's
+    condition kept as the size grows).  `failures`: per rung, one boolean per run, True if the
+    run had ANY failure of the statement ("for all s and i": the per-run statistic); the
+    per-item fractions belong beside it, in the property's `what`.
+
+    The trend: Cochran-Armitage on the per-rung counts with log size as the score (z, at half
+    the rate, two-sided).  Holds when, at the largest rung, the Clopper-Pearson upper bound (at
+    half the rate) is below `level` and the failure probability falls significantly along the
+    path, or is below `level` at every rung already (each rung's upper bound).  Refuted (a
+    trend over sizes) when it grows significantly, or stays above `level` at the largest rung
+    (its lower bound above it) without falling.  Otherwise inconclusive, with the runs per rung
+    that would put the largest rung's upper bound below `level` at its observed rate."""
+    cname = _c.check_name("check_whp", name)
+    x = np.asarray(list(sizes), dtype=np.float64)
+    runs = [np.asarray(f, dtype=bool).ravel() for f in failures]
+    if x.ndim != 1 or len(runs) != x.size or np.unique(x).size < 3 or np.any(x <= 0):
+        raise ValueError("sizes: at least three distinct rungs > 0, one array of runs per rung")
+    if any(r.size < 1 for r in runs):
+        raise ValueError("failures: every rung needs at least one run")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if not 0 < false_fail < 1:
+        raise ValueError(f"false_fail must be in (0, 1), got {false_fail!r}")
+    a = false_fail / 2
+    k = np.array([int(r.sum()) for r in runs], dtype=np.float64)
+    n = np.array([r.size for r in runs], dtype=np.float64)
+    z = cochran_armitage(np.log(x), k, n)
+    zc = float(stats.norm.isf(a / 2))
+
+    def cp(kk, nn):
+        return stats.binomtest(int(kk), int(nn)).proportion_ci(confidence_level=1 - a,
+                                                              method="exact")
+    top = int(np.argmax(x))
+    ci = cp(k[top], n[top])
+    every_below = all(cp(kk, nn).high < level for kk, nn in zip(k, n))
+    rates = ", ".join(f"{s:g}: {int(kk)}/{int(nn)}" for s, kk, nn in zip(x, k, n))
+    desc = (f"runs with any failure per rung ({rates}); Cochran-Armitage z {z:.3g} on log size "
+            f"(critical {zc:.3g}); largest rung Clopper-Pearson [{ci.low:.3g}, {ci.high:.3g}] "
+            f"against the level {level:g}" + (f" ('{word}')" if word else ""))
+    falls, rises = z < -zc, z > zc
+    ok = ci.high < level and (falls or every_below) and not rises
+    th = _c.Threshold(0.0, f"with high probability along the path: {desc}", "derived",
+                      false_fail)
+    _c._record(claim_id, 1.0 if ok else -1.0, th, kind="score>=tol", name=cname, what=what)
+    _c._SINK.trends += 1
+    _c._record_discrepancy(cname, _d.binomial_fraction(int(n[top]), level, "per-run failure "
+                                                       "probability at the largest rung"), what)
+    out = {"z": z, "upper": float(ci.high), "lower": float(ci.low)}
+    if ok:
+        return out
+    if rises or (ci.low > level and not falls):
+        _c._fail(_c._trend_mismatch(f"{claim_id}{_c._w(what)}: {desc}: the failure probability "
+                                    "does not vanish along the path"), cname)
+        return out
+    p_top = float(k[top] / n[top])
+    need = _runs_for_upper_bound(p_top, level, a)
+    msg = (f"{claim_id}{_c._w(what)}: {desc}: undecided"
+           + (f"; at the largest rung's rate {p_top:.3g}, {need} runs there would put its upper "
+              f"bound below {level:g}" if need else ""))
+    if _c._SINK.soft:
+        _c._SINK.undecided.append((cname, msg))
+        return out
+    raise _c.Inconclusive(msg)
+
+
+def cochran_armitage(scores, k, n) -> float:
+    """The Cochran-Armitage trend z of counts k of n over groups with `scores` (positive: the
+    proportion rises with the score); 0 where every run agrees (no information on a trend)."""
+    x = np.asarray(scores, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    N, K = float(n.sum()), float(k.sum())
+    p = K / N
+    if p <= 0 or p >= 1:
+        return 0.0
+    xbar = float(np.sum(n * x) / N)
+    T = float(np.sum(k * (x - xbar)))
+    var = p * (1 - p) * float(np.sum(n * (x - xbar) ** 2))
+    return T / math.sqrt(var) if var > 0 else 0.0
+
+
+def _runs_for_upper_bound(p: float, level: float, a: float) -> int | None:
+    """The runs at which a Clopper-Pearson upper bound at rate a of a rate p would fall below
+    `level` (None if p >= level, or beyond 2^19 runs)."""
+    if p >= level:
+        return None
+
+    def below(m):
+        kk = int(round(p * m))
+        return stats.binomtest(kk, m).proportion_ci(1 - a, method="exact").high < level
+    for m in (2 ** i for i in range(3, 20)):
+        if below(m):
+            lo, hi = m // 2, m
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if below(mid) else (mid, hi)
+            return hi
+    return None
+
+
+def check_event_order(claim_id: str, t_a, t_b, *, false_fail: float, what: str = "",
+                      name: str | None = None) -> dict:
+    """'T_a comes before T_b', item by item (event steps; inf: never came).  Each item is
+    a-first, b-first, or a tie (the same step: indistinguishable at step resolution, never a
+    failure of 'before').  Decided on the untied items, a deterministic count (rate 0, quantum
+    one item): any b-first item refutes it; with every item tied it is inconclusive (halve the
+    step and see whether the ties split); otherwise it holds.  The tie fraction is reported
+    beside it.  For a statement that holds only with high probability, count the runs with a
+    b-first item per rung and use `check_whp` along the path."""
+    cname = _c.check_name("check_event_order", name)
+    a = np.asarray(t_a, dtype=np.float64).ravel()
+    b = np.asarray(t_b, dtype=np.float64).ravel()
+    if a.shape != b.shape or a.size < 1:
+        raise ValueError("t_a, t_b: one event time each per item, the same number of items")
+    if np.any(np.isnan(a)) or np.any(np.isnan(b)):
+        raise ValueError("t_a, t_b: event times must not be NaN (inf: the event never came)")
+    a_first = int(np.sum(a < b))
+    b_first = int(np.sum(b < a))
+    ties = int(np.sum(a == b))
+    untied = a_first + b_first
+    desc = (f"{a_first} a-first, {b_first} b-first, {ties} tied of {a.size} items (tie "
+            f"fraction {ties / a.size:.3g}; ties are not failures)")
+    th = _c.Threshold(0.0, f"event order on the untied items: {desc}", "derived", 0.0)
+    _c._record(claim_id, float(-b_first), th, kind="score>=tol", name=cname, what=what)
+    out = {"a_first": a_first, "b_first": b_first, "ties": ties}
+    if untied == 0:
+        msg = f"{claim_id}{_c._w(what)}: {desc}: every item tied at step resolution"
+        if _c._SINK.soft:
+            _c._SINK.undecided.append((cname, msg))
+            return out
+        raise _c.Inconclusive(msg)
+    _c._record_discrepancy(cname, _d.binomial_fraction(untied, 0.0, "b-first fraction of "
+                                                       "untied items"), what)
+    if b_first > 0:
+        _c._fail(_c.ClaimMismatch(f"{claim_id}{_c._w(what)}: {desc}: b came first on "
+                                  f"{b_first} untied item(s)"), cname)
+    return out

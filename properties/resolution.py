@@ -1,0 +1,220 @@
+"""The resolution of a verdict: the smallest relative perturbation of the prediction each check
+rejects.  A claim that declares closed forms of theory/ (its `prediction` names them) has those
+functions themselves perturbed, wherever the property body calls them (the module attributes
+that hold them, its re-exports and the claim modules that imported them by name, are swapped for
+the perturbed function while a perturbation world runs); a claim that declares none has its
+prediction slots scaled (`World.prediction`).  Split from properties.world, which re-exports
+every name."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fractions
+import functools
+import os
+from typing import Callable
+
+import numpy as np
+
+from properties import check
+from properties.check import PropertyError
+
+__all__ = ["NotANumber", "RESOLUTION_ENV", "RESOLUTION_GRID", "declared_closed_forms",
+           "perturbation_label", "resolution_enabled", "scale_prediction"]
+
+
+class NotANumber(TypeError):
+    """A prediction that a relative perturbation cannot scale (an ordering, a string)."""
+
+
+class _OutOfDomain(Exception):
+    """A scaled prediction the body rejects as input (a ValueError: a correlation past 1)."""
+
+
+def scale_prediction(x, factor: float, slot: str = "prediction"):
+    """x with every number in it multiplied by `factor` (numbers, numpy arrays, torch tensors,
+    and tuples, lists, dicts, named tuples and dataclasses of them); NotANumber otherwise."""
+    if isinstance(x, bool) or x is None or isinstance(x, (str, bytes)):
+        raise NotANumber(f"prediction slot {slot!r} returns {type(x).__name__} "
+                         f"{x!r:.40}: not a number")
+    if isinstance(x, fractions.Fraction):  # an exact rational stays exact
+        return x * fractions.Fraction(factor)
+    if isinstance(x, (int, float, complex, np.number)):
+        return x * factor
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "fiuc":
+            raise NotANumber(f"prediction slot {slot!r} returns an array of {x.dtype}")
+        return x * factor
+    if type(x).__module__.startswith("torch"):
+        import torch
+        if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
+            return x * factor
+        raise NotANumber(f"prediction slot {slot!r} returns {type(x).__name__}")
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*(scale_prediction(v, factor, slot) for v in x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(scale_prediction(v, factor, slot) for v in x)
+    if isinstance(x, dict):
+        return {k: scale_prediction(v, factor, slot) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return dataclasses.replace(x, **{f.name: scale_prediction(getattr(x, f.name), factor, slot)
+                                         for f in dataclasses.fields(x) if f.init})
+    raise NotANumber(f"prediction slot {slot!r} returns {type(x).__name__}: not a number")
+
+
+
+# The resolution: every prediction multiplied and divided by 1 + delta, delta over this grid
+# (to 1 + delta = 10: a bound loose by a constant factor is resolved to that factor; dividing
+# instead of x (1 - delta) keeps the prediction's sign, so +-100% never zeroes it).
+RESOLUTION_GRID = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 9.0)
+
+
+def perturbation_label(delta: float) -> str:
+    """How the report writes one grid step: 'x (1 +- 0.01)' below 30%, 'x or / 2' above."""
+    return f"x (1 +- {delta:g})" if delta < 0.3 else f"x or / {1 + delta:g}"
+RESOLUTION_ENV = "THEOREM_AUDIT_RESOLUTION"  # "0": skip the perturbation runs (a quick loop)
+
+
+def resolution_enabled() -> bool:
+    return os.environ.get(RESOLUTION_ENV, "1") != "0"
+
+
+def declared_closed_forms(claim) -> list[str]:
+    """The functions of theory/ the claim declares in its `prediction` (dotted names)."""
+    from properties.report import declared_functions
+    return declared_functions(claim.prediction)[0] if claim is not None else []
+
+
+def _closed_form_sites(names: list[str]) -> list[tuple[dict, str, Callable]]:
+    """Every module attribute that holds one of the declared functions (the module of theory/
+    that defines it, its re-exports, and the claim modules that imported it by name): where
+    the harness swaps in the perturbed function."""
+    import importlib
+    import sys
+
+    fns = []
+    for n in names:
+        mod, _, attr = n.rpartition(".")
+        fns.append(getattr(importlib.import_module(mod), attr))
+    ids = {id(f) for f in fns}
+    sites = []
+    for m in list(sys.modules.values()):
+        d = getattr(m, "__dict__", None)
+        if not isinstance(d, dict):
+            continue
+        for attr, val in list(d.items()):
+            if id(val) in ids and callable(val):
+                sites.append((d, attr, val))
+    return sites
+
+
+@contextlib.contextmanager
+def _perturbing(sites, factor: float):
+    """The declared closed forms return their value x factor while the block runs."""
+    def scaled(fn):
+        @functools.wraps(fn)
+        def perturbed(*args, **kwargs):
+            return scale_prediction(fn(*args, **kwargs), factor,
+                                    f"{fn.__module__}.{fn.__qualname__}")
+        return perturbed
+
+    wrapped = {}
+    for d, attr, fn in sites:
+        d[attr] = wrapped.setdefault(id(fn), scaled(fn))
+    try:
+        yield
+    finally:
+        for d, attr, fn in sites:
+            d[attr] = fn
+
+
+def _check_values(sink: check.Sink | None) -> dict:
+    return {} if sink is None else {k: tuple(v) for k, v in sink.values.items()}
+
+
+def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, reference=None,
+                        sites=None):
+    """Per check and per side, the smallest delta of RESOLUTION_GRID at which x (1 + delta)
+    (up) and / (1 + delta) (down) of the prediction is rejected by that check on this draw
+    (inf where not even the largest is): the declared closed forms of theory/ themselves
+    (`sites`, wherever the body calls them) where the claim declares any, else every
+    prediction slot.  A check whose values do not move at the largest perturbation does not
+    depend on the prediction (`independent`).  Returns a dict, or a string saying why a
+    relative perturbation does not apply."""
+    declared = bool(sites)
+
+    def probe(factor):
+        """The checks that rejected x factor, and every check's values there."""
+        from properties.world import World, _soft
+
+        pw = World(claim_id, None, memo, draw_kwargs, perturb=factor)
+        pw.perturb_slots = not declared
+        ctx = _perturbing(sites, factor) if declared else contextlib.nullcontext()
+        try:
+            with ctx:
+                _, by, _, _ = _soft(inner, args, kwargs, pw, f"the prediction x {factor:g}",
+                                    reference)
+        except PropertyError as e:
+            cause = e.__cause__
+            if isinstance(cause, NotANumber):
+                raise cause
+            msg = (f"the body cannot use a scaled prediction ({type(cause).__name__}: "
+                   f"{str(cause)[:120]})")
+            if isinstance(cause, ValueError):  # the scaled prediction left its domain
+                raise _OutOfDomain(msg) from None
+            raise NotANumber(msg) from None
+        return set(by), _check_values(pw.last_sink)
+
+    grid = RESOLUTION_GRID
+    base = _check_values(reference)
+
+    def side(up: bool) -> tuple[dict, set]:
+        """check -> smallest rejected grid delta (inf: not at the largest); and the checks
+        whose values moved at the largest perturbation.  Rejection grows with delta: one
+        bisection per check, all checks read off every probe."""
+        def factor(i):
+            return 1 + grid[i] if up else 1 / (1 + grid[i])
+        top = len(grid) - 1
+        try:
+            failed, vals = probe(factor(top))
+        except _OutOfDomain:  # walk up from the finest delta until the domain ends
+            out, moved = {}, set()
+            for i in range(top):
+                try:
+                    failed, vals = probe(factor(i))
+                except _OutOfDomain:
+                    break
+                moved |= {c for c, v in vals.items() if v != base.get(c)}
+                for c in failed:
+                    out.setdefault(c, grid[i])
+            return out, moved
+        moved = {c for c, v in vals.items() if v != base.get(c)}
+        lo = {c: -1 for c in failed}
+        hi = {c: top for c in failed}
+        while True:
+            open_ = [c for c in failed if hi[c] - lo[c] > 1]
+            if not open_:
+                break
+            c0 = max(open_, key=lambda c: hi[c] - lo[c])
+            mid = (lo[c0] + hi[c0]) // 2
+            got, _ = probe(factor(mid))
+            for c in open_:
+                if lo[c] < mid < hi[c]:
+                    if c in got:
+                        hi[c] = mid
+                    else:
+                        lo[c] = mid
+        return {c: grid[hi[c]] for c in failed}, moved
+
+    try:
+        up, moved_up = side(True)
+        down, moved_down = side(False)
+    except (NotANumber, _OutOfDomain) as e:
+        return str(e)
+    checks = set(base) | set(up) | set(down)
+    return {"mode": "closed form" if declared else "slot", "checks": sorted(checks),
+            "up": up, "down": down,
+            "independent": sorted(c for c in checks
+                                  if c not in up and c not in down
+                                  and c not in moved_up and c not in moved_down)}
