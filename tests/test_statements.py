@@ -2,8 +2,8 @@
 `tests/statements.json`.
 
 A changed statement fails here.  If the change restores what the paper prints (an item that was
-lost, a typo in transcription), update the pin and add a `history` entry to the claim saying
-what changed and why:
+lost, a typo in transcription), update the pin and add an entry to the claim's history
+(`properties/<paper>/history.json`) saying what changed and why:
 
     python tests/test_statements.py --update
 

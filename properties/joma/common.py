@@ -360,19 +360,3 @@ TABLE1_SEEDS_PER_DRAW = 3
 
 def table1_seeds(base):
     return tuple(range(int(base), int(base) + TABLE1_SEEDS_PER_DRAW))
-
-
-# The history entries the three trained-dynamics claims share (issue 23), written once
-DYN_HISTORY_TRENDS = (
-    "2026-12-04 (issue 23): the ladder trend re-decided: per-seed values, seed-clustered "
-    "Student t (was: a normal critical value on 3-seed standard errors at false-fail 1e-3, 6e-3"
-    " over the claim's 6 trends, 60x its share 1e-4), false-fail 1e-5 per trend (rates set to "
-    "fit the claim share of the stated allocation rule), each draw on 2 of the 3 cached seed "
-    "programs (6 seeds per rung at the CI cost; 8 at --size ladder, whose horizon grows with d:"
-    " steps x d/32). At size ci every trend is now inconclusive (numbers in the report)")
-DYN_HISTORY_SEEDS = (
-    '2026-12-04 (issue 23, "Speed pays for the seeds"): seeds 6 -> 8 per draw as issue 23 asked'
-    " before any run of the new count: 4 seeds stacked per program at size ci (was 3), 2 "
-    "programs per draw, paid for by the fast sim.transformer path (x1.1 per step at the same "
-    "numbers); the Student t of the trends has 7 dof (was 5). Fixed before the run; no "
-    "threshold, horizon, grid or reading changed.")

@@ -86,6 +86,13 @@ def remainder_mp(eps_values, h, depth, lead: Fraction, c1: Fraction = Fraction(0
     return np.asarray(out, dtype=np.float64)
 
 
+def mp_value_error(err):
+    """The numerical error of remainder_mp's values (check_order's value_error): 60-digit
+    mpmath, 10^-(_DPS - 5) after the 1/(L eps) cancellation, and the final rounding to float64
+    (2^-52 relative)."""
+    return np.abs(np.asarray(err, dtype=np.float64)) * 2.0 ** -52 + 10.0 ** -(_DPS - 5)
+
+
 # --------------------------------------------------------------------------------------------
 # Enumeration (and its null)
 # --------------------------------------------------------------------------------------------
@@ -164,11 +171,6 @@ register(Claim(
              "mechanism off: rho = 0 on every edge of the enumerated tree (P = 1/2)",
              replaces="enumeration"),
     ),
-    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
-             "order_slope_tolerance (false-fail 1e-6 per call, fixed before the run for the "
-             "claim share 1e-4); the enumeration's L = 2H comparison and its order check made "
-             "one named check (same numbers, same round-off tolerance), so its power is counted "
-             "over every draw. Not after a failure: the claim was not-audited for the 0.25.",),
     plot=plot_eq9,
 ))
 
@@ -191,7 +193,8 @@ def eq9_HL(draw):
 def test_eq9_printed(hl):
     h, depth = hl
     err = remainder_mp(_EQ9_EPS, h, depth, leading(h, depth))
-    check_order("joma.eq9", _EQ9_EPS, err, 2, what=f"printed 1 - H/L + O(eps^2), H={h}, L={depth}")
+    check_order("joma.eq9", _EQ9_EPS, err, 2, value_error=mp_value_error(err),
+                what=f"printed 1 - H/L + O(eps^2), H={h}, L={depth}")
 
 
 @audits("joma.eq9", form="corrected")
@@ -203,13 +206,14 @@ def test_eq9_corrected(world, hl):
     lead = world.prediction(leading, "leading")(h, depth)
     # the remainder of 1 - H/L is first order (the printed O(eps^2) is a rival here)
     err0 = remainder_mp(_EQ9_EPS, h, depth, lead)
-    check_order("joma.eq9", _EQ9_EPS, err0, order=
+    check_order("joma.eq9", _EQ9_EPS, err0, value_error=mp_value_error(err0), order=
                 world.prediction(order_of_leading_remainder, "order")(h, depth),
                 what=f"remainder of 1 - H/L, H={h}, L={depth}")
     # with the eps term H(2H-L)/(2L) the remainder is second order (third at L = 4H-3)
     c1 = world.prediction(eq9_c1, "linear_coefficient")(h, depth)
     err1 = remainder_mp(_EQ9_EPS, h, depth, lead, c1)
     check_order("joma.eq9", _EQ9_EPS, err1, th.eq9_remainder_order(h, depth),
+                value_error=mp_value_error(err1),
                 what=f"corrected, H={h}, L={depth}")
 
 
@@ -253,4 +257,5 @@ def test_eq9_corrected_enumeration(world, shape):
         order = th.eq9_remainder_order(h, depth)
         check_order("joma.eq9", _ENUM_EPS, err, 2 if order is None else order,
                     exact=Tolerance.roundoff(1.0, 2.0 ** 16),
+                    value_error=Tolerance.roundoff(1.0, 2.0 ** 16),
                     what=f"enumeration H={h}, L={depth}", name="enumeration vs corrected Eqn 9")

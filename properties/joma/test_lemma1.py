@@ -113,18 +113,6 @@ register(Claim(
              "outside span(R). Eqn 36 (p_n from p_0) is checked in tests/. The paper gives no "
              "numbers: the explicit example is its ReLU + Gaussian case (n = M = 3, sigma = 1, "
              "||v|| = 2)."),
-    history=("2026-12-03 (migration): the rival printed_unit_marginal, new as a rival of the "
-             "corrected property, survived 1 of 21 draws (z = 5.22 against 5.29) when the whole "
-             "suite was collected (the ci draws of this property differ with the set of "
-             "collected modules): near the edge ||v_R|| = 0.8 of the drawn range the printed and "
-             "corrected forms differ by only ~3 SE. A rival whose prediction lies within 2 "
-             "thresholds (in the claim's SE units) of the corrected one on a draw is now not "
-             "applicable there (not counted); the claim's draws and threshold are unchanged.",
-             "2026-12-04 (issue 23): that exclusion removed (no excused draws): a rival within "
-             "reach of the corrected form on a draw now counts as not told apart; instead the "
-             "Monte Carlo sample grew from 3e5 to 2e6 (a difference of ~3 SE at 3e5, the "
-             "history's case, is ~8 SE at 2e6, beyond the 5.2 SE threshold); on the ci draws "
-             "every rival was rejected on every draw.",),
     paper_setting="No setting of its own: Lemma 1 (App. A.3.1) is stated for any isotropic "
                   "distribution, any psi and any v != 0, with no numbers; the draws cover "
                   "Gaussian, Student-t (nu 5..8) and ball families, n <= M in 1..5, sigma in [0.3, "

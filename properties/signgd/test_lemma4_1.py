@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         examples, null, register, rival)
-from properties.signgd.common import RATE_HISTORY, claim_rate, exact
+from properties.signgd.common import claim_rate, exact
 from properties.signgd.runs import (MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, d_positive,
                                     problem_and_init, signgd_draw_note)
 from sim import signgd as sim
@@ -150,15 +150,6 @@ register(Claim(
               "linear rate and (2)'s rate ratio hold by the exact linear value dynamics "
               "(signgd.step_magnitude) and are not evidence beyond it.",
     asymptotic="m_v (item (3): the query/key noise's motion by T_1 as the value width grows)",
-    history=("2026-12-03 (issue 11): moved from the 1.25 t* stage runs (canonical + 1 drawn, 8 + "
-             "4 seeds) to a Stage I ladder over m_v (16 seeds x 4 m_v per draw, 3 draws); (3)'s "
-             "level 'displacement <= 0.5 x the largest |x(0)|' (a reading without provenance) is "
-             "replaced by the trend in m_v; (1)'s 'V_i(T_1) > 0' and (2)'s 'V_mu(T_2) / V_i(T_2) "
-             "<= 0.2' moved to the audit gap (a T_1 definition question, see there; V_i(T_1) "
-             "<= 0 was seen on 2 of 64 seeds of a 64-seed exploration, not in the old audit).",
-             "2026-12-04 (issue 20): (3)'s trend is given its dof (the 16 seeds' SE: t on 15 "
-             "dof; it was t on the default 2 dof, a critical value of 100 at 1e-4, which made "
-             "the trend inconclusive). " + RATE_HISTORY + ": 1e-4 -> 1.1e-5 per check.",),
     paper_setting="Lemma 4.1 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (a), "
                   "(b)'s run (Table 3 row (a), App. B.1) lost its numbers in extraction; the "
                   "sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is "

@@ -22,7 +22,7 @@ from hypothesis import example, given
 
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
                         null, register, rival)
-from properties.signgd.common import RATE_HISTORY, claim_rate, clustered_fractions, t_crit
+from properties.signgd.common import claim_rate, clustered_fractions, t_crit
 from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, random_sign_run,
                                     stage2_run, untrained_run, signgd_draw_note)
 
@@ -89,14 +89,6 @@ register(Claim(
             "bracket [0.8, 0.95]). 'Grow' is not checked here (signgd.lemma4_3 "
             "(1) audits the magnitudes at T_2). T_2 is measured (definition in "
             "signgd.stage_order).",
-    history=("2026-12-03 (issue 11): pairs were treated as independent (binomial SE "
-             "0.5 / sqrt(n_disagree)); now clustered by seed, 16 seeds per draw on "
-             "runs.stage2_run (was: the 1.25 t* stage run, 4 seeds per draw, 8 in the canonical "
-             "one). The split check moved from the pooled P(++ | disagree), 1/2 by symmetry, to "
-             "the query-sign share of the disagreeing pairs. Thresholds 0.98 and 0.9 unchanged.",
-             RATE_HISTORY + ": 2.5e-4 -> 2.5e-5 per draw (t_15 critical value 5.33 -> 6.61).",
-             "2026-12-04 (issue 20): the level 0.9 of 'keep' moved into the glossary as the "
-             "reading 'keep their sign' (level unchanged; decided at 0.8 and 0.95 too).",),
     paper_setting="Lemma 4.2 holds under Condition 3.1 (no numbers), and Table 2's run (2000 "
                   "pairs; Table 3 row (a), App. B.1) lost its setting in extraction; the sheet's "
                   "CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is an "

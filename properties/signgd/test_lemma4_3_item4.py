@@ -19,7 +19,7 @@ from scipy import stats
 
 from properties import (Claim, Threshold, audits, check_at_least, check_trend, examples,
                         loglog_slope, null, register, rival)
-from properties.signgd.common import RATE_HISTORY, claim_rate
+from properties.signgd.common import claim_rate
 from properties.signgd.figures import plot_l43
 from properties.signgd.runs import (L43_S, L43_SEEDS, L43_SETTING, l43_run, l43_runs,
                                     signgd_draw_note)
@@ -84,14 +84,6 @@ register(Claim(
             "T_2 has a heavy tail that grows with s at fixed eps; the suite's T_2 (every pair "
             "aligned) is then not reached within the cap. Alternatives: rival 'double counted' "
             "(exponent bound -1); null: s switched off (every rung the s = 20 motion).",
-    history=("2026-12-03: migrated; the legacy control (exponent 0 against the one-sided bound) "
-             "is replaced by the rival and the null; the 'o(1)' is now decided by check_trend "
-             "(direction decreasing) besides the rate bound; grid, seeds and bootstrap "
-             "unchanged; 3 draws under ci (was 2).",
-             "2026-12-04 (issue 20): the trend is given its dof (the bootstrap over 16 seeds: t "
-             "on 15 dof; it was the default 2 dof, a critical value of 100 at 1e-4, which made "
-             "it inconclusive); the rate bound's normal z replaced by t on 15 dof; the trend's "
-             "own rival exponent 0. " + RATE_HISTORY + ": 1e-4 -> 8.3e-6 per check.",),
     plot=plot_l43("signgd.lemma4_3.item4"),
     asymptotic="s (the signals' motion shrinks with s)",
     paper_setting="Lemma 4.3 (4) holds under Condition 3.1 (asymptotic, no numbers), and Table 3 "

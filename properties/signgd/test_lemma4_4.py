@@ -42,8 +42,7 @@ from hypothesis import given
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         null, register, rival)
-from properties.signgd.common import (L44_SENT, THETA_HISTORY, check_theta, claim_rate, exact,
-                                      majority_rule,
+from properties.signgd.common import (L44_SENT, check_theta, claim_rate, exact, majority_rule,
                                       rival_ratio, votes_by_rule)
 from properties.signgd.runs import (Config, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
                                     at_steps, attention_frozen_null, ci_draws, held_at_init,
@@ -187,33 +186,6 @@ register(Claim(
               "along s.",
     asymptotic="s (the noise sparsity, which grows with d in Condition 3.1: the weights of the "
                "signals' update concentrate as s grows)",
-    history=("2026-12-03 (issue 11): marked asymptotic in s (was: 'the sample count n and width'); "
-             "the single-size vote and softmax failures are kept as strict expected failures and "
-             "no longer make the claim 'refuted'; alternatives added to the magnitude property; "
-             "draws: the three shared Theorem 3.2 draws (was: canonical plus one drawn).",
-             "2026-12-03 (issue 11): the rival 'still at init' survived the magnitude property "
-             "(only a lower level, median ratio >= 1/2, was checked); Theta's upper side added as "
-             "median |x(T)| / (eta T) <= 2 (the bracket of signgd.lemma4_3 (1)); the lemma's "
-             "runs give ~1, the rival ~27.",
-             "2026-12-04 (issue 20): the vote decided on a ladder in s on the reduced dynamics "
-             "at fixed eta sqrt(s) / sigma_0 and sigma_0 s (ci: s in (30, 60, 120), 8 seeds; "
-             "--size ladder: (30, 60, 120, 240), 24 seeds; the design the old gap named); 'near "
-             "1/2' from the glossary (0.05, unchanged).",
-             "2026-12-05 (issue 20): after that inconclusive result, --size ladder takes 96 "
-             "seeds per rung (was 24) on seeds no earlier run used (seed0 + 1000 + k), fixed "
-             "before the run (its first draw, (11, 1.0), ran as a timing probe of this design); "
-             "the corrected form added, with its own seeds (seed0 + 2000 + k at ci, + 3000 + k "
-             "under --size ladder), after exploration seeds 5011-5034 showed every off-vote "
-             "neuron to be an even split; the two trends split the claim's share (1.7e-5 per "
-             "draw each; the printed trend's was 3.3e-5). Results: the printed vote trend rises "
-             "significantly on 2 of 3 draws under --size ladder (a strict expected failure "
-             "there: fails at ladder and paper sizes); the corrected (a) holds, its (b) is "
-             "inconclusive.",
-             "2026-12-05 (issue 20, referee pass): the rival 'majority of signs' (the vote as a "
-             "count of the voters' signs) added to the corrected form (a) on the stage runs; it "
-             "predicts every uneven vote as the sum does on the ci draws, so it is reported not "
-             "told apart (the body stops it as inconclusive where the two predictions agree).",
-             THETA_HISTORY,),
     paper_setting="Lemma 4.4 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (d)'s "
                   "run (Table 3 row (a), App. B.1) lost its numbers in extraction; the sheet's CPU "
                   "setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and the "

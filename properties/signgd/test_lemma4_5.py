@@ -81,13 +81,6 @@ register(Claim(
             "softmax decays: rivals 'roles swapped' (s_11 decays, s_21 stays) and 'both stay' "
             "(Lemma 4.3 (2)'s 1/2 +- o(1) carried to T_4^-); null: attention frozen (W_Q, W_K "
             "untrained).",
-    history=("2026-12-03: moved from the 1.25 t* stage run (4 seeds per draw) to runs.stage2_run "
-             "(16 seeds per draw, stopped at the last T_4^-; the same trajectories up to T_4^-); "
-             "levels unchanged.",
-             "2026-12-04 (issue 20): 'near 1/2' is the glossary reading (level 0.05, bracket "
-             "[0.025, 0.1]; was a hand-set 0.1 here and 0.05 in lemma4_3 / lemma4_4): one level "
-             "everywhere. The issue reported that at 0.05 the worst draw fails (margin 0.033 at "
-             "0.1): the verdict is the bracket's.",),
     plot=plot_softmax("signgd.lemma4_5"),
     paper_setting="Lemma 4.5 holds under Condition 3.1 (no numbers), and Fig. 1 (c)'s run (Table 3 "
                   "row (a), App. B.1) lost its numbers in extraction; the sheet's CPU setting (n = "

@@ -48,12 +48,10 @@ from properties import (Claim, attach_plot, audits, check_at_least, check_trend,
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_lemma4_6
-from properties.signgd.runs import (CANON, H, MK_LADDER, MK_LADDER_SEEDS, RANGE, SETTING,
-                                    STAGES, STAGE_RUN, S_LADDER, S_LADDER_DRAWS,
-                                    S_LADDER_SEED_OFFSET, attention_frozen_null,
-                                    ci_draws, ladder_draws, shared_draws, stage4_events,
-                                    stage4_ladder, stage4_run_events, signgd_draw_note,
-                                    mk_ladder)
+from properties.signgd.runs import (CANON, H, RANGE, SETTING, STAGES, STAGE_RUN, S_LADDER_DRAWS,
+                                    S_LADDER_SEED_OFFSET, attention_frozen_null, ci_draws,
+                                    ladder_draws, shared_draws, stage4_events, stage4_ladder,
+                                    stage4_run_events, signgd_draw_note, mk_ladder)
 
 CID = "signgd.lemma4_6"
 EXACT = exact("exact inequality between integer counts / step numbers (deterministic events of "
@@ -130,53 +128,6 @@ register(Claim(
             "neuron's query-noise term lets s_21 recover), not by s or the step: more seeds on "
             "the s ladder are not expected to decide it. Neighbouring reading (set apart, "
             "said beside the verdict): " + MK_READING + ". " + STAGES,
-    history=("2026-12-03 (issue 11): the end-of-run checks (T_4^- < T_4^+ <= end; every key "
-             "noise aligned at the end), automatic under the stop rule, are kept but labelled; "
-             "the monotone reading (ii) was added as the content before it was run, and failed "
-             "(holds -> refuted); draws: the three shared Theorem 3.2 draws (was: canonical "
-             "plus one drawn).",
-             "2026-12-04 (issue 20): (ii) decided on a ladder in s (the asymptotic policy: the "
-             "refutation was one size, 2 of 164 pairs): the per-seed failing fraction must fall "
-             f"along s in {S_LADDER['ci']} (ci, 8 seeds; --size ladder: {S_LADDER['ladder']}, 24 "
-             "seeds) on the reduced dynamics at the CPU setting's sigma_0 s and eta sqrt(s) / "
-             "sigma_0, trend false-fail " + f"{TREND_FF:.3g}" + " per draw (the claim share). "
-             "The one-size printed property (strict xfail) is replaced by it; its counterexample "
-             "is the s = 30 rung (cross-checked against the full simulator). Designed before the "
-             "ladder was run beyond a timing probe at seed 11 (2/164, 2/163, 1/159 at s = 30, 60, "
-             "120). Result: inconclusive at ci and under --size ladder (24 seeds, s = 30..240: 7, "
-             "6, 4, 5 / 11, 5, 4, 4 / 4, 4, 4, 1 failing of ~480 wrong-sign key noises per rung; "
-             "slopes -0.0015 to -0.0066 +- 0.011-0.028: falling, not significantly).",
-             "2026-12-05 (issue 20): after that inconclusive result, --size ladder takes 96 "
-             "seeds per rung (was 24) on seeds no earlier run used (seed0 + 1000 + k, "
-             "runs.S_LADDER_SEED_OFFSET), in batches of 24 (each batch to its own stop), fixed "
-             "before the run (shared with signgd.lemma4_4's vote ladder); rungs and rate "
-             "unchanged. Result: still inconclusive (30, 32, 35, 8 / 18, 18, 11, 9 / 27, 18, 23, "
-             "12 failing of ~1900 wrong-sign key noises per rung on the three draws; slopes "
-             "-0.0023 to -0.0046 +- 0.0066-0.0083: falling, t = 1.5-2.4 against a critical "
-             "4.36). The full-simulator cross-check of the s = 30 rung runs only where the "
-             "ladder's seeds are the stage run's (ci).",
-             "2026-12-05 (issue 20, after the s ladder stayed inconclusive): the ladder in m_k "
-             "the issue names ('as s or m_k grows'), not run before: s = 30, m_k in "
-             f"{MK_LADDER['ci']} ({MK_LADDER['ladder']} under --size ladder), sigma_0 scaled by "
-             "sqrt(8 / m_k) so that c = sigma_0 s sigma_p sqrt(m_k) keeps the s ladder's value, "
-             f"eps as the s ladder's; {MK_LADDER_SEEDS['ci']} seeds per rung at ci, "
-             f"{MK_LADDER_SEEDS['ladder']} under --size ladder, seed0 + 4000 + k (seeds no "
-             "earlier run used); the per-seed failing fraction must fall along m_k "
-             "(check_trend decreasing, rival exponent 0). Explored first on seeds 50000-50023, "
-             "60000-60023 and 70000-72047 (no audit draw): failing fractions ~0.14-0.18, "
-             "0.06-0.09, 0.007-0.012, 0 (0 of 962-7525 at m_k = 16-128) at m_k = 2, 4, 8, 16; "
-             "seed-clustered t -4.1 to -4.4 with 24 seeds, -5.8 with 48. Both trends' rate "
-             "halved (the claim share over 3 draws x 2 ladders): the s ladder's is stricter "
-             "than when it ran inconclusive.",
-             "2026-12-05 (issue 20, after both ladders had run: the s trend undecided, the m_k "
-             "trend significant under --size ladder): the m_k trend alone is added as a "
-             "neighbouring reading of 'with high probability under Condition 3.1' (property "
-             "inside_condition, audits(reading=...)): the ladder that stays inside m_k = "
-             "Omega(polylog d), where the s ladder at fixed m_k leaves it as d grows. It is set "
-             "apart from the verdict's basis, which still asks both ladders and is unchanged: "
-             "beside a not-audited verdict the report says what the reading decides, never as "
-             "the verdict. Its trend is the basis's m_k trend on the same ladder (no new run, "
-             "no new rate in the basis).",),
     asymptotic="s and m_k (the noise sparsity and the key width, which grow with d under "
                "Condition 3.1: the failing fraction of (ii) must vanish along each)",
     paper_setting="Lemma 4.6 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (d)'s "

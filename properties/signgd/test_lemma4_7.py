@@ -92,13 +92,6 @@ register(Claim(
             "turn 222, 544, 59 steps before): under that reading the description fails, but a "
             "one-step move is a weak reading of 'starts aligning' and the formula was lost, so "
             "no verdict is drawn. " + STAGES,
-    history=("2026-12-03 (issue 11): the corrected form was 'T_4 > T_4^+' with the control "
-             "'T_4 < T_4^+' (identically false by definition); now the same order stated as "
-             "T_q > T_4^+ with two rivals and a null; draws: the three shared Theorem 3.2 draws "
-             "under ci (was: canonical plus one drawn).",
-             "2026-12-03 (earlier session): the corrected per-pair threshold 95% was dropped after "
-             "a thorough-profile draw gave 74 of 82; only the per-seed completion order is "
-             "asserted."),
     paper_setting="Lemma 4.7 holds under Condition 3.1 (no numbers), and Fig. 1 (d)'s run (Table 3 "
                   "row (a), App. B.1) lost its numbers in extraction; the sheet's CPU setting (n = "
                   "8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and the sweep's slow and "

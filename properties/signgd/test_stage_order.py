@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 from properties import Claim, audits, examples, loglog_slope, null, register, rival
 from properties.settings import size
-from properties.signgd.common import PAIRED_HISTORY, RATE_HISTORY, claim_rate, paired_trend
+from properties.signgd.common import claim_rate, paired_trend
 from properties.signgd.runs import (MV_ROWS, condition31_c, condition31_note, SEED, SETTING, STAGES, as_trace, batched,
                                     explicit_draws, reduced_init, run_reduced_until,
                                     seed_batches)
@@ -322,52 +322,6 @@ register(Claim(
             "15..120) inconclusive. T_4^- < T_4^+ <= T_4 hold by the definitions (a wrong-sign "
             "key noise exists at T_4^-; T_4 also needs the query noise); the strictness of T_4^+ "
             "< T_4 is signgd.lemma4_7's.",
-    history=("2026-12-03: migrated from a per-seed reading ('<<' as a factor >= 2 at the CPU "
-             "size; printed form failing, corrected form max(T_2, T_3) <= T_4^- true by the "
-             "definitions) to the asymptotic policy: three ladders, trends with exponents. The "
-             "ladders, eps and kappa were fixed before the trend checks were run.",
-             "2026-12-03: after the first runs, T_3 read as the first step with the vote "
-             "complete (was stage_times' T_3, 'the vote holds from T_3 up to T_4^-'): a drawn "
-             "config, (113, 1.0), failed the sigma_0 trend (slope -0.50 +- 0.40 against -1) "
-             "because that T_3 equals T_4^- in 6 of 12 seeds at every sigma_0 (the vote breaks "
-             "as s_21 decays just before T_4^-). At the same time T_3 / T_2 along s, which with "
-             "that T_3 'passed' exponent 1/2 only through the saturation at s = 120, is now "
-             "asserted as a direction (its measured exponent is below 1/2), its rate reported. "
-             "Then T_3 is capped at T_4^- (the vote never completes before T_4^- in 2-3 of 12 "
-             "seeds at sigma_0 = 5e-4, T_3 = inf otherwise) and T_4^- / T_3 along sigma_0 too is "
-             "asserted as a direction, its rate reported (fitted -0.58 +- 0.39 against -1 on "
-             "(113, 1.0)); the rival softmax_quadratic (an exponent -2) is dropped with it. "
-             "Ladders, seeds, eps, false-fail unchanged.",
-             "2026-12-04 (issue 20): T_2 / T_1 along m_v decided as a direction (increasing) with "
-             "the trend rivals 0 and 1, instead of exponent 1/2 with mv_allowance (an allowance "
-             "computed from the run being decided, 0.24; 1/4 and 1/3 passed it); the rivals "
-             "no_separation / mean_value_linear became the trend rivals 0 / 1 (and 0 / -2 for "
-             "sigma_0, 0 / 1 for s). A longer s ladder (s to 240, 24 seeds per rung) runs under "
-             "--size ladder (fixed before it was run; result 2026-12-04: T_3 / T_2 along s = "
-             "15..240 with 24 seeds still inconclusive, slopes -0.15, 0.07, 0.08 +- 0.36-0.51 on "
-             "the three draws; T_2 / T_1 0.38-0.40 +- 0.03-0.05, T_4^- / T_3 -0.72 to -1.05, both "
-             "decided). " + RATE_HISTORY + ": 1e-4 -> 1.1e-5 per "
-             "trend check.",
-             PAIRED_HISTORY + ". At ci the T_4^- / T_3 trend along sigma_0 is then "
-             "inconclusive on two of the three draws (t = 3.9 and 7.4 against 7.57 on 11 dof): "
-             "ci stays not-audited, as it was through T_3 / T_2.",
-             "2026-12-05 (issue 20, after two inconclusive looks): T_2 << T_3 along s gets a third "
-             "look, designed after explorations on seeds no audit draw uses (see the reading) and "
-             f"fixed before it ran: the s ladder at eps = {SO_S_EPS} (was {SO_EPS}), T_4^-'s "
-             f"lookback {SO_S_LOOKBACK} steps (sim.signgd.turn_lookback: the CPU setting's 20 "
-             "steps in the analysis's time units; was 20), seeds seed0 + "
-             f"{SO_S_SEED_OFFSET} + k (no earlier run used them), "
-             f"{SO_S_SEEDS_BY_SIZE['ci']} per rung at ci and {SO_S_SEEDS_BY_SIZE['ladder']} "
-             "under --size ladder (was 24), rungs unchanged, the rate divided by the 3 looks "
-             f"({S_FALSE_FAIL:.3g}); the property now runs against the claim's null. The "
-             "sigma_0 ladder stays at eps = 0.1. Result: decided under --size ladder on 3 of 3 "
-             "draws (slopes 0.28-0.36), inconclusive at ci: the claim holds under --size "
-             "ladder and stays not-audited at ci.",
-             "2026-12-05 (after the audit of 606cdef): the rival vote_first (T_3 << T_2: T_3 / "
-             "T_2 falling along s, as the vote completes first in a share of seeds at the CPU "
-             "size) added to the s property, in its own prediction slot: the claim's one "
-             "alternative, the flat null sizes_off, can only come out not told apart under a "
-             "direction check. Checks, rates and ladders unchanged.",),
     asymptotic="m_v, s, sigma_0 (T_2/T_1 ~ m_v^1/2, T_3/T_2 ~ s^1/2, T_4^-/T_3 ~ sigma_0^-1)",
     plot=lambda path: _plot_stage_order(path),
     paper_setting="Section 4's order T_1 << ... < T_4 is asymptotic under Condition 3.1 (the stage "

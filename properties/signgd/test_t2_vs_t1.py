@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from properties import Claim, audits, check_at_least, examples, null, register, rival
-from properties.signgd.common import PAIRED_HISTORY, RATE_HISTORY, claim_rate, exact, paired_trend
+from properties.signgd.common import claim_rate, exact, paired_trend
 from properties.signgd.runs import (MV_GRID, TT_CANON, TT_RANGE, TT_SEEDS, TT_SETTING, tt_run,
                                     tt_runs, signgd_draw_note)
 from theory import signgd as th
@@ -108,17 +108,6 @@ register(Claim(
             "T_2 is inflated by pairs that chatter around zero (a + b is conserved while they "
             "disagree), so the sweep keeps eps <= 0.03. signgd.stage_order decides the same "
             "ratio on the reduced dynamics.",
-    history=("2026-12-03: migrated; the growth of T_2 / T_1, plotted before, is now asserted as a "
-             "trend with exponent 1/2 (the old control 'T_2 / T_1 constant along m_v', computed "
-             "from the observed T_1, is replaced by the rivals and the null). Grid, eps range, "
-             "seeds and the bracket unchanged; 3 draws under ci (was 2).",
-             "2026-12-04 (issue 20): the exponent-1/2 check with mv_allowance (computed from the "
-             "run being decided; 1/4 and 1/3 passed it) replaced by the direction '<<' states "
-             "(increasing, rivals 0 and 1); the rivals same_order / mean_value_linear became the "
-             "trend's rivals 0 / 1; rival sequential added for the bracket's lower side (it "
-             "faced no alternative). " + RATE_HISTORY + ": 1e-4 -> 3.3e-5 per draw.",
-             PAIRED_HISTORY + ". T_2 / T_1 along m_v stays decided on every draw (slopes "
-             "0.39-0.41 +- 0.06-0.10 on 23 dof).",),
     plot=lambda path: _plot_t2_vs_t1(path),
     asymptotic='m_v (T_2 / T_1 ~ sqrt(m_v))',
     paper_setting="T_1 << T_2 is asymptotic under Condition 3.1 (no numbers), and Table 3 row (a), "

@@ -25,8 +25,8 @@ from hypothesis import example, given
 from scipy import stats
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.common import (FRACTION_NAMES, RATE_HISTORY, claim_rate, clustered_fractions,
-                                      t_crit, table_parts)
+from properties.signgd.common import (FRACTION_NAMES, claim_rate, clustered_fractions, t_crit,
+                                      table_parts)
 from properties.signgd.figures import plot_table2
 from properties.signgd.runs import (COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
                                     random_sign_run, stage2_run, untrained_run, signgd_draw_note)
@@ -120,22 +120,6 @@ register(Claim(
             "the printed table; the aligned fraction 0.80 (issue 11); keep = 1/2 (no memory); "
             "disagreeing pairs follow the query. Nulls: no training; aligned pairs with a "
             "fair random sign independent of the init.",
-    history=("2026-12-03 (issue 11): one tolerance from the largest of six SEs (pairs as "
-             "independent) replaced by per-fraction errors, the simulation's clustered by seed "
-             "(t on J - 1 df), the paper's binomial (z), in quadrature, false-fail 2.5e-4 per draw (was 1e-3); counted on a new run of 16 seeds per draw "
-             "stopped at the last T_4^- (was: 4 seeds per draw, 8 in the canonical run, of the "
-             "1.25 t* stage run; same counts on the shared seeds). With these errors the printed "
-             "aligned fraction fails on every draw, so the claim became an erratum with the "
-             "correction above.",
-             "2026-12-04 (issue 20): one error model on both sides (the paper's binomial SE "
-             "times the simulation's design effect); the printed aligned fraction is then within "
-             "tolerance and the erratum (aligned = 1) is withdrawn; not-audited because the "
-             "setting is a stand-in. " + RATE_HISTORY + ": 2.5e-4 -> 2.5e-5 per draw.",
-             "2026-12-06 (issue 34): a simulated fraction of exactly 0 or 1 on every seed had a "
-             "clustered SE of 0 (no spread to estimate), and under another Hypothesis seed the "
-             "printed 0.984 then failed against simulated 1.000 (error 0.0165 > 0.0164): such a "
-             "fraction's SE is floored at the Agresti-Coull binomial SE of its pooled pairs "
-             "times the design effect (boundary_floor). Changed after that failure.",),
     plot=lambda path: plot_table2(path),
     alternatives=(
         rival("aligned_080", aligned_080_table, "issue 11: an aligned fraction of 0.80, which "

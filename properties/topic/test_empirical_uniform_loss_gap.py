@@ -84,26 +84,6 @@ register(Claim(
             "null uniform_training_off (W^V not learnt) shows the bound has content.  Both "
             "models see the same number of steps and the same held-out documents.  The paper "
             "gives no loss values for this comparison.  The explicit example is seed 0.",
-    history=(
-        "2026-12-03: the hand-set band [-0.01, 0.05] for the relative gap (+- z SE) replaced by "
-        "-z SE for 'greater' and a calibrated upper bound from 80 calibration elements for "
-        "'slightly' (issue 12); the number controls (the untrained model's gap, a constant) "
-        "replaced by the nulls joint_training_off and uniform_training_off; one element per "
-        "draw (was 3 batched seeds); the joint run is shared with topic.empirical."
-        "attention_order (a) and its held-out documents are now drawn from the run's seed "
-        "before the init.",
-        "2026-12-04 (issue 24): 'slightly' reads the glossary's 'slight' (5% relative, bracket "
-        "2%-10%) + z SE, instead of the upper prediction bound 0.022 calibrated on the trained "
-        "gaps of seeds 10000..10003 (the claimed effect itself).",
-        "2026-12-04 (issue 24, round 3), a horizon changed after a failure: at the paper's "
-        "T = v = 10 the CI's 300 steps left the joint model under-trained and the claim NoPower "
-        "at --size ladder (the null uniform_training_off's gap 4.2% within 'slight'); the "
-        "T = v = 10 horizon is now 2100 steps for the three LDA models it trains, fixed by a "
-        "convergence rule on the training loss of calibration seed 10000 before any verdict at "
-        "that horizon (runs.LDA_PAPER_STEPS: the rule, its window means, and the first rule, "
-        "rejected on the loss curve's initial plateau).  Null uniform_value_off added (the "
-        "claim's own mechanism, a value matrix learnt under uniform attention, switched off).",
-    ),
     paper_setting=PAPER_TV_WHY + ".  Its T = v = 10 models train 2100 steps (runs."
                   "LDA_PAPER_STEPS, by a convergence rule; first run at --size ladder with 300 "
                   "steps on 2026-12-04, seed 0: joint 0.959, uniform 0.964, untrained 1.001, "

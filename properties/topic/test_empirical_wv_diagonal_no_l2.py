@@ -92,21 +92,6 @@ register(Claim(
             "(audited in topic.theorem4); on finite LDA documents it is read as: a held-out loss "
             "no higher than the ridge-trained model's.  CI size T = v = 5 in every profile; the "
             "explicit example is seed 0 with the paper's p_m, p_c, p_r.",
-    history=(
-        "2026-12-03: the thresholds 0.1 (ratio r = (diag - same)/(same - diff) > 0.1) and "
-        "r(no L2) - r(L2) > 0.05, set from 2-3 seeds ('a judgement'), replaced by a normal "
-        "prediction bound on the diagonal excess in c3/v units from 80 calibration elements "
-        "(issue 12; the ratio's denominator is ~0 for an untrained W^V); the controls "
-        "'r(L2).max() - 0.1' and 0.0 replaced by the nulls training_off and l2_on; the loss "
-        "check (2) added for 'a Theorem 4 minimiser'; one element per draw (was 3 batched "
-        "seeds with a min).",
-        "2026-12-04 (issue 24): the calibrated bound (mean - 3.9 sd of the trained excess of "
-        "seeds 10000..10001: the claimed effect) replaced by the order against 0 beyond a "
-        "within-topic permutation noise floor (1) and the paired comparison with the ridge run "
-        "(1b), which the null l2_on must fail (its own mechanism).  Level 2e-5 per draw on "
-        "the first ci run (holds), 1.6e-5 since the paper's T = v = 10 draw was added (rates "
-        "set to fit the claim share of the stated allocation rule).",
-    ),
     paper_setting=PAPER_TV_WHY,
     alternatives=(
         null("training_off", training_off, "optimiser off: W^V at its N(0, 0.01^2) init",

@@ -93,11 +93,6 @@ register(Claim(
             "documents), not evidence for the lemma itself; its explicit example uses the "
             "paper's p_m, p_c, p_r at T = 5, v = 4 (the paper's T = v = 10 costs ~1 GB per "
             "chunk of documents).",
-    history=(
-        "2026-12-04 (issue 24): the global minimum 1 - 1/(tau v) and the nullity n - T of M "
-        "became assertions (simulator sanity) instead of checks: no alternative could fail "
-        "them (the gate 'faced no alternative'); no threshold changed.",
-    ),
     paper_setting="No setting of its own: Lemma 1 holds for every T, v, tau < T and masking "
                   "probabilities under Assumption 1; the draws cover T in 2..6, v in 1..4, p_m in "
                   "[0.05, 0.9], p_c, p_r in [0.02, 0.6], and Sec. 6's T = v = 10, p_m = 0.15, p_c "

@@ -110,12 +110,6 @@ register(Claim(
             "same-topic blocks), so the optimum over PSD E is the family's PSD part, which "
             "L-BFGS on W^E reaches.  'Larger inner products' read as: own-topic block sums "
             "exceed the mean other-topic block sum (by exactly c3 > 1 in the family).",
-    history=(
-        "2026-12-04 (issue 24): rival c3_one added (the own-minus-other block-sum check faced "
-        "no alternative: the untrained null's gradient-based tolerance is too wide to reject "
-        "it there); the same-topic inequality became an assertion that follows from that "
-        "check (own - other within 2 x bound of c3 > 1); no threshold changed.",
-    ),
     paper_setting="No setting of its own: Theorem 1 (Sec. 4) holds for every T, v, tau < T and "
                   "masking probabilities under Assumption 1; the draws cover T in 2..6, v in 1..4, "
                   "p_m in [0.05, 0.9], p_c, p_r in [0.02, 0.6] (T v <= 16 for the trained W^E), "

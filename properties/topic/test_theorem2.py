@@ -124,17 +124,6 @@ register(Claim(
             "as topic.theorem2.ranges.  The limit identity (A) is exact; the convergence (B) is "
             "decided by a trend over four lambdas (asymptotic in lambda).",
     asymptotic="lambda",
-    history=(
-        "2026-12-03: on the first run (NoPower, no claim failure) the rival 'same = diff + c3' "
-        "coincided with W* at v = 1 and was replaced by i0_sign; the ridge trend's residual SE "
-        "(2 dof, t = 31.6) let curved rival paths pass, so the fit now uses se = the solve's "
-        "round-off (false-fail 1e-6); the W* rivals were taken out of the ridge property (a "
-        "rival ~1e-9 from W* lies below its smallest ridge error) and are decided by the exact "
-        "C M^+ = W* property.",
-        "2026-12-04 (issue 24): `prediction` declares only theory.topic.theorem2_wstar, which "
-        "the properties call (theorem2_min_norm_u, the sympy derivation, is a unit test of "
-        "theory/ and was declared but never called).",
-    ),
     paper_setting="No setting of its own: Theorem 2 (Sec. 5.2) holds for every T, v, tau < T and "
                   "masking probabilities under Assumption 1; the draws cover T in 2..6, v in 1..4, "
                   "p_m in [0.05, 0.9], p_c, p_r in [0.02, 0.6], and Sec. 6's T = v = 10, p_m = "

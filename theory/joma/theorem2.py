@@ -36,6 +36,9 @@ theorem2_printed_term = chk.closed_form(_lam(sp.erf(v / 2), v), ("v",),  # erf(v
                                        what="theorem2_printed_term")  # printed numerator
 theorem2_corrected_term = chk.closed_form(_lam(sp.erf(v / sp.sqrt(2)), v), ("v",),
                                          what="theorem2_corrected_term")
+# THEOREM2_CORRECTED_VALUE, the common value of erf(v_l/sqrt 2)/Delta_l: sqrt(2/pi) t / A
+theorem2_corrected_value = chk.closed_form(_lam(THEOREM2_CORRECTED_VALUE, t, A), ("t", "A"),
+                                          positive=("A",), what="theorem2_corrected_value")
 _trajectory = _lam(THEOREM2_TRAJECTORY, Delta, t, A)
 _blowup_time = _lam(THEOREM2_BLOWUP, Delta, A)
 _limit = _lam(THEOREM2_LIMIT, Delta, Deltap)
