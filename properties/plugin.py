@@ -102,8 +102,12 @@ def _setup_hypothesis_and_torch():
     # `ci` extends Hypothesis' built-in ci profile (derandomized, no example database, blobs
     # printed) so that every worker and every run draws the same examples.
     quiet = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    # THEOREM_AUDIT_RANDOMIZE=1: the ci profile's budget, not derandomized (with pytest's
+    # --hypothesis-seed=N), to show that no property is tuned to its fixed draws
+    random_ci = os.environ.get("THEOREM_AUDIT_RANDOMIZE") == "1"
     settings.register_profile("ci", parent=settings.get_profile("ci"), deadline=None,
-                              suppress_health_check=quiet)
+                              suppress_health_check=quiet,
+                              **({"derandomize": False} if random_ci else {}))
     settings.register_profile("dev", deadline=None, max_examples=50, database=None,
                               suppress_health_check=quiet)
     settings.register_profile("thorough", deadline=None, max_examples=500,

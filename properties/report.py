@@ -69,13 +69,15 @@ def resolution_cell(r) -> str:
     if res.get("unresolved"):  # the JSON says "not resolved": so does the cell
         parts.append("not resolved")
 
+    rels = []  # the weakest check first: the verdict's resolution is its weakest check's
     if res.get("delta") is not None:
-        parts.append(rel(res["delta"]))
+        rels.append((res["delta"], rel(res["delta"])))
     if res.get("one_sided"):
         o = res["one_sided"]
-        parts.append((rel(o["delta"]) if o["delta"] < 1 else
-                      f"{'/' if o['side'] == 'down' else 'x'}{1 + o['delta']:.3g}")
-                     + f" ({'below' if o['side'] == 'down' else 'above'} only)")
+        rels.append((o["delta"], (rel(o["delta"]) if o["delta"] < 1 else
+                                  f"{'/' if o['side'] == 'down' else 'x'}{1 + o['delta']:.3g}")
+                     + f" ({'below' if o['side'] == 'down' else 'above'} only)"))
+    parts += [text for _, text in sorted(rels, key=lambda x: -x[0])]
     if res.get("bound_slack"):
         parts.append(f"bound slack {rel(max(res['bound_slack']['slack'], 0.0))}")
     if res.get("trend_exponent") is not None:

@@ -42,6 +42,10 @@ def scale_prediction(x, factor: float, slot: str = "prediction"):
         return x * fractions.Fraction(factor)
     if isinstance(x, (int, float, complex, np.number)):
         return x * factor
+    if type(x).__module__.startswith("sympy"):  # an expression or matrix: x factor, exactly
+        import sympy
+        if isinstance(x, (sympy.Basic, sympy.MatrixBase)):
+            return x * sympy.nsimplify(factor, rational=True)
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in "fiuc":
             raise NotANumber(f"prediction slot {slot!r} returns an array of {x.dtype}")
@@ -129,6 +133,25 @@ def _perturbing(sites, factor: float):
             d[attr] = fn
 
 
+def _proportional(vals, base, factor: float) -> bool:
+    """The check's values moved exactly with the perturbation (each x factor or / factor, or
+    0 stayed 0): the checked quantity is homogeneous in the closed form (an identity whose two
+    sides both scale, an invariant), so a relative perturbation is no alternative for it."""
+    if not base or len(vals) != len(base):
+        return False
+    ok = True
+    for v, b in zip(vals, base):
+        if isinstance(v, str) or isinstance(b, str):
+            return False
+        if b == 0:
+            ok &= abs(v) <= 1e-300
+        else:
+            r = v / b
+            ok &= (abs(r - factor) <= 1e-6 * factor or abs(r - 1 / factor) <= 1e-6 / factor
+                   or abs(abs(r) - factor) <= 1e-6 * factor)
+    return bool(ok)
+
+
 def _check_values(sink: check.Sink | None) -> dict:
     return {} if sink is None else {k: tuple(v) for k, v in sink.values.items()}
 
@@ -168,6 +191,7 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, refere
 
     grid = RESOLUTION_GRID
     base = _check_values(reference)
+    scale_free: set = set()
 
     def side(up: bool) -> tuple[dict, set]:
         """check -> smallest rejected grid delta (inf: not at the largest); and the checks
@@ -190,6 +214,8 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, refere
                     out.setdefault(c, grid[i])
             return out, moved
         moved = {c for c, v in vals.items() if v != base.get(c)}
+        scale_free.update(c for c in moved - failed
+                          if _proportional(vals[c], base.get(c), factor(top)))
         lo = {c: -1 for c in failed}
         hi = {c: top for c in failed}
         while True:
@@ -215,6 +241,7 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, refere
     checks = set(base) | set(up) | set(down)
     return {"mode": "closed form" if declared else "slot", "checks": sorted(checks),
             "up": up, "down": down,
+            "scale_free": sorted(c for c in scale_free if c not in up and c not in down),
             "independent": sorted(c for c in checks
                                   if c not in up and c not in down
                                   and c not in moved_up and c not in moved_down)}

@@ -130,23 +130,31 @@ class World:
             return
         if self._claim_world:
             seen.setdefault(fp, set()).add(label)
-        elif (self.void is None and self.alternative is not None
-              and label == f"slot {self.alternative.replaces!r}" and fp in seen
-              and label not in seen[fp]):
-            # (an alternative identical to the claim's own slot passes the body: NoPower)
+            return
+        a = self.alternative
+        # a null (a simulation) that returns another run the claim's world computed: the
+        # reference run (a rival's closed form coinciding with another prediction's value,
+        # such as a small rational, is no such thing; an alternative identical to the claim's
+        # own slot passes the body: NoPower)
+        runs = {x for x in seen.get(fp, ()) if not x.startswith("prediction ")}
+        if (self.void is None and a is not None and a.kind == "null"
+                and label == f"slot {a.replaces!r}" and runs and label not in seen[fp]):
             self.void = (f"its {label} returns what the claim's world computes as "
-                         + ", ".join(sorted(seen[fp])) + " on the same draw (a check "
-                         "comparing the two compares a run with itself)")
+                         + ", ".join(sorted(runs)) + " on the same draw (a check comparing "
+                         "the two compares a run with itself)")
 
-    def _observed(self, fn: Callable, slot: str) -> Callable:
+    def _observed(self, fn: Callable, slot: str, prediction: bool = False) -> Callable:
         if self._memo is None or not (self._claim_world or (
                 self.alternative is not None and self.alternative.replaces == slot)):
             return fn
+        label = f"{'prediction' if prediction else 'slot'} {slot!r}"
+        if not self._claim_world:
+            label = f"slot {slot!r}"  # what an alternative's replacement is compared as
 
         @functools.wraps(fn)
         def observed(*args, **kwargs):
             out = fn(*args, **kwargs)
-            self.observe(f"slot {slot!r}", out)
+            self.observe(label, out)
             return out
 
         return observed
@@ -189,7 +197,7 @@ class World:
         self.predictions.add(slot)
         out = fn if rep is None else rep
         if self.perturb is None or not self.perturb_slots:
-            return self._observed(out, slot)
+            return self._observed(out, slot, prediction=True)
         factor = self.perturb
 
         @functools.wraps(out)
@@ -337,11 +345,14 @@ class Run:
         grid = f"(grid {RESOLUTION_GRID[0]:g}..{RESOLUTION_GRID[-1]:g})"
         mode = draws[0]["mode"]
         what = ("the declared closed form" if mode == "closed form" else "the prediction")
-        per, independent = {}, []
+        per, independent, scale_free = {}, [], []
         for c in sorted({c for d in draws for c in d["checks"]}):
             ds = [d for d in draws if c in d["checks"]]
             if all(c in d["independent"] for d in ds):
                 independent.append(c)
+                continue
+            if all(c in d["independent"] or c in d.get("scale_free", ()) for d in ds):
+                scale_free.append(c)
                 continue
             up = max(d["up"].get(c, inf) for d in ds)
             down = max(d["down"].get(c, inf) for d in ds)
@@ -355,7 +366,8 @@ class Run:
                "per_check": {c: {"up": v["up"] if math.isfinite(v["up"]) else None,
                                  "down": v["down"] if math.isfinite(v["down"]) else None,
                                  "draws": v["draws"]} for c, v in per.items()},
-               "independent": independent, "unresolved": unresolved}
+               "independent": independent, "scale_free": scale_free,
+               "unresolved": unresolved}
         if one:
             c, v = max(one.items(), key=lambda kv: min(kv[1]["up"], kv[1]["down"]))
             side = "up" if math.isfinite(v["up"]) else "down"
@@ -378,10 +390,17 @@ class Run:
             out["why"] = (f"one-sided (a bound): {what} {word} by {1 + o['delta']:g} is "
                           f"rejected on every one of {n} draws by {o['check']}; {other} by "
                           f"{1 + RESOLUTION_GRID[-1]:g} it is not {grid}")
+        elif scale_free:
+            out["why"] = (f"{what} scaled scales the checked quantities with it ("
+                          + ", ".join(scale_free[:3]) + ": an identity or invariant homogeneous "
+                          "in it): a relative perturbation is no alternative there")
         else:
             out["why"] = (f"no check depends on {what} (its values do not move at "
                           f"{perturbation_label(RESOLUTION_GRID[-1])})")
             out["no_dependence"] = True
+        if scale_free and (two or one or unresolved):
+            out["why"] += ("; homogeneous in it (a relative perturbation is no alternative): "
+                           + ", ".join(scale_free[:3]))
         if one and two:
             o = out["one_sided"]
             out["why"] += (f"; one-sided (a bound) in {o['check']}: rejected at "

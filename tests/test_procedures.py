@@ -321,3 +321,32 @@ def test_event_order_counts_ties_as_ties():
         P.check_event_order("proc.order", [1, 3], [2, 2], false_fail=1e-3)
     with pytest.raises(Inconclusive, match="every item tied"):
         P.check_event_order("proc.order", [2, 2], [2, 2], false_fail=1e-3)
+
+
+if "proc.loose" not in REGISTRY:
+    register(Claim(id="proc.loose", where="-", statement="s", assumptions="a",
+                   prediction="theory.topic.c3", simulation="s", metric="m", tolerance="t",
+                   alternatives=(null("off", lambda: -1e4, "no signal", replaces="run"),)))
+
+
+@W.audits("proc.loose")
+@settings(max_examples=3, database=None, derandomize=True, deadline=None)
+@given(k=st.integers(0, 10))
+def prop_loose_check(world, k):
+    obs = world.simulation(lambda: 7.0 + k, "run")()
+    C.check_close("proc.loose", obs, _tt.c3(0.15, 0.1, 0.1) + 5.0,
+                  Tolerance.derived(1e3, "a tolerance far looser than the closed form"),
+                  name="loose")
+
+
+def test_a_check_that_moves_with_the_closed_form_but_is_never_rejected_is_not_resolved():
+    from properties.report import resolution_cell
+    prop_loose_check(world=W.WORLD_PLACEHOLDER)
+    row = W.pop_last_run().as_row()
+    assert row["resolution"]["unresolved"] == ["check_close loose"]
+    row.update(nodeid="t::prop_loose_check", form="printed", outcome="passed", failure="none",
+               hypothesis=True, explicit_examples=1, seconds=0.0)
+    v = verdict_for(REGISTRY["proc.loose"], [row])
+    # the JSON and the README cell say the same
+    assert v["resolution"]["why"].startswith("not resolved")
+    assert resolution_cell(v) == "not resolved"

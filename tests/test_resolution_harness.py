@@ -384,7 +384,9 @@ def prop_sign(world, x):
 
 def test_a_sign_check_is_resolved_by_the_discrepancy_it_detects():
     exc, row = run_row(prop_sign)
-    assert exc is None and row["resolution"]["unresolved"] == ["check_at_least sign"]
+    # x (1 + delta) of the order scales the gap with it: a relative perturbation is no
+    # alternative for a sign (homogeneous), so the check states what it detects instead
+    assert exc is None and row["resolution"]["scale_free"] == ["check_at_least sign"]
     (rec,) = row["discrepancy"].values()
     assert rec["unit"] == "gap" and rec["calls"] >= 3
     v = verdict_for(W._claim("res.sign"), [row])
@@ -400,9 +402,9 @@ def test_a_sign_check_that_states_nothing_stays_unresolved():
     exc, row = run_row(prop_sign)
     row = dict(row, discrepancy={})
     v = verdict_for(W._claim("res.sign"), [row])
-    # the README cell says what the JSON says
-    assert v["resolution"]["why"].startswith("not resolved")
-    assert resolution_cell(v) == "not resolved"
+    # no number: the README cell says what the JSON says
+    assert v["resolution"]["why"].startswith("no relative perturbation applies")
+    assert "homogeneous" in v["resolution"]["why"] and resolution_cell(v) == "-"
 
 
 def test_the_coarsest_detected_discrepancy_of_a_check_is_kept_over_draws():

@@ -27,8 +27,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import attach_plot
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
-                        check_trend, examples, null, register, rival)
+from properties import (Claim, Tolerance, audits, check_bound, check_close, check_trend, examples,
+                        null, register, rival)
 from properties.topic.common import PAPER_P, S2_MODEL, gamma_opt, probs
 from properties.topic.figures import plot_theorem3
 from sim import topic as sm
@@ -185,9 +185,12 @@ def test_theorem3_bound_on_a_ladder(world, pp, v, k, mq):
         lo, hi = bnd(ladder_T(t, k), t, v, p_m, p_c, p_r)
         margins.append(min(math.log(gs / lo), math.log(hi / gs)))
     desc = ", ".join(f"tau={t}: {gs:.4g}" for t, gs in zip(taus, g))
-    check_at_least(CID, min(margins[-TOP:]), Threshold(
-        0.0, "the statement's strict inequalities lambda1 (tau-1) < gamma* < lambda2 T", "derived"),
-        what=f"log margins {np.round(margins, 3)} ({mq}, k={k}; gamma* {desc})")
+    # the statement's strict inequalities as one bound on the tightest side: exp(-margin) < 1,
+    # the same decision as margin > 0, with the bound's slack 1 - exp(-margin) recorded (the
+    # verdict shows how loose the bounds are; a relative perturbation of them up to x or / 10
+    # is not rejected where they are looser than that)
+    check_bound(CID, math.exp(-min(margins[-TOP:])), 1.0, name="bounds (tightest side)",
+                what=f"log margins {np.round(margins, 3)} ({mq}, k={k}; gamma* {desc})")
     # gamma* is deterministic: its error is the location error of the minimiser (round-off of
     # the loss over its curvature), not a Monte Carlo or optimizer "precision"
     err = max(gamma_location_error(ladder_T(t, k), v, t, p_m, p_c, p_r, mq, gs)
