@@ -420,10 +420,12 @@ def _record(claim_id: str, error: float | None, threshold: Threshold, control_er
         n = sink.named.setdefault(name, {"fn": name.split("@")[0].split(" ")[0], "calls": 0,
                                          "what": (what or "")[:160]})
         n["calls"] += 1
-        if error is not None:  # what the check saw, call by call (the resolution compares worlds)
+        if error is not None:  # what the check saw, call by call (the resolution compares
+            # worlds): an error in units of its tolerance, a score as it is
             vals = sink.values.setdefault(name, [])
+            v = float(error) / tol if kind == "error<=tol" and tol > 0 else float(error)
             if len(vals) < 200:
-                vals.append(round(float(error), 12) if math.isfinite(error) else str(error))
+                vals.append(v if math.isfinite(v) else str(v))
     if threshold.word is not None and error is not None:
         _record_reading(sink, threshold, float(error), kind)
     # one record per (claim, kind of comparison): errors and scores are not comparable

@@ -133,6 +133,20 @@ def _perturbing(sites, factor: float):
             d[attr] = fn
 
 
+def _moved(vals, base) -> bool:
+    """Did a check's values move between two worlds by more than round-off (a millionth of its
+    tolerance for an error, of the value's own size for a score)?"""
+    if base is None or len(vals) != len(base):
+        return True
+    for v, b in zip(vals, base):
+        if isinstance(v, str) or isinstance(b, str):
+            if v != b:
+                return True
+        elif abs(v - b) > 1e-6 * max(1.0, abs(b)):
+            return True
+    return False
+
+
 def _proportional(vals, base, factor: float) -> bool:
     """The check's values moved exactly with the perturbation (each x factor or / factor, or
     0 stayed 0): the checked quantity is homogeneous in the closed form (an identity whose two
@@ -209,11 +223,11 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, refere
                     failed, vals = probe(factor(i))
                 except _OutOfDomain:
                     break
-                moved |= {c for c, v in vals.items() if v != base.get(c)}
+                moved |= {c for c, v in vals.items() if _moved(v, base.get(c))}
                 for c in failed:
                     out.setdefault(c, grid[i])
             return out, moved
-        moved = {c for c, v in vals.items() if v != base.get(c)}
+        moved = {c for c, v in vals.items() if _moved(v, base.get(c))}
         scale_free.update(c for c in moved - failed
                           if _proportional(vals[c], base.get(c), factor(top)))
         lo = {c: -1 for c in failed}
