@@ -13,7 +13,6 @@ import dataclasses
 import fractions
 import functools
 import os
-from typing import Callable
 
 import numpy as np
 
@@ -90,27 +89,27 @@ def declared_closed_forms(claim) -> list[str]:
     return declared_functions(claim.prediction)[0] if claim is not None else []
 
 
-def _closed_form_sites(names: list[str]) -> list[tuple[dict, str, Callable]]:
-    """Every module attribute that holds one of the declared functions (the module of theory/
-    that defines it, its re-exports, and the claim modules that imported it by name): where
-    the harness swaps in the perturbed function."""
+def _closed_form_sites(names: list[str]) -> list[tuple[str, list]]:
+    """Per declared function of theory/, every module attribute that holds it (the module that
+    defines it, its re-exports, and the claim modules that imported it by name): where the
+    harness swaps in the perturbed function.  One group per function: each closed form is
+    perturbed on its own (an identity between two declared forms is no identity if both are
+    scaled alike)."""
     import importlib
     import sys
 
     fns = []
     for n in names:
         mod, _, attr = n.rpartition(".")
-        fns.append(getattr(importlib.import_module(mod), attr))
-    ids = {id(f) for f in fns}
-    sites = []
-    for m in list(sys.modules.values()):
-        d = getattr(m, "__dict__", None)
-        if not isinstance(d, dict):
-            continue
-        for attr, val in list(d.items()):
-            if id(val) in ids and callable(val):
-                sites.append((d, attr, val))
-    return sites
+        fns.append((n, getattr(importlib.import_module(mod), attr)))
+    modules = [getattr(m, "__dict__", None) for m in list(sys.modules.values())]
+    groups = []
+    for n, f in fns:
+        sites = [(d, attr, val) for d in modules if isinstance(d, dict)
+                 for attr, val in list(d.items()) if val is f]
+        if sites and not any(f is g for _, gs in groups for _, _, g in gs):
+            groups.append((n, sites))
+    return groups
 
 
 @contextlib.contextmanager
@@ -174,11 +173,41 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, refere
                         sites=None):
     """Per check and per side, the smallest delta of RESOLUTION_GRID at which x (1 + delta)
     (up) and / (1 + delta) (down) of the prediction is rejected by that check on this draw
-    (inf where not even the largest is): the declared closed forms of theory/ themselves
-    (`sites`, wherever the body calls them) where the claim declares any, else every
-    prediction slot.  A check whose values do not move at the largest perturbation does not
-    depend on the prediction (`independent`).  Returns a dict, or a string saying why a
-    relative perturbation does not apply."""
+    (inf where not even the largest is): each declared closed form of theory/ on its own
+    (`sites`, one group per function, wherever the body calls it), a check taking the finest
+    over the forms it depends on; where the claim declares none, every prediction slot.  A
+    check whose values do not move at the largest perturbation of any form does not depend on
+    the prediction (`independent`); one whose values move exactly with it is homogeneous in it
+    (`scale_free`).  Returns a dict, or a string saying why a relative perturbation does not
+    apply."""
+    groups = list(sites or [(None, None)])
+    base = _check_values(reference)
+    try:
+        found = [_resolution_of_group(inner, args, kwargs, claim_id, memo, draw_kwargs,
+                                      reference, grp, base) for _, grp in groups]
+    except (NotANumber, _OutOfDomain) as e:
+        return str(e)
+    inf = float("inf")
+    checks = set(base).union(*(set(g["up"]) | set(g["down"]) for g in found))
+    up = {c: min(g["up"].get(c, inf) for g in found) for c in checks}
+    down = {c: min(g["down"].get(c, inf) for g in found) for c in checks}
+    rejected = {c for c in checks if up[c] < inf or down[c] < inf}
+    moved = set().union(*(g["moved"] for g in found))
+    return {"mode": "closed form" if sites else "slot", "checks": sorted(checks),
+            "functions": [n for n, _ in groups if n],
+            "up": {c: d for c, d in up.items() if d < inf},
+            "down": {c: d for c, d in down.items() if d < inf},
+            "scale_free": sorted(c for c in moved - rejected
+                                 if all(c in g["scale_free"] or c not in g["moved"]
+                                        for g in found)),
+            "independent": sorted(checks - rejected - moved)}
+
+
+def _resolution_of_group(inner, args, kwargs, claim_id, memo, draw_kwargs, reference, sites,
+                         base) -> dict:
+    """One closed form (or, with `sites` None, every prediction slot) perturbed over the grid:
+    per check the smallest rejected delta on each side, the checks that moved, and those that
+    moved exactly with it (homogeneous)."""
     declared = bool(sites)
 
     def probe(factor):
@@ -204,7 +233,6 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, refere
         return set(by), _check_values(pw.last_sink)
 
     grid = RESOLUTION_GRID
-    base = _check_values(reference)
     scale_free: set = set()
 
     def side(up: bool) -> tuple[dict, set]:
@@ -247,15 +275,7 @@ def _resolution_of_draw(inner, args, kwargs, claim_id, memo, draw_kwargs, refere
                         lo[c] = mid
         return {c: grid[hi[c]] for c in failed}, moved
 
-    try:
-        up, moved_up = side(True)
-        down, moved_down = side(False)
-    except (NotANumber, _OutOfDomain) as e:
-        return str(e)
-    checks = set(base) | set(up) | set(down)
-    return {"mode": "closed form" if declared else "slot", "checks": sorted(checks),
-            "up": up, "down": down,
-            "scale_free": sorted(c for c in scale_free if c not in up and c not in down),
-            "independent": sorted(c for c in checks
-                                  if c not in up and c not in down
-                                  and c not in moved_up and c not in moved_down)}
+    up, moved_up = side(True)
+    down, moved_down = side(False)
+    return {"up": up, "down": down, "moved": moved_up | moved_down,
+            "scale_free": scale_free}

@@ -324,7 +324,8 @@ class Run:
     traced: bool = False                                # the first draw ran under the tracer
     theory_called: set = field(default_factory=set)     # dotted names of theory/ it called
     reading: str | None = None                          # a neighbouring reading (audits)
-    sites: list | None = None                           # where the declared closed forms live
+    sites: list | None = None                           # per declared closed form, where it
+    #                                                     lives (properties.resolution)
 
     def alt_stats(self, alt: Alternative) -> AltOutcome:
         return self.alternatives.setdefault(alt.name, AltOutcome.of(alt))
