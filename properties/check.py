@@ -269,6 +269,8 @@ class Sink:
         self.order_bands: dict[tuple, float] = {}  # (check name, call) -> check_order's band
         self.order_calls: dict[str, int] = {}  # check name -> check_order calls so far
         self.values: dict[str, list] = {}  # check name -> the values it compared, call by call
+        self.close_calls: dict[str, int] = {}  # check name -> check_close calls so far
+        self.predicted: dict[tuple, np.ndarray] = {}  # (check, call) -> the claim's prediction
         self.slack: dict[str, float] = {}  # check name -> a bound's worst slack (check_bound)
         self.reference: Sink | None = None  # an alternative's world: the claim world's sink
         self.trend_resolution: dict[str, float] = {}  # check name -> exponent shift it rejects
@@ -520,9 +522,31 @@ def check_close(claim_id: str, observed, predicted, tol: Tolerance, *, metric: s
     if cerr is not None and not cerr > tol.value and not _SINK.soft:
         raise NoPower(f"{claim_id}{_w(what)}: negative control error {cerr:.3g}"
                       f" is within the tolerance {tol.value:.3g} ({tol.model})")
+    sink = _SINK
+    i = sink.close_calls[cname] = sink.close_calls.get(cname, -1) + 1
+    if sink.reference is None and not sink.soft:
+        try:  # the claim's own prediction on this draw, for the alternatives' worlds
+            sink.predicted[(cname, i)] = np.array(predicted, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
     if not err <= tol.value:  # also catches NaN
         _fail(ClaimMismatch(f"{claim_id}{_w(what)}: {metric} error {err:.3g} > "
                             f"tolerance {tol.value:.3g} ({tol.model})"), cname)
+        return err
+    ref = sink.reference.predicted.get((cname, i)) if sink.reference is not None else None
+    if sink.soft and ref is not None:
+        # an alternative that passes with a prediction within twice this check's tolerance of
+        # the claim's own on this draw could not have been told apart by it (the two acceptance
+        # intervals overlap: an observation can pass both): not told apart, a closeness the
+        # design allows, not a survival of the property
+        try:
+            gap = _norm_error(ref, predicted, metric)
+        except ValueError:
+            gap = float("inf")
+        if 0 < gap <= 2 * tol.value:  # (the same prediction exactly is no alternative)
+            sink.undecided.append((cname, f"{claim_id}{_w(what)}: the prediction is within "
+                                          f"twice the check's tolerance {tol.value:.3g} of the "
+                                          f"claim's own on this draw ({metric} gap {gap:.3g})"))
     return err
 
 

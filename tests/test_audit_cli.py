@@ -16,10 +16,17 @@ CONJECTURES = [str(ROOT / "examples" / "conjecture_exp_logits.py"),
                str(ROOT / "tests" / "conjectures" / "false_softmax_logits.py")]
 
 
+# the child audits run the derandomized ci profile even where this suite runs randomized
+# (THEOREM_AUDIT_RANDOMIZE=1): these tests compare audits with each other
+def _ci_env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "THEOREM_AUDIT_RANDOMIZE"}
+    return dict(env, HYPOTHESIS_PROFILE="ci")
+
+
 def _audit_conjectures(report, *extra):
     cmd = [sys.executable, "-m", "properties", "audit", "--only", "conjecture.*", "-n", "0",
            "--report", str(report), "--no-plots", *extra, "--conjecture", *CONJECTURES]
-    return subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, HYPOTHESIS_PROFILE="ci"),
+    return subprocess.run(cmd, cwd=ROOT, env=_ci_env(),
                           capture_output=True, text=True, timeout=600)
 
 
@@ -62,7 +69,7 @@ def test_audit_reports_true_and_false_conjecture(single_run):
     assert draw.split("=")[1] in false["rerun"][0]
     cmd = false["rerun"][0].replace(" python -m pytest", f" {sys.executable} -m pytest", 1)
     rerun = subprocess.run(cmd + " -q -s", shell=True, cwd=ROOT, capture_output=True,
-                           text=True, timeout=300, env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))
+                           text=True, timeout=300, env=_ci_env())
     assert rerun.returncode == 1 and "ClaimMismatch" in rerun.stdout, rerun.stdout[-2000:]
     assert "1 failed" in rerun.stdout and "Falsifying example" not in rerun.stdout
     assert (tmp_path / "audit.md").read_text().count("## `conjecture.") == 2
@@ -78,7 +85,7 @@ def test_audit_reports_true_and_false_conjecture(single_run):
 def _cli(*args, timeout=120):
     return subprocess.run([sys.executable, "-m", "properties", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))
+                          env=_ci_env())
 
 
 def test_only_that_matches_nothing_is_a_usage_error_naming_close_matches(tmp_path):
@@ -122,7 +129,7 @@ def test_an_interrupted_audit_exits_130(tmp_path):
                              "conjecture.*", "-n", "0", "--no-plots", "--report", str(tmp_path),
                              "--conjecture", str(ROOT / "examples" / "conjecture_exp_logits.py")],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, HYPOTHESIS_PROFILE="ci"))
+                            env=_ci_env())
     # the signal must come after the audit installed its handlers (under a loaded machine the
     # interpreter's start and imports alone can take seconds): wait for the report lock it takes
     # once they are in place, then a little more, into the pytest run

@@ -350,3 +350,26 @@ def test_a_check_that_moves_with_the_closed_form_but_is_never_rejected_is_not_re
     # the JSON and the README cell say the same
     assert v["resolution"]["why"].startswith("not resolved")
     assert resolution_cell(v) == "not resolved"
+
+
+# --- a rival within the check's tolerance of the claim's own prediction ---------------------
+if "proc.close_rival" not in REGISTRY:
+    register(Claim(id="proc.close_rival", where="-", statement="s", assumptions="a",
+                   prediction="p", simulation="s", metric="m", tolerance="t",
+                   alternatives=(W.rival("near", lambda x: x + (0.5 if x == 3 else 10.0),
+                                         "off by 10, but by 0.5 at x = 3", replaces="pred"),)))
+
+
+@W.audits("proc.close_rival")
+@settings(max_examples=4, database=None, derandomize=True, deadline=None)
+@given(x=st.sampled_from([1, 2, 3, 4]))
+def prop_close_rival(world, x):
+    C.check_close("proc.close_rival", float(x), world.prediction(lambda x: float(x), "pred")(x),
+                  Tolerance.derived(1.0, "a unit tolerance"), name="c")
+
+
+def test_a_rival_within_the_checks_tolerance_of_the_claim_is_not_told_apart_not_a_survival():
+    prop_close_rival(world=W.WORLD_PLACEHOLDER)  # no NoPower: the close draw is not a pass
+    (alt,) = W.pop_last_run().as_row()["alternatives"]
+    assert alt["not_told_apart"] >= 1 and alt["survived"] == 0 and alt["told_apart"]
+    assert "within twice the check's tolerance" in alt["close_messages"][0]
