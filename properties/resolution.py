@@ -66,7 +66,6 @@ def scale_prediction(x, factor: float, slot: str = "prediction"):
     raise NotANumber(f"prediction slot {slot!r} returns {type(x).__name__}: not a number")
 
 
-
 # The resolution: every prediction multiplied and divided by 1 + delta, delta over this grid
 # (to 1 + delta = 10: a bound loose by a constant factor is resolved to that factor; dividing
 # instead of x (1 - delta) keeps the prediction's sign, so +-100% never zeroes it).
@@ -76,6 +75,8 @@ RESOLUTION_GRID = (1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0, 9.0)
 def perturbation_label(delta: float) -> str:
     """How the report writes one grid step: 'x (1 +- 0.01)' below 30%, 'x or / 2' above."""
     return f"x (1 +- {delta:g})" if delta < 0.3 else f"x or / {1 + delta:g}"
+
+
 RESOLUTION_ENV = "THEOREM_AUDIT_RESOLUTION"  # "0": skip the perturbation runs (a quick loop)
 
 
@@ -85,7 +86,7 @@ def resolution_enabled() -> bool:
 
 def declared_closed_forms(claim) -> list[str]:
     """The functions of theory/ the claim declares in its `prediction` (dotted names)."""
-    from properties.report import declared_functions
+    from properties.evidence import declared_functions
     return declared_functions(claim.prediction)[0] if claim is not None else []
 
 

@@ -144,7 +144,7 @@ def check_order(claim_id: str, hs: Iterable[float], errors: Iterable[float], ord
         if ref is not None and (cname, i) in ref.order_bands:  # the claim world's band
             band = ref.order_bands[(cname, i)]
             model = f"the claim world's band {band:.3g} on this draw (applied to this world)"
-        else:
+        elif sink is not _c._DEFAULT_SINK:  # a property's draw: its alternatives read it
             sink.order_bands[(cname, i)] = band
         if not math.isfinite(band):
             msg = f"{claim_id}{_c._w(what)}: {model}"

@@ -147,9 +147,8 @@ class World:
         if self._memo is None or not (self._claim_world or (
                 self.alternative is not None and self.alternative.replaces == slot)):
             return fn
-        label = f"{'prediction' if prediction else 'slot'} {slot!r}"
-        if not self._claim_world:
-            label = f"slot {slot!r}"  # what an alternative's replacement is compared as
+        # in an alternative's world its replacement is compared as the slot it replaces
+        label = f"{'prediction' if prediction and self._claim_world else 'slot'} {slot!r}"
 
         @functools.wraps(fn)
         def observed(*args, **kwargs):
