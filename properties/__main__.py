@@ -169,6 +169,7 @@ def _last_lines(last: dict) -> list[str]:
 def cmd_readme(args) -> int:
     """Regenerate the README's verdict tables from a report's audit.json."""
     from properties import report as rep
+    from properties.readme import update_files
 
     def load(flag, directory, refusal_of):
         src = Path(directory) / "audit.json"
@@ -206,8 +207,8 @@ def cmd_readme(args) -> int:
             raise UsageError(f"--ladder-report: {lsrc} is not an audit report of this version "
                              f"({type(e).__name__}: {e})") from None
     readme = Path(args.readme)
-    try:
-        text = rep.update_readme(readme.read_text(), doc, ladder)
+    try:  # the tables in docs/verdicts.md beside the README, the README's summary of them
+        files = update_files(readme, doc, ladder, suite)
     except OSError as e:
         raise UsageError(f"--readme {readme}: cannot be read ({e.strerror or e})") from None
     except ValueError as e:
@@ -215,11 +216,15 @@ def cmd_readme(args) -> int:
     except (KeyError, TypeError, AttributeError) as e:
         raise UsageError(f"--report: {src} is not an audit report of this version "
                          f"({type(e).__name__}: {e})") from None
-    try:
-        readme.write_text(text)
-    except OSError as e:
-        raise UsageError(f"--readme {readme}: cannot be written ({e.strerror or e})") from None
-    print(f"updated the verdict tables of {readme} from {src} ({len(doc.get('claims', []))} claims)"
+    for path, text in files.items():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        except OSError as e:
+            raise UsageError(f"--readme {readme}: {path} cannot be written "
+                             f"({e.strerror or e})") from None
+    print(f"updated the verdict tables of {' and '.join(map(str, files))} from {src} "
+          f"({len(doc.get('claims', []))} claims)"
           + (f" and its ladder block from {lsrc} ({len(ladder['claims'])} claims)"
              if ladder is not None else ""))
     return EXIT_OK
@@ -264,6 +269,13 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("theorem-audit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (`theorem-audit list | head`): what it read was all it wanted.
+        # Point stdout at /dev/null so that Python's flush at exit does not fail again
+        # (the recipe of the Python docs, "Note on SIGPIPE")
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except Exception as e:  # noqa: BLE001 -- a bug of the audit itself: one line, exit 3
         if os.environ.get("THEOREM_AUDIT_DEBUG"):
             raise

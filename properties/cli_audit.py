@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 
 from properties.cli_common import (EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_VERDICT, FAIL_ON,
-                                   ROOT, UsageError, _check_conjecture_path, load_registry,
-                                   only_conjectures, properties_by_claim, select)
+                                   PYTEST_INI, ROOT, UsageError, _check_conjecture_path,
+                                   check_claim_ids, load_registry, only_conjectures, papers_of,
+                                   properties_by_claim, select)
 from properties.proctree import _run_pytest
 from properties.shards import _run_shards, shard_groups
 
@@ -183,20 +184,39 @@ def _remove_stale_scratch(report: Path) -> None:
         f.unlink(missing_ok=True)
 
 
+# where an untracked file changes what an audit runs (a new paper's claims, closed forms, runs)
+_CODE_DIRS = ("theory", "sim", "properties")
+
+
+def _git_state(root: Path = ROOT) -> tuple[str | None, bool | None, list]:
+    """The checkout's commit; whether it differs from it (a tracked file changed, or an
+    untracked file under theory/, sim/ or properties/: a report of a new paper not yet added
+    could not be reproduced from the commit); and those untracked files' names.  (None, None,
+    []) outside a git checkout (an installed package)."""
+    try:
+        def git(*a):
+            return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True,
+                                  timeout=10)
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return None, None, []
+        changed = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+        new = git("status", "--porcelain", "--untracked-files=all", "--",
+                  *_CODE_DIRS).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return None, None, []
+    untracked = sorted(line[3:] for line in new if line.startswith("?? ")
+                       and "__pycache__" not in line and not line.endswith(".pyc"))
+    return head.stdout.strip() or None, bool(changed or untracked), untracked
+
+
 def _stamp(profile: str) -> dict:
     def version(mod):
         try:
             return importlib.import_module(mod).__version__
         except Exception:  # noqa: BLE001 - a missing package is reported as such
             return None
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, timeout=10).stdout.strip() or None
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                    cwd=ROOT, capture_output=True, text=True,
-                                    timeout=10).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        commit, dirty = None, None
+    commit, dirty, untracked = _git_state()
     try:
         from sim import default_device
         device = str(default_device())
@@ -204,7 +224,8 @@ def _stamp(profile: str) -> dict:
         device = None
     from properties import cache
     from properties.check import size
-    return {"commit": commit, "dirty": dirty, "profile": profile, "size": size(),
+    return {"commit": commit, "dirty": dirty, "untracked": untracked, "profile": profile,
+            "size": size(),
             "device": device, "python": sys.version.split()[0],
             "run_cache": str(cache.cache_dir()) if cache.enabled() else None,
             "versions": {m: version(m) for m in ("torch", "hypothesis", "numpy", "scipy", "sympy",
@@ -293,14 +314,17 @@ def cmd_audit(args) -> int:
     with _Lock(report):
         try:
             registry = load_registry(args.conjecture,
-                                     builtin=not only_conjectures(args.only, args.conjecture))
+                                     builtin=not only_conjectures(args.only, args.conjecture),
+                                     papers=papers_of(args.only))
         except UsageError:
             raise
         except Exception as e:  # a property module that does not import: the audit is broken
             print(f"theorem-audit: loading the claims failed: {type(e).__name__}: {e}",
                   file=sys.stderr)
             return EXIT_BROKEN
+        check_claim_ids(registry)
         chosen, pats = select(set(registry), args.only)
+        args.broken_rows = _broken_rows(chosen)
         return _audit(args, profile, env, report, json_path, registry, chosen, pats)
 
 
@@ -318,15 +342,20 @@ def _workers(workers, expect: dict, ids) -> str:
 
 
 def _pytest_paths(ids, conjectures) -> list[str]:
-    """What one pytest run collects: the conjecture files, and properties/ only when one of the
-    chosen claims is registered there (a conjecture-only audit does not import the suite)."""
+    """What one pytest run collects: the conjecture files, and the folders of the papers that
+    register the chosen claims (a one-paper audit does not collect the others; a
+    conjecture-only audit does not import the suite); a paper module that does not import is
+    left out (`--ignore`), so that it blocks only itself."""
+    from properties.cli_common import BROKEN_MODULES
     from properties.registry import REGISTERED_IN
 
     paths = [str(Path(c).resolve()) for c in conjectures]
-    if not conjectures or any(REGISTERED_IN.get(i, "properties/").startswith("properties/")
-                              for i in ids):
-        paths.insert(0, str(ROOT / "properties"))
-    return paths
+    dirs = sorted({str(Path(REGISTERED_IN.get(i, "properties/x")).parent) for i in ids
+                   if REGISTERED_IN.get(i, "properties/").startswith("properties/")})
+    if not conjectures and not dirs:
+        dirs = ["properties"]
+    paths[:0] = [str(ROOT / d) for d in dirs]
+    return paths + [f"--ignore={ROOT / f}" for f in sorted(BROKEN_MODULES)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -360,8 +389,8 @@ def _plan(args, chosen, pats, scratch: Path) -> Plan:
     cmds, raws = [], []
     for k, ids in enumerate(groups):
         raw_k = scratch / f"raw-{k}.json"
-        cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(ROOT / "pyproject.toml"),
-               "--rootdir", str(ROOT), "--audit-raw", str(raw_k), "--audit-expect",
+        cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(PYTEST_INI),
+               "--rootdir", str(ROOT), "--confcutdir", str(ROOT), "--audit-raw", str(raw_k), "--audit-expect",
                str(expect_path), "-p", "no:cacheprovider", "-p", "properties.proctree",
                *_pytest_paths(ids, args.conjecture)]
         if args.shards != "none":
@@ -387,6 +416,31 @@ def _run(plan: Plan, args, env, scratch: Path) -> Ran:
         return Ran(rc, interrupted, {}, t0)
     print(f"{len(plan.cmds)} shards ({args.shards}) on the {args.executor} executor")
     return Ran(*_run_shards(plan.cmds, env, args.executor, scratch), t0)
+
+
+def _broken_rows(chosen) -> list[dict]:
+    """A paper module that does not import: an error row (named after its file) where its paper
+    is among the chosen claims' papers, a note on stderr where it is not.  Either way the other
+    modules load and audit."""
+    from properties.cli_common import BROKEN_MODULES
+
+    papers = {i.split(".", 1)[0] for i in chosen}
+    rows = []
+    for path, why in sorted(BROKEN_MODULES.items()):
+        parts = Path(path).with_suffix("").parts  # ("properties", paper, stem)
+        paper, stem = (parts[1], parts[-1]) if len(parts) == 3 else (parts[-1], parts[-1])
+        if paper not in papers:
+            print(f"theorem-audit: note: {path} does not import ({why}); it is not in this "
+                  "audit's selection", file=sys.stderr)
+            continue
+        claim = f"{paper}.{stem.removeprefix('test_')}"
+        row = _lost_row(claim, "import", f"{path} does not import: {why}")
+        row["messages"] = row["messages"][:0] + [f"{path} does not import: {why} (the other "
+                                                 f"files of {paper} are audited)"]
+        row["message"] = row["messages"][0]
+        row["nodeid"] = f"{path}::<import>"
+        rows.append(row)
+    return rows
 
 
 def _lost_row(claim: str, test: str, why: str) -> dict:
@@ -570,6 +624,8 @@ def _audit(args, profile, env, report, json_path, registry, chosen, pats) -> int
         plan = _plan(args, chosen, pats, scratch)
         ran = _run(plan, args, env, scratch)
         raw = _collect(plan, ran)
+        if raw is not None:
+            raw["tests"] += getattr(args, "broken_rows", [])
         if raw is None:
             print(f"pytest produced no audit rows (exit {ran.rc}): interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED

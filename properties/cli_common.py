@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from properties.registry import HARNESS_MODULES
+from properties.settings import PYTEST_INI  # noqa: F401 -- re-exported for the CLI
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,16 +36,47 @@ class UsageError(Exception):
 _LOADED_CONJECTURES: list = []
 
 
-def load_registry(conjectures, builtin: bool = True):
-    """Import every paper module (flat modules and each paper package's files; not with
-    builtin=False) and the researcher's conjecture files; return the claim registry.  A
-    conjecture file that does not import (a syntax error, an exception, a `sys.exit`, a claim id
-    that is already registered with other content) is a UsageError naming the file; a paper
-    module that does not import propagates (the audit itself is broken)."""
+# the paper modules that did not import in this process: "properties/<paper>/<file>.py" -> why
+BROKEN_MODULES: dict[str, str] = {}
+
+
+def papers_of(only: str | None) -> set[str] | None:
+    """The papers an --only selection can reach: each glob's prefix (before its first dot) when
+    it names a paper without a wildcard; None (every paper) when a glob's prefix has one or no
+    --only is given.  Only those papers are imported and collected (a one-paper audit does not
+    load the others)."""
+    if not only:
+        return None
+    out = set()
+    for p in (p.strip() for p in only.split(",") if p.strip()):
+        prefix = p.split(".", 1)[0]
+        if any(ch in prefix for ch in "*?["):
+            return None
+        out.add(prefix)
+    return out
+
+
+def load_registry(conjectures, builtin: bool = True, papers: set[str] | None = None):
+    """Import the paper modules (flat modules and each paper package's files; not with
+    builtin=False; only those of `papers` when given) and the researcher's conjecture files;
+    return the claim registry.  A conjecture file that does not import (a syntax error, an
+    exception, a `sys.exit`, a claim id that is already registered with other content) is a
+    UsageError naming the file.  A paper module that does not import (a half-written claim) is
+    recorded in BROKEN_MODULES with why, and the others load: it blocks only itself (the audit
+    reports it as a broken row of its paper and does not collect it)."""
     from properties.registry import REGISTRY
 
     for mod in PAPER_MODULES if builtin else ():
-        importlib.import_module(f"properties.{mod}")
+        if papers is not None and mod.split(".", 1)[0] not in papers:
+            continue
+        try:
+            importlib.import_module(f"properties.{mod}")
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 -- any failure at import is the file's
+            path = f"properties/{mod.replace('.', '/')}.py"
+            BROKEN_MODULES[path] = f"{type(e).__name__}: {e}"
+            sys.modules.pop(f"properties.{mod}", None)
     for i, path in enumerate(conjectures):
         _check_conjecture_path(path)
         name = f"_conjecture_{i}_{Path(path).stem}"
@@ -112,6 +144,31 @@ def properties_by_claim() -> dict[str, list[str]]:
     return names
 
 
+def check_claim_ids(registry) -> None:
+    """A property that audits an id no Claim registers (a typo, in the paper prefix or after it)
+    is a usage error naming its file, its function and the registered ids closest to it: found
+    before any work, whatever --only selects (a glob would otherwise deselect it silently)."""
+    strays = []
+    mods = [m for name, m in sys.modules.items() if name.startswith("properties.")]
+    for m in mods + _LOADED_CONJECTURES:
+        for obj in list(vars(m).values()):
+            for mark in getattr(obj, "pytestmark", []) if callable(obj) else []:
+                if (getattr(mark, "name", "") == "claim" and mark.args
+                        and getattr(obj, "__module__", "") == m.__name__
+                        and mark.args[0] not in registry):
+                    strays.append((mark.args[0], getattr(m, "__file__", m.__name__),
+                                   getattr(obj, "__name__", "?")))
+    if not strays:
+        return
+    cid, path, fn = sorted(strays)[0]
+    close = difflib.get_close_matches(cid, sorted(registry), n=3, cutoff=0.5)
+    more = f" (and {len(strays) - 1} more)" if len(strays) > 1 else ""
+    raise UsageError(f"{path}: {fn} audits {cid!r}, which no Claim registers"
+                     + (f"; did you mean {', '.join(repr(c) for c in close)}?" if close else
+                        "; register(Claim(id=...)) it, or fix the id in @audits")
+                     + more)
+
+
 def select(ids, only: str | None):
     """The ids matched by the comma-separated globs `only`; a glob that matches nothing is a
     UsageError naming close matches."""
@@ -124,8 +181,11 @@ def select(ids, only: str | None):
         if not any(fnmatch.fnmatchcase(i, p) for i in ids):
             close = difflib.get_close_matches(p.rstrip("*."), sorted(ids), n=5, cutoff=0.5)
             papers = sorted({i.split(".", 1)[0] + ".*" for i in ids})
+            broken = [f"{f} does not import ({why})" for f, why in sorted(BROKEN_MODULES.items())
+                      if f.split("/")[1] == p.split(".", 1)[0]]
             raise UsageError(f"--only: {p!r} matches no claim"
-                             + (f"; close matches: {', '.join(close)}" if close else
+                             + (f"; {'; '.join(broken)}" if broken else
+                                f"; close matches: {', '.join(close)}" if close else
                                 f"; papers: {', '.join(papers)}"))
     chosen = sorted(i for i in ids if any(fnmatch.fnmatchcase(i, p) for p in pats))
     return chosen, pats

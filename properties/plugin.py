@@ -282,9 +282,31 @@ def failure_of(call, rep) -> tuple[str, list[str]]:
     return "none", []
 
 
+def _short_longrepr(item, call, rep) -> None:
+    """A property that failed with the harness's verdict (ClaimMismatch, NoPower, PropertyError)
+    leads with its one-line summary and its message; the harness frames (about 50 lines) are
+    kept for THEOREM_AUDIT_DEBUG=1.  Any other exception keeps pytest's full traceback."""
+    from properties.check import ClaimMismatch, NoPower, PropertyError
+
+    exc = call.excinfo
+    if (rep.when != "call" or rep.outcome != "failed" or exc is None
+            or not exc.errisinstance((ClaimMismatch, NoPower, PropertyError))
+            or os.environ.get("THEOREM_AUDIT_DEBUG")):
+        return
+    text = str(exc.value).strip()
+    lines = text.splitlines() or [""]
+    notes = "".join(f"\n{n}" for n in getattr(exc.value, "__notes__", []))  # Hypothesis's draw
+    path, line, name = item.location
+    rest = "\n".join(lines[1:])
+    rep.longrepr = (f"{exc.typename}: {lines[0]}" + (f"\n{rest}" if rest else "") + notes
+                    + f"\n\n{path}:{(line or 0) + 1}: {name} (the harness traceback: rerun with "
+                    "THEOREM_AUDIT_DEBUG=1)")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
+    _short_longrepr(item, call, outcome.get_result())
     if not ACTIVE:
         return
     from properties import check

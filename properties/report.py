@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -162,7 +163,8 @@ def run_header(meta: dict | None, profile: str | None = None) -> str:
              f"device {meta.get('device') or '?'}"]
     if meta.get("commit"):
         parts.append(f"commit {str(meta['commit'])[:10]}"
-                     + (" (uncommitted changes)" if meta.get("dirty") else ""))
+                     + (" (uncommitted changes)" if meta.get("dirty") else "")
+                     + _untracked_note(meta))
     return "audit: " + ", ".join(parts)
 
 
@@ -310,15 +312,26 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
     return "\n".join(out)
 
 
+def _untracked_note(meta: dict) -> str:
+    """The untracked files of theory/, sim/, properties/ that the stamp's commit lacks."""
+    new = meta.get("untracked") or []
+    if not new:
+        return ""
+    more = f" and {len(new) - 3} more" if len(new) > 3 else ""
+    return f" (untracked, not in the commit: {', '.join(new[:3])}{more})"
+
+
 def rerun_commands(row: dict, profile: str) -> list[str]:
     """One shell command per failing (or erroring, or expected-to-fail) property of a claim row:
     it reruns exactly the worst failing draw when the draw can be replayed (THEOREM_AUDIT_DRAW),
     else the whole property.  It works as printed from any directory (it starts with `cd` to the
-    checkout; a conjecture file outside it is named by its absolute path, with the checkout's
-    pytest configuration), runs at the audit's size, and for a printed form expected to fail
+    checkout; a conjecture file outside it is named by its absolute path), with the audit's own
+    interpreter and pytest configuration (properties/pytest-audit.ini, shipped in the package, so
+    a wheel's report reruns too), runs at the audit's size, and for a printed form expected to fail
     passes `--runxfail`, so that the failure's numbers are printed instead of "1 xfailed"."""
     import shlex
 
+    from properties.settings import PYTEST_INI as ini
     from properties.settings import SIZE_ENV
     from properties.world import REPLAY_ENV, parse_draw
 
@@ -340,13 +353,12 @@ def rerun_commands(row: dict, profile: str) -> list[str]:
         test = p["test"]
         if test.startswith("::") and p.get("path"):  # a row of an older plugin: no path in it
             test = f"{p['path']}{test}"
-        path = Path(test.split("::", 1)[0])
-        inside = not path.is_absolute() or path.resolve() == root or root in path.resolve().parents
-        opts = "-p no:cacheprovider" + ("" if inside else " -c pyproject.toml --rootdir .")
+        opts = (f"-c {shlex.quote(str(ini))} --rootdir {shlex.quote(str(root))} "
+                "-p no:cacheprovider")
         if p.get("expected_failure"):
             opts += " --runxfail"
-        out.append(f"cd {shlex.quote(str(root))} && {env}python -m pytest {opts} "
-                   f"{shlex.quote(test)}")
+        out.append(f"cd {shlex.quote(str(root))} && {env}{shlex.quote(sys.executable)} -m pytest "
+                   f"{opts} {shlex.quote(test)}")
     return out
 
 
@@ -401,7 +413,8 @@ def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta
                       if meta.get(k) is not None)
     vers = ", ".join(f"{k} {v}" for k, v in (meta.get("versions") or {}).items() if v)
     out.append(f"<p class='stamp'>{stamp}{'; ' + e(vers) if vers else ''}"
-               f"{' (uncommitted changes)' if meta.get('dirty') else ''}</p>")
+               f"{' (uncommitted changes)' if meta.get('dirty') else ''}"
+               f"{e(_untracked_note(meta))}</p>")
     out.append("<table><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>")
     for p, c in sorted(s["papers"].items()):
         out.append(f"<tr><td>{e(p)}</td>" + "".join(f"<td>{c[v]}</td>" for v in VERDICTS) + "</tr>")

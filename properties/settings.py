@@ -5,6 +5,7 @@ decided at import, so a claim asks `size()` inside its property, never in a deco
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, settings
 
@@ -27,6 +28,10 @@ def profile() -> str:
 
 
 SIZE_ENV = "THEOREM_AUDIT_SIZE"
+
+# The pytest configuration of the audit's runs and of their Rerun commands, shipped inside the
+# package (a wheel has no pyproject.toml)
+PYTEST_INI = Path(__file__).resolve().with_name("pytest-audit.ini")
 SIZES = ("ci", "ladder", "paper")
 
 

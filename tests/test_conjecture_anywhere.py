@@ -1,7 +1,7 @@
 """Conjectures anywhere on disk (issue 21), end to end: files outside the checkout, two named
 alike in different folders with a same-named function, a false one and one whose property audits
-a typo'd claim id.  Every claim runs; the typo makes the audit exit 3 with the message in its
-row; the false conjecture's Rerun line, run as printed from another directory, reruns exactly
+a typo'd claim id.  The typo is a usage error before any work (exit 2, naming the file and the
+close ids), whatever --only selects; without it every claim runs; the false conjecture's Rerun line, run as printed from another directory, reruns exactly
 its failing draw."""
 
 from __future__ import annotations
@@ -61,8 +61,7 @@ def _write(path: Path, cid: str, plus: str = "n + 1", audits: str | None = None)
 def test_conjectures_outside_the_checkout(tmp_path):
     files = [_write(tmp_path / "a" / "conj.py", "conjecture.sum_a"),
              _write(tmp_path / "b" / "conj.py", "conjecture.sum_b"),          # same name
-             _write(tmp_path / "c" / "false_sum.py", "conjecture.false_sum", plus="n"),
-             _write(tmp_path / "d" / "typo.py", "conjecture.sum_d", audits="conjecture.sum_dd")]
+             _write(tmp_path / "c" / "false_sum.py", "conjecture.false_sum", plus="n")]
     report = tmp_path / "report"
     env = dict(os.environ, HYPOTHESIS_PROFILE="ci", PYTHONPATH=str(ROOT))
     env.pop("CONJECTURE_LOG", None)
@@ -71,7 +70,7 @@ def test_conjectures_outside_the_checkout(tmp_path):
            *files]
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600, check=False)
-    assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "audit: profile ci, size ci, device" in proc.stdout
     rows = {r["id"]: r for r in json.loads((report / "audit.json").read_text())["claims"]}
     # both same-named functions in same-named files ran, under their real paths
@@ -79,11 +78,6 @@ def test_conjectures_outside_the_checkout(tmp_path):
         assert rows[cid]["verdict"] == "holds", rows[cid]["detail"]
         assert rows[cid]["properties"][0]["test"] == f"{tmp_path / d / 'conj.py'}::test_sum"
         assert rows[cid]["file"] == str(tmp_path / d / "conj.py")
-    # the typo: its own row, the audit broken (exit 3), the message where it is read
-    typo = rows["conjecture.sum_dd"]
-    assert "no Claim registers" in typo["detail"]
-    assert "did you mean 'conjecture.sum_d'" in typo["detail"]
-    assert "broken: conjecture.sum_dd" in proc.stdout
     # the false conjecture: its Rerun line works as printed from anywhere, on exactly its draw
     false = rows["conjecture.false_sum"]
     assert false["verdict"] == "refuted"
@@ -96,3 +90,19 @@ def test_conjectures_outside_the_checkout(tmp_path):
                        env=dict(os.environ, CONJECTURE_LOG=str(log), PYTHONPATH=str(ROOT)))
     assert r.returncode == 1 and "ClaimMismatch" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
     assert log.read_text().split() == [draw.split("=")[1]]
+
+
+def test_a_typod_claim_id_is_a_usage_error_whatever_only_selects(tmp_path):
+    """`@audits("conjecturr.sum_d")` (a typo in the prefix) in a file that registers
+    `conjecture.sum_d`: exit 2 before any work, naming the file, the function and the close id,
+    under an --only that the typo's prefix does not match."""
+    typo = _write(tmp_path / "d" / "typo.py", "conjecture.sum_d", audits="conjecturr.sum_d")
+    env = dict(os.environ, HYPOTHESIS_PROFILE="ci", PYTHONPATH=str(ROOT))
+    cmd = [sys.executable, "-m", "properties", "audit", "--only", "conjecture.*", "--report",
+           str(tmp_path / "report"), "--no-plots", "--no-cache", "--conjecture", typo]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "typo.py: test_sum audits 'conjecturr.sum_d', which no Claim registers" in proc.stderr
+    assert "did you mean 'conjecture.sum_d'?" in proc.stderr
+    assert not (tmp_path / "report" / "audit.json").exists()

@@ -104,3 +104,23 @@ def test_runs_and_figures_import_no_claim_file():
             if f.stem.startswith("test_") and imported - {f"properties.{paper}.{f.stem}"}:
                 bad.append(f"{f.name} imports another claim file {sorted(imported)}")
     assert not bad, "; ".join(bad)
+
+
+def test_audit_pytest_ini_matches_pyproject():
+    """The audit's pytest configuration ships in the package (properties/pytest-audit.ini: a
+    wheel has no pyproject.toml) and says what pyproject.toml says, less testpaths; it is in the
+    wheel's package data."""
+    import configparser
+    import tomllib
+
+    from properties.settings import PYTEST_INI
+
+    root = Path(__file__).resolve().parents[1]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    opts = pyproject["tool"]["pytest"]["ini_options"]
+    ini = configparser.ConfigParser()
+    ini.read(PYTEST_INI)
+    assert ini["pytest"]["addopts"].split() == opts["addopts"].split()
+    assert [m.strip() for m in ini["pytest"]["markers"].strip().splitlines()] == opts["markers"]
+    assert ini["pytest"]["filterwarnings"].strip().splitlines() == opts["filterwarnings"]
+    assert "*.ini" in pyproject["tool"]["setuptools"]["package-data"]["properties"]

@@ -185,6 +185,8 @@ def _mismatch_row(nodeid, msgs):
 
 
 def test_failing_draws_are_all_listed_worst_first_and_rerun_shows_the_numbers():
+    from properties.settings import PYTEST_INI
+
     msgs = ["c: score -482 < threshold 0 (x)", "c: score -1.6e+04 < threshold 0 (x)",
             "c: trend inconclusive", "c: score -3 < threshold 0 (x)"]
     r = verdict_for(CLAIM, [_mismatch_row("/abs/conj.py::test_p", msgs)])
@@ -193,7 +195,7 @@ def test_failing_draws_are_all_listed_worst_first_and_rerun_shows_the_numbers():
     cmds = rep.rerun_commands(r, "ci")
     assert len(cmds) == 1 and "THEOREM_AUDIT_DRAW=n=1 " in cmds[0]  # the worst draw
     assert cmds[0].startswith("cd ") and "--runxfail" in cmds[0]
-    assert "-c pyproject.toml --rootdir . " in cmds[0] and cmds[0].endswith("/abs/conj.py::test_p")
+    assert f" -c {PYTEST_INI} --rootdir " in cmds[0] and cmds[0].endswith("/abs/conj.py::test_p")
     md = rep.markdown([dict(r, rerun=cmds)], "ci", {})
     assert "**Failing draws** (4, worst first):" in md and "--runxfail" in md
     assert "<th>why</th>" in rep.html([r], "ci", {}, ".")
