@@ -198,6 +198,27 @@ class Trend:
 ASSUMED_DOF = 2  # `se` given without `dof`: as if from 3 seeds (the fewest a claim may use)
 
 
+def seeds_needed(slope: float, stderr: float, seeds: int, false_fail: float, direction: str,
+                 power: float = 0.8, most: int = 100_000) -> str:
+    """What would decide an inconclusive seed-clustered direction trend: the seeds per size at
+    which a true slope equal to the one seen is detected with probability `power` at the
+    check's false-fail rate (noncentral t; the per-seed slope scatter taken as seen, so the SE
+    shrinks as 1/sqrt(seeds)), and which verdict it would then point to."""
+    if not (math.isfinite(slope) and math.isfinite(stderr)) or stderr <= 0 or slope == 0:
+        return "no slope to detect: more seeds would not decide it at this effect"
+    sd = stderr * math.sqrt(seeds)
+    toward = ("the claimed direction" if (slope > 0) == (direction == "increasing")
+              else "the other direction (a refutation)")
+    for n in sorted({*range(max(seeds, 2), 64), *np.unique(np.geomspace(64, most, 200).astype(int))}):
+        crit = float(stats.t.isf(false_fail / 2, n - 1))
+        nc = abs(slope) / (sd / math.sqrt(n))
+        if float(stats.nct.sf(crit, n - 1, nc)) >= power:
+            return (f"the slope seen ({slope:.3g}) would be decided, toward {toward}, with power "
+                    f"{power:g} at about {n} seeds per size (now {seeds}; false-fail "
+                    f"{false_fail:g})")
+    return f"the slope seen ({slope:.3g}) is too small to decide with fewer than {most} seeds"
+
+
 def _slope_fit(x, v, log_values, se, dof, value_error, false_fail):
     """(slope, stderr, crit, dof, model, per-size values) for the four error models."""
     lx = np.log(x)
@@ -365,6 +386,8 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
                               f"{direction}"), cname)
         return trend
     msg = f"{claim_id}{_c._w(what)}: {desc}: not significantly {direction} (nor the other way)"
+    if emodel.startswith("seed-clustered"):
+        msg += f"; {seeds_needed(slope, stderr, d + 1, ff, direction)}"
     if _c._SINK.soft:
         _c._SINK.undecided.append((cname, msg))
         return trend

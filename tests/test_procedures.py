@@ -373,3 +373,29 @@ def test_a_rival_within_the_checks_tolerance_of_the_claim_is_not_told_apart_not_
     (alt,) = W.pop_last_run().as_row()["alternatives"]
     assert alt["not_told_apart"] >= 1 and alt["survived"] == 0 and alt["told_apart"]
     assert "within twice the check's tolerance" in alt["close_messages"][0]
+
+
+def test_an_inconclusive_direction_trend_says_how_many_seeds_would_decide_it():
+    """Issue 38: 'not significantly increasing' names the seeds per size at which the slope it
+    saw would be detected (power 0.8 at the check's rate), and which way that would point; the
+    number is the noncentral-t one, and more seeds than that are needed for a smaller slope."""
+    import math
+
+    from scipy import stats
+
+    from properties.check import Inconclusive, check_trend
+    from properties.trend import seeds_needed
+
+    gen = np.random.default_rng(3)
+    values = np.exp(0.05 * np.log([4.0, 8.0, 16.0]) + gen.normal(0, 0.3, (5, 3)))
+    with pytest.raises(Inconclusive, match="seeds per size"):
+        check_trend("demo.claim", [4, 8, 16], values, direction="increasing", false_fail=1e-4)
+    text = seeds_needed(0.3, 0.1, 4, 1e-4, "increasing")
+    n = int(text.split("about ")[1].split(" seeds")[0])
+    sd = 0.1 * math.sqrt(4)
+    def power(k):
+        return stats.nct.sf(stats.t.isf(0.5e-4, k - 1), k - 1, 0.3 / (sd / math.sqrt(k)))
+    assert power(n) >= 0.8 > power(n - 1)
+    assert "claimed direction" in text and "refutation" in seeds_needed(-0.3, 0.1, 4, 1e-4,
+                                                                        "increasing")
+    assert int(seeds_needed(0.1, 0.1, 4, 1e-4, "increasing").split("about ")[1].split(" ")[0]) > n
