@@ -18,7 +18,7 @@ HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugi
                              "digest", "readings", "scaffold", "policy", "evidence", "verdict",
                              "readme", "cli_common", "cli_audit", "proctree", "shards",
                              "discrepancy", "procedures", "outcomes", "resolution", "trace",
-                             "trend"})
+                             "trend", "diagnosis"})
 
 CLAIM_KINDS = ("paper", "by_construction", "consistency")
 

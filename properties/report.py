@@ -89,6 +89,11 @@ def resolution_cell(r) -> str:
 
 def _alt_line(a: dict) -> str:
     """One alternative: how many draws rejected it, passed it, came too close, were excused."""
+    if not a.get("draws") and not a.get("excused") and not a.get("survived"):
+        # never run: the claim's own form failed on every draw (no alternatives then), or the
+        # property never asked for the slot it replaces -- neither rejected nor accepted
+        return (f"`{a['kind']}:{a['name']}` ({a['source']}): did not run (no draw of the claim's "
+                "own form passed, so no alternative was tried)")
     state = ("rejected" if a["rejected"] else "not told apart" if a.get("told_apart")
              else "**not rejected**")
     parts = [f"rejected on {a['rejected_draws']} of {a['draws']} draws"]

@@ -468,6 +468,7 @@ def build(registry: dict[str, Claim], raw: dict, selected=None) -> list[dict]:
     strays = sorted(i for i in by_claim if i not in registry)
     for i in ids:
         row = verdict_for(registry.get(i), by_claim.get(i, []))
+        _diagnosis(row, by_claim.get(i, []))
         if i in registry and not by_claim.get(i):
             import difflib
             near = difflib.get_close_matches(i, strays, n=3, cutoff=0.6)
@@ -484,6 +485,32 @@ def build(registry: dict[str, Claim], raw: dict, selected=None) -> list[dict]:
                     f"{', '.join(repr(c) for c in close)}?)", 1)
         out.append(row)
     return out
+
+
+def _diagnosis(row: dict, rows: list[dict]) -> None:
+    """The near misses of the declared closed forms that the data accept where the printed form
+    failed (properties.diagnosis), in the row and, for a refutation or an erratum, its detail."""
+    from properties import diagnosis
+
+    acc: dict = {}
+    failing = 0
+    for r in rows:
+        if r.get("form", "printed") != "printed":
+            continue
+        failing += r.get("mismatched_draws") or (1 if r.get("failing_draw") else 0)
+        for name, d in (r.get("diagnosis") or {}).items():
+            slot = acc.setdefault(name, {"draws": 0, "near_misses": 0, "accepted": {},
+                                         "sympy_form": d.get("sympy_form", False)})
+            slot["draws"] += d.get("draws", 0)
+            slot["near_misses"] = max(slot["near_misses"], d.get("near_misses", 0))
+            for lab, k in (d.get("accepted") or {}).items():
+                slot["accepted"][lab] = slot["accepted"].get(lab, 0) + k
+    if not acc:
+        return
+    row["diagnosis"] = acc
+    if row.get("verdict") in ("refuted", "erratum"):
+        text = diagnosis.summary_text(acc, failing)
+        row["detail"] = (row.get("detail", "") + " | " + text).lstrip(" |")
 
 
 def summary(rows: list[dict]) -> dict:

@@ -325,6 +325,8 @@ class Run:
     reading: str | None = None                          # a neighbouring reading (audits)
     sites: list | None = None                           # per declared closed form, where it
     #                                                     lives (properties.resolution)
+    diagnosis: dict = field(default_factory=dict)       # near misses the data accept
+    diagnosed: int = 0                                  # failing draws diagnosed
 
     def alt_stats(self, alt: Alternative) -> AltOutcome:
         return self.alternatives.setdefault(alt.name, AltOutcome.of(alt))
@@ -434,7 +436,8 @@ class Run:
                 "trend_mismatches": self.trend_mismatches,
                 "mismatches": [{"draw": d, "message": m} for d, m in self.mismatches[:50]],
                 "inconclusive": [m for _, m in self.inconclusive][:5],
-                "failing_draw": self.failing_draw, "reading": self.reading}
+                "failing_draw": self.failing_draw, "reading": self.reading,
+                "diagnosis": self.diagnosis}
 
 
 _CURRENT: Run | None = None
@@ -496,9 +499,10 @@ def _soft(inner: Callable, args, kwargs, world: World, what: str,
     sink.reference = reference  # the claim world's checks on this draw (check_order's band)
     world.last_sink = sink
     stopped = None
+    takes_world = "world" in inspect.signature(inner).parameters  # (a diagnosis runs any body)
     with check.recording(sink):
         try:
-            inner(*args, **dict(kwargs, world=world))
+            inner(*args, **(dict(kwargs, world=world) if takes_world else kwargs))
         except ClaimMismatch as e:  # raised by the body itself, not by a check
             sink.failed.append(("the property body", str(e).splitlines()[0]))
         except (UnsatisfiedAssumption, Skipped) as e:
@@ -553,6 +557,7 @@ def _run_draw(inner: Callable, args, kwargs):
                 if run.failing_draw is None:  # later calls are Hypothesis shrinking this one
                     _record_draw(run, claim, key(), draw_kwargs)
                     run.trend_mismatches += bool(getattr(e, "trend", False))
+                    _diagnose(run, claim, inner, args, kwargs, memo, draw_kwargs)
                 run.failing_draw = _draw_repr(draw_kwargs)
                 raise
             run.failing_draw = _draw_repr(draw_kwargs)
@@ -561,6 +566,7 @@ def _run_draw(inner: Callable, args, kwargs):
                 run.mismatch_keys.add(key())
                 run.mismatches.append((run.failing_draw, str(e).splitlines()[0]))
                 run.trend_mismatches += bool(getattr(e, "trend", False))
+                _diagnose(run, claim, inner, args, kwargs, memo, draw_kwargs)
             _note_paper_setting(run, key())
             return None
         except Inconclusive as e:
@@ -609,6 +615,23 @@ def _run_draw(inner: Callable, args, kwargs):
         run.resolution.append(_resolution_of_draw(inner, args, kwargs, run.claim_id, memo,
                                                   draw_kwargs, reference=sink, sites=run.sites))
     return None
+
+
+def _diagnose(run: Run, claim, inner, args, kwargs, memo, draw_kwargs) -> None:
+    """The printed form failed on this draw: try the near misses of its declared closed forms
+    (properties.diagnosis) on the first DIAGNOSE_DRAWS such draws."""
+    from properties import diagnosis
+
+    if (run.form != "printed" or run.diagnosed >= diagnosis.DIAGNOSE_DRAWS
+            or not diagnosis.diagnosis_enabled()):
+        return
+    if run.sites is None:
+        run.sites = _closed_form_sites(declared_closed_forms(claim))
+    if not run.sites:
+        return
+    run.diagnosed += 1
+    diagnosis.merge(run.diagnosis, diagnosis.diagnose_draw(
+        inner, args, kwargs, run.claim_id, memo, draw_kwargs, run.sites))
 
 
 def _note_paper_setting(run: Run, k: str):

@@ -23,9 +23,10 @@ def _copy_harness(dst: Path) -> Path:
     the layout and statement tests, an empty statements.json."""
     (dst / "properties").mkdir(parents=True)
     for f in (ROOT / "properties").iterdir():
-        if f.is_file() and f.suffix in (".py", ".mplstyle"):
+        if f.is_file() and f.suffix in (".py", ".mplstyle", ".ini"):
             shutil.copy(f, dst / "properties" / f.name)
-    for pkg, files in (("theory", ("__init__.py", "validate.py")), ("sim", ("__init__.py",))):
+    for pkg, files in (("theory", ("__init__.py", "validate.py", "mutate.py")),
+                       ("sim", ("__init__.py",))):
         (dst / pkg).mkdir()
         for name in files:
             shutil.copy(ROOT / pkg / name, dst / pkg / name)
