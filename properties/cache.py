@@ -323,7 +323,32 @@ OBSERVERS: list = []
 
 def run_cache(maxsize: int | None = 8):
     """Decorator for a shared run: `functools.lru_cache(maxsize)` in memory (callers must not
-    modify what it returns) over the on-disk cache.  `.cache_clear()` clears the memory level."""
+    modify what it returns) over the on-disk cache.  `.cache_clear()` clears the memory level.
+
+    For a run that several claims (or several properties, alternatives and figures) use, in a
+    paper's `properties/<paper>/runs.py`:
+
+        @run_cache(maxsize=8)
+        def train_wv(seed: int, S: int = 1, steps: int | None = None) -> np.ndarray:
+            ...                               # seeds -> make_generator(seed), never global RNG
+
+    - Arguments must be hashable, as for `functools.lru_cache`: ints, floats, strings, None,
+      tuples of them, frozen dataclasses.  A list, dict or numpy array raises
+      `TypeError: unhashable type` (a torch tensor hashes by identity: each new tensor is a new
+      memory entry); pass a tuple (`tuple(seeds)`) or the numbers that build the array, and
+      build it inside.
+    - On disk a call is keyed by its bound arguments with the defaults applied (`f(0)` and
+      `f(0, 1)` are one run when 1 is the default) and by the code version (sim/, theory/, the
+      harness modules runs depend on, the paper's shared modules, this file) and environment
+      (library versions, device, profile, size): an edit of the code is a miss, never a stale
+      hit.  A result that does not pickle is kept in memory only (with a warning).
+    - The value returned is shared by every caller (memory level) and stored as it was returned
+      (disk level): treat it as read-only (copy before changing it).
+    - `maxsize` bounds the in-memory level only (None: unbounded); the disk level is bounded by
+      the audit's `--cache-limit`.  THEOREM_AUDIT_NO_CACHE=1 (`--no-cache`) keeps the memory
+      level only.
+    - While a property runs in a world, the harness is told of every result (it compares an
+      alternative's run with the claim's: a null that returns the claim's own run is caught)."""
 
     def deco(fn):
         sig = inspect.signature(fn)

@@ -146,7 +146,10 @@ def test_readme_refuses_a_partial_interrupted_non_ci_or_conjecture_report():
     suite = {"joma.a", "joma.b", "signgd.c"}
     rows = [_readme_row(c, "holds") for c in sorted(suite)]
     assert rep.readme_refusal(_doc(rows), suite) is None
-    assert "partial" in rep.readme_refusal(_doc(rows[:2]), suite)
+    assert rep.readme_refusal(_doc(rows[:2]), suite) is None  # every claim of joma: its table
+    assert "partial" in rep.readme_refusal(_doc(rows[:1]), suite)  # joma.b is missing
+    assert "--only 'joma.*'" in rep.readme_refusal(_doc(rows[:1] + rows[2:]), suite)
+    assert "no claim" in rep.readme_refusal(_doc([]), suite)
     assert "interrupted" in rep.readme_refusal(_doc(rows, interrupted=True), suite)
     assert "'dev' profile" in rep.readme_refusal(_doc(rows, profile="dev"), suite)
     assert "not the suite's" in rep.readme_refusal(
@@ -237,7 +240,10 @@ def test_the_ladder_block_shows_where_the_ladder_decides_otherwise_and_stamps_bo
             "no power at T = v = 10. (more in audit.md) |") in block
     assert "`signgd.c` (not-audited)" in block and "| [`signgd.c`]" not in block
     assert "2 claims run at the ladder, 1 with another verdict" in block
-    assert "Not run at the ladder (1 claims)" in block
+    assert "Not run at the ladder: `joma` (1 claims)" in block
+    assert "#### `topic.*` at `--size ladder`" in block and "#### `joma.*` at" not in block
+    from properties.readme import ladder_stamps
+    assert set(ladder_stamps(new)) == {"signgd", "topic"}
     # idempotent with both reports; without a ladder report the block is kept as it was
     assert rep.update_readme(new, ci_doc, lad_doc) == new
     assert rep.update_readme(new, ci_doc) == new
@@ -280,8 +286,11 @@ def test_readme_command_fills_the_ladder_block_and_refuses_a_ci_size_ladder_repo
                                                    size="ci")))
     (lad / "audit.json").write_text(json.dumps(_doc([_readme_row(suite[0], "not-audited")],
                                                     size="ladder")))
+    from properties.readme import SUMMARY_BEGIN, SUMMARY_END
+
     readme = tmp_path / "README.md"
-    readme.write_text(f"x\n{rep.README_BEGIN}\nkept\n{rep.README_END}\n")
+    readme.write_text(f"x\n{SUMMARY_BEGIN}\nkept\n{SUMMARY_END}\n")
+    tables = tmp_path / "docs" / "verdicts.md"
 
     def run(ladder_dir):
         return subprocess.run([sys.executable, "-m", "properties", "readme", "--report", str(ci),
@@ -291,7 +300,7 @@ def test_readme_command_fills_the_ladder_block_and_refuses_a_ci_size_ladder_repo
 
     r = run(ci)  # a ci-size report as the ladder report: refused, README unchanged
     assert r.returncode == 2 and "not `ladder`" in r.stderr, r.stderr
-    assert "kept" in readme.read_text()
+    assert "kept" in readme.read_text() and not tables.exists()
     # malformed ladder reports: one line, exit 2, no traceback, the README unchanged
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -306,8 +315,12 @@ def test_readme_command_fills_the_ladder_block_and_refuses_a_ci_size_ladder_repo
     assert r.returncode == 2 and "--ladder-report" in r.stderr, r.stderr
     r = run(lad)
     assert r.returncode == 0, r.stderr
-    text = readme.read_text()
-    assert rep.LADDER_BEGIN in text and f"[`{suite[0]}`]" in text.split(rep.LADDER_BEGIN)[1]
+    text = tables.read_text()  # the tables and the ladder block: docs/verdicts.md
+    assert rep.LADDER_BEGIN in text and f"[`{suite[0]}`](../" in text.split(rep.LADDER_BEGIN)[1]
+    summary = readme.read_text()  # the README: its summary, at both sizes, linking the tables
+    assert "kept" not in summary and "[docs/verdicts.md](docs/verdicts.md)" in summary
+    paper = suite[0].split(".", 1)[0]
+    assert f"| `{paper}` | ladder | 1 | 0 | 0 | 0 | 0 | 1 | 0 |" in summary
 
 
 def _word_row(form, outcome, passes, worst, reading=None):
