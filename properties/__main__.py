@@ -9,7 +9,7 @@
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
     theorem-audit readme [--report DIR] [--readme README.md] [--ladder-report DIR]
-    theorem-audit new-paper NAME [--title TITLE]  # skeleton: theory/, sim/, properties/NAME/
+    theorem-audit new-paper NAME [--title T] [--claim ITEM]  # theory/, sim/, properties/NAME/
     theorem-audit new-claim ID                    # skeleton properties/<paper>/test_<item>.py
 
 `audit` runs the properties in a pytest subprocess (so the CLI and CI share one code path); the
@@ -234,7 +234,8 @@ def cmd_new_paper(args) -> int:
     """Write the skeleton of a new paper (properties/scaffold.py)."""
     from properties import scaffold
     try:
-        written = scaffold.new_paper(args.name, Path(args.root), title=args.title)
+        written = scaffold.new_paper(args.name, Path(args.root), title=args.title,
+                                     first_claim=args.claim)
     except ValueError as e:
         raise UsageError(f"new-paper: {e}") from None
     print("wrote " + ", ".join(written))
@@ -350,6 +351,8 @@ def _main(argv=None) -> int:
     np_ = sub.add_parser("new-paper", help="write the skeleton files of a new paper")
     np_.add_argument("name", help="the paper's claim-id prefix (a lower-case identifier)")
     np_.add_argument("--title", default=None, help="display name, e.g. 'X (A et al., ICML 2025)'")
+    np_.add_argument("--claim", default="theorem1", metavar="ITEM",
+                     help="the first claim's item (e.g. theorem4_1; default theorem1)")
     nc = sub.add_parser("new-claim", help="write the skeleton claim file of a new claim id")
     nc.add_argument("id", help="the claim id, paper.item (the paper must exist)")
     for p in (np_, nc):

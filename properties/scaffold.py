@@ -1,9 +1,11 @@
 """`theorem-audit new-paper NAME` and `theorem-audit new-claim ID`: the skeleton files of a new
 paper or claim, laid out as the layout test (`tests/test_layout.py`) wants them.
 
-    new-paper NAME   theory/NAME.py (a closed form), sim/NAME.py (a seeded torch simulation),
-                     properties/NAME/__init__.py (the paper's display name, PAPER = "..."), and
-                     the paper's first claim, NAME.theorem1 (as new-claim writes it)
+    new-paper NAME [--title T] [--claim ITEM]
+                     theory/NAME.py (a closed form with its sympy form), sim/NAME.py (a seeded
+                     torch simulation), properties/NAME/__init__.py (the paper's display name,
+                     PAPER = T), and the paper's first claim, NAME.ITEM (default theorem1; as
+                     new-claim writes it)
     new-claim ID     properties/<paper>/test_<item>.py: the Claim (statement as printed, to fill
                      in), a rival, a null, and the printed form's property with a paper-setting
                      example; it runs as written (an exact toy claim: gradient descent on a
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import textwrap
 from pathlib import Path
 
 _PAPER = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -70,15 +73,15 @@ per formula, named after the equation or theorem it comes from."""
 
 from __future__ import annotations
 
-from theory.validate import integer, number
+import sympy as sp
 
+from theory.mutate import symbolic
 
-def gd_quadratic(x0: float, a: float, eta: float, t: int) -> float:
-    """Gradient descent on f(x) = a x^2 / 2 from x0 with step eta: x_t = x0 (1 - eta a)^t."""
-    x0 = number("x0", x0)
-    a, eta = number("a", a, lo=0, lo_open=True), number("eta", eta, lo=0, lo_open=True)
-    t = integer("t", t, lo=0, hi=10**6)
-    return float(x0) * (1.0 - eta * a) ** t
+# A closed form built by `symbolic` carries its sympy form: where the printed form fails, the
+# audit tries its near misses (a dropped factor, a neighbouring exponent, N +- 1) and says
+# which the data accept.  A hand-written function can carry one too (`with_sympy_form`).
+N, s2 = sp.symbols("N sigma2", positive=True)
+mean_variance = symbolic((N, s2), s2 / N, "TODO (an example): Var of the mean of N draws")
 '''
 
 SIM = '''"""Simulations of {paper} (sim/: torch, float64, seeded by a local generator, on the
@@ -90,38 +93,48 @@ from __future__ import annotations
 import torch
 
 from sim import make_generator
-from theory.validate import flag, integer, number
+from theory.validate import integer, number
 
 
-def gd_quadratic(seed: int, a: float, eta: float, t: int, device="cpu", train: bool = True):
-    """Run t steps of gradient descent on f(x) = a x^2 / 2 from x0 ~ N(0, 1) drawn from `seed`;
-    returns (x0, x_t).  `train=False` is the null (the steps switched off)."""
-    a, eta = number("a", a, lo=0, lo_open=True), number("eta", eta, lo=0, lo_open=True)
-    t, train = integer("t", t, lo=0, hi=10**6), flag("train", train)
+def mean_of_draws(seed: int, n: int, sigma2: float, reps: int = 1000, device="cpu"):
+    """TODO (an example): `reps` means of n N(0, sigma2) draws, from `seed`."""
+    n, reps = integer("n", n, lo=1, hi=10**6), integer("reps", reps, lo=1, hi=10**6)
+    sigma2 = number("sigma2", sigma2, lo=0, lo_open=True)
     g = make_generator(seed)
-    x0 = torch.randn((), generator=g, dtype=torch.float64).to(device)
-    x = x0.clone().requires_grad_(True)
-    for _ in range(t if train else 0):
-        loss = 0.5 * a * x ** 2
-        (grad,) = torch.autograd.grad(loss, x)
-        x = (x - eta * grad).detach().requires_grad_(True)
-    return float(x0), float(x.detach())
+    x = torch.randn((reps, n), generator=g, dtype=torch.float64) * sigma2 ** 0.5
+    return x.to(device).mean(dim=1)
 '''
 
-INIT = '''"""Audit of {title}: one file per claim item, `test_<item>.py` (the Claim,
-its strategies, its alternatives, its printed and corrected properties); runs two claims share
-go in `runs.py`, figures in `figures.py`.  Written by `theorem-audit new-paper {paper}`; see
-CONTRIBUTING.md, "Adding a paper".
+INIT = '''"""{doc}
 """
 
-# the paper's name in the report's tables (TODO: authors, venue, year)
-PAPER = {title!r}
+{title_comment}
+PAPER = {title_literal}
 '''
+
+INIT_DOC = ("Audit of {title}: one file per claim item, `test_<item>.py` (the Claim, its "
+            "strategies, its alternatives, its printed and corrected properties); runs two "
+            "claims share go in `runs.py`, figures in `figures.py`.  Written by `theorem-audit "
+            "new-paper {paper}`; see CONTRIBUTING.md, \"Adding a paper\".")
+
+LINE = 100  # the project's ruff line-length: generated files stay within it
+
+
+def _str_literal(text: str, indent: int) -> str:
+    """A Python string literal of `text` within LINE columns (adjacent literals)."""
+    one = repr(text)
+    if indent + len(one) <= LINE:
+        return one
+    parts = textwrap.wrap(text, LINE - indent - 4, drop_whitespace=False)
+    pad = " " * (indent + 1)
+    return "(" + ("\n" + pad).join(repr(p) for p in parts) + ")"
+
 
 CLAIM = '''"""{claim_id}: TODO the theorem, lemma or equation of the paper this file audits.
 
-Written by `theorem-audit new-claim {claim_id}`.  It runs as written (an exact toy claim, gradient
-descent on a quadratic against its closed form) so the first audit gives a verdict:
+Written by `theorem-audit new-claim {claim_id}`.  It runs as written (an exact toy claim,
+gradient descent on a quadratic against its closed form, from theory/skeleton.py and
+sim/skeleton.py, which stay in the package) so the first audit gives a verdict:
 
     theorem-audit audit --only '{claim_id}' --report /tmp/report
 
@@ -137,8 +150,8 @@ from hypothesis import strategies as st
 from properties import Claim, Tolerance, audits, check_close, examples, null, paper_example, \\
     register, rival
 from sim import default_device
-from sim.{paper} import gd_quadratic as simulate
-from theory.{paper} import gd_quadratic as closed_form
+from sim.skeleton import gd_quadratic as simulate  # TODO: the paper's, from sim.{paper}
+from theory.skeleton import gd_quadratic as closed_form  # TODO: from theory.{paper}
 
 CLAIM_ID = "{claim_id}"
 
@@ -162,8 +175,8 @@ register(Claim(
     statement="TODO: the statement exactly as printed, every item of it "
               "(pinned in tests/statements.json; never edited afterwards)",
     assumptions="TODO: what the statement assumes (the strategies draw from inside it)",
-    prediction="theory.{paper}.gd_quadratic",
-    simulation="sim.{paper}.gd_quadratic",
+    prediction="theory.skeleton.gd_quadratic",  # TODO: theory.{paper}.<closed form>
+    simulation="sim.skeleton.gd_quadratic",  # TODO: sim.{paper}.<simulation>
     metric="|x_t - closed form|",
     tolerance="float64 round-off over the t steps (derived)",
     alternatives=(
@@ -207,17 +220,26 @@ def new_claim(claim_id: str, root: Path | str) -> list[str]:
                    CLAIM.format(claim_id=claim_id, paper=paper, func=func))]
 
 
-def new_paper(name: str, root: Path | str, title: str | None = None) -> list[str]:
-    """Write the skeleton of paper `name` under `root` and its first claim `name.theorem1`;
-    returns the paths written (relative)."""
+def new_paper(name: str, root: Path | str, title: str | None = None,
+              first_claim: str = "theorem1") -> list[str]:
+    """Write the skeleton of paper `name` under `root` and its first claim `name.<first_claim>`
+    (an item such as 'theorem4_1', or a whole id of this paper); returns the paths written
+    (relative)."""
     root = Path(root)
     _check_paper(name)
+    item = first_claim.split(".", 1)[1] if first_claim.startswith(f"{name}.") else first_claim
+    split_claim_id(f"{name}.{item}")  # a bad item is a ValueError before anything is written
     taken = [p for p in (f"properties/{name}", f"theory/{name}.py", f"theory/{name}",
                          f"sim/{name}.py", f"sim/{name}") if (root / p).exists()]
     if taken:
         raise ValueError(f"paper {name!r}: {', '.join(taken)} exists already; nothing written")
+    comment = ("# the paper's name in the report's tables" if title else
+               "# the paper's name in the report's tables (TODO: authors, venue, year)")
     title = title or f"{name} (TODO: authors, venue, year)"
     out = [_write(root, f"theory/{name}.py", THEORY.format(paper=name)),
            _write(root, f"sim/{name}.py", SIM.format(paper=name)),
-           _write(root, f"properties/{name}/__init__.py", INIT.format(paper=name, title=title))]
-    return out + new_claim(f"{name}.theorem1", root)
+           _write(root, f"properties/{name}/__init__.py",
+                  INIT.format(doc=textwrap.fill(INIT_DOC.format(title=title, paper=name),
+                                                LINE - 4).replace('"' * 3, "'" * 3),
+                              title_comment=comment, title_literal=_str_literal(title, 8)))]
+    return out + new_claim(f"{name}.{item}", root)
