@@ -127,3 +127,28 @@ def test_new_paper_takes_the_first_claim_and_title_and_its_skeletons_run_at_any_
              "--no-plots", "--no-cache", "--report", str(tmp_path / "report"))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "icllin.lemma2" in r.stdout and "icllin.theorem4_1" in r.stdout
+
+
+def test_the_contributing_vector_valued_example_audits_with_no_standard_error(tmp_path):
+    """CONTRIBUTING's worked example (a trained vector-valued claim), written out as a user
+    would, audits to `holds` with both alternatives rejected; its claim file computes no
+    standard error, critical value or band (check_mc_mean does)."""
+    import json
+    import re
+
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    blocks = re.findall(r"```python\n# file: (\S+)\n(.*?)```", text, re.S)
+    assert [b[0] for b in blocks] == ["theory/ridge1.py", "sim/ridge1.py",
+                                      "properties/ridge1/test_lemma1.py"]
+    root = _copy_harness(tmp_path / "repo")
+    for rel, code in blocks:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(code)
+    (root / "properties" / "ridge1" / "__init__.py").write_text('"""Audit of ridge1: a toy."""\n')
+    claim = blocks[2][1]
+    assert not re.search(r"\bstd\b|sqrt|\bse\b|isf|ppf|Tolerance", claim)
+    r = _run(root, "-m", "properties", "audit", "--profile", "ci", "--only", "ridge1.*",
+             "--no-plots", "--no-cache", "--report", str(tmp_path / "report"))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    (row,) = json.loads((tmp_path / "report" / "audit.json").read_text())["claims"]
+    assert row["verdict"] == "holds", row["detail"]
