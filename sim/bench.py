@@ -26,9 +26,23 @@ import torch
 
 from sim import default_device
 from sim.joma import make_problem, simulate_eqn2
+from theory import validate as chk
+
+MAX_SEEDS = 4096  # seeds of one benchmark (each also runs alone)
+MAX_REPS = 1000   # repetitions of a timing
+
+
+def _sizes(where, **sizes):
+    """Each size an integer >= 1 (a ValueError naming it), their product below the element cap."""
+    for name, v in sizes.items():
+        chk.integer(name, v, lo=1, hi=chk.MAX_ELEMENTS)
+    chk.elements(where, **sizes)
 
 
 def run(seeds: int, steps: int, device, M_C=8, K=3, d=12, N=64, attention="exp"):
+    chk.integer("seeds", seeds, lo=1, hi=MAX_SEEDS)
+    chk.integer("steps", steps, lo=1, hi=chk.MAX_STEPS)
+    chk.device("device", device)
     torch.set_num_threads(1)
     ids = list(range(seeds))
     kw = dict(M_C=M_C, K=K, d=d, N=N, attention=attention, activation="relu", device=device)
@@ -54,6 +68,10 @@ def transformer_flops(N, T, d, depth, width, n_out, task="next"):
     """Matmul FLOPs of one seed-step (forward + backward = 3 x the forward's matmuls) of the
     stacked transformer: per block QKV 2NT d 3d, scores and values 2 x 2N T^2 d, MLP
     2 x 2NT d F; the read-out 2N T' d C (T' = T - 1 for next-token, 1 for the label task)."""
+    for name, v in dict(N=N, T=T, d=d, depth=depth, width=width, n_out=n_out).items():
+        chk.integer(name, v, lo=1)
+    if task not in ("next", "label"):
+        raise ValueError(f"task must be 'next' or 'label', got {task!r}")
     blk = 2 * N * T * d * 3 * d + 2 * 2 * N * T * T * d + 2 * 2 * N * T * d * width
     out = 2 * N * (T - 1 if task == "next" else 1) * d * n_out
     return 3 * (depth * blk + out)
@@ -63,6 +81,14 @@ def matmul_rate(S, N, T, d, depth, width, n_out, device, task="next", reps=20):
     """GFLOP/s of bare batched matmuls (torch.bmm, batch S) of the model's forward shapes, each
     run 3 times (standing for forward + backward): the rate the training step could reach if
     it were only its matmuls."""
+    _sizes("matmul_rate", S=S, N=N, T=T, d=d, width=width)
+    _sizes("matmul_rate", S=S, N=N, T=T, T_=T)
+    _sizes("matmul_rate", S=S, N=N, T=T, d3=3 * d, n_out=n_out)
+    chk.integer("depth", depth, lo=1, hi=MAX_REPS)
+    chk.integer("reps", reps, lo=1, hi=MAX_REPS)
+    chk.device("device", device)
+    if task not in ("next", "label"):
+        raise ValueError(f"task must be 'next' or 'label', got {task!r}")
     g = torch.Generator().manual_seed(1)
 
     def r(*shape):
@@ -92,7 +118,21 @@ def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, v
     `impls` (sim.transformer.IMPLS) timed on the same data, alternating, best of `repeats`
     (the machine may be shared: the ratios are measured within one run); then S single-seed
     models with the last implementation."""
-    from sim.transformer import StackedTransformer, train
+    from sim.transformer import IMPLS, StackedTransformer, train
+    chk.integer("seeds", seeds, lo=1, hi=MAX_SEEDS)
+    chk.integer("steps", steps, lo=1, hi=chk.MAX_STEPS)
+    chk.device("device", device)
+    _sizes("run_transformer", steps=steps, seeds=seeds, N=N, T=T)  # the token draws
+    for name, v in dict(d=d, depth=depth, vocab=vocab, n_out=n_out).items():
+        chk.integer(name, v, lo=1, hi=chk.MAX_ELEMENTS)
+    if n_out < vocab:
+        raise ValueError(f"n_out must be >= vocab = {vocab} (the next-token targets are tokens), "
+                         f"got n_out = {n_out}")
+    if (isinstance(impls, (str, bytes)) or not isinstance(impls, (tuple, list)) or not impls
+            or any(i not in IMPLS for i in impls)):
+        raise ValueError(f"impls must be a non-empty tuple of names among {IMPLS}, got {impls!r}")
+    if repeats is not None:
+        chk.integer("repeats", repeats, lo=1, hi=MAX_REPS)
     torch.set_num_threads(1)
     if repeats is None:  # best of 3 on small work; one pass where a pass is long
         repeats = 3 if seeds * steps <= 2000 else 1
@@ -129,6 +169,10 @@ def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, v
 def run_signgd(seeds: int, steps: int, device, s=30, n=8, sigma_p=1.0, sigma_0=1e-3, eta=6e-5):
     """SignGD on Definition 2.1: every seed in one program vs one seed at a time."""
     from sim import signgd as sg
+    chk.integer("seeds", seeds, lo=1, hi=MAX_SEEDS)
+    chk.integer("steps", steps, lo=1, hi=chk.MAX_STEPS)
+    chk.device("device", device)
+    _sizes("run_signgd", n=n, s=s)  # d = 1 + n s + 120
     torch.set_num_threads(1)
     d = 1 + n * s + 120
     ids = list(range(seeds))

@@ -100,6 +100,8 @@ def _check_patches(where, P, p):
         raise ValueError(f"{where}: P must be a floating tensor of shape (S={p.WQ.shape[0]}, N, L, "
                          f"d={p.WQ.shape[-1]}), got "
                          f"{tuple(P.shape) if isinstance(P, torch.Tensor) else type(P).__name__}")
+    if not bool(torch.isfinite(P).all()):
+        raise ValueError(f"{where}: P must be finite in every entry")
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,6 +333,9 @@ def loss_of(f, y):
         raise ValueError(f"loss_of: f and y must be tensors of one shape (S, N), got "
                          f"{getattr(f, 'shape', type(f).__name__)} and "
                          f"{getattr(y, 'shape', type(y).__name__)}")
+    for name, t in (("f", f), ("y", y)):
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"loss_of: {name} must be finite in every entry")
     return torch.nn.functional.softplus(-y * f).mean(-1)
 
 
@@ -341,6 +346,8 @@ def gradients(P, y, p: Params):
     if not (isinstance(y, torch.Tensor) and tuple(y.shape) == tuple(P.shape[:2])):
         raise ValueError(f"gradients: y must be a tensor of shape (S, N) = {tuple(P.shape[:2])}, "
                          f"got {getattr(y, 'shape', type(y).__name__)}")
+    if not bool(torch.isfinite(y).all()):
+        raise ValueError("gradients: y must be finite in every entry (labels +-1)")
     return _gradients(P, y, p)
 
 
@@ -378,6 +385,12 @@ def tracked(prob: Problem, p: Params, f=None, A=None, keep=TRACKED):
     s22 (S, n, L-1, L-1) noise query -> noise key (for L = 2 the trailing singleton axes are
     kept; use `squeeze_L2`)."""
     _check_problem("tracked", prob, p)
+    S_N = tuple(prob.train.P.shape[:2])
+    L_ = prob.train.P.shape[2]
+    for name, t, shape in (("f", f, S_N), ("A", A, S_N + (L_, L_))):
+        if t is not None and not (isinstance(t, torch.Tensor) and tuple(t.shape) == shape):
+            raise ValueError(f"tracked: {name} must be None or a tensor of shape {shape} (the "
+                             f"forward pass on prob.train), got {chk.describe(t)}")
     if isinstance(keep, (str, bytes)) or not hasattr(keep, "__iter__"):
         raise ValueError(f"keep must be a tuple of names among {TRACKED}, got {keep!r}")
     keep = tuple(keep)
@@ -723,8 +736,8 @@ def _need(tr, names, where, every_step=True):
                          f"least 1 logged step (train logs step 0 for any steps >= 0)")
     missing = [k_ for k_ in names if k_ not in tr.q]
     if missing:
-        raise ValueError(f"{where} needs the tracked quantities {missing}, which this run did not "
-                         f"log: train with log=None (all) or a log= tuple that includes "
+        raise ValueError(f"{where} needs the tracked quantities {missing}, which this run (tr) did "
+                         f"not log: train with log=None (all) or a log= tuple that includes "
                          f"{tuple(names)}")
     if every_step and len(tr.t) > 1 and np.any(np.diff(tr.t) != 1):
         raise ValueError(f"{where} needs a run logged every step (train's log_every=1), got "

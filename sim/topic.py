@@ -40,6 +40,8 @@ def check_params(T=_UNSET, v=_UNSET, tau=_UNSET, p_m=_UNSET, p_c=_UNSET, p_r=_UN
     """Raise ValueError naming the parameter and its valid range: T, v, tau integers >= 1 with
     tau <= T; p_m, p_c, p_r in (0, 1) with p_c + p_r < 1.  A parameter not given is not checked;
     one given as None is an error unless it is named in `none_ok` (an optional one)."""
+    if isinstance(none_ok, (str, bytes)) or not isinstance(none_ok, (tuple, list, set, frozenset)):
+        raise ValueError(f"none_ok must be a tuple of parameter names, got {none_ok!r}")
     for name, val in (("T", T), ("v", v), ("tau", tau), ("p_m", p_m), ("p_c", p_c), ("p_r", p_r)):
         if val is None and name not in none_ok:
             raise ValueError(f"{name} must be given (a number), got None")
@@ -92,8 +94,8 @@ def subset_moments(T, v, tau, p_m, p_c, p_r, max_subsets: int = 200_000) -> dict
     if K > max_subsets:
         raise ValueError(f"C(T, tau) = {K} subsets exceeds max_subsets = {max_subsets}")
     n = T * v + 1
-    chk.elements("subset_moments", subsets=K, Tv_plus_1=n)
-    chk.elements("subset_moments", Tv_plus_1=n, Tv_plus_1_=n)
+    chk.elements("subset_moments", subsets=K, T_v_plus_1=n)
+    chk.elements("subset_moments", T_v_plus_1=n, T_v_plus_1_=n)
     ind = np.zeros((K, T))
     for k, S in enumerate(itertools.combinations(range(T), tau)):
         ind[k, list(S)] = 1.0
@@ -117,6 +119,10 @@ def infinite_loss(W, mom: dict, b=None, lam: float = 0.0):
         raise ValueError(f"infinite_loss: b must be None or an array (..., n) with n = {n}, got "
                          f"{getattr(b, 'shape', type(b).__name__)}")
     W = torch.as_tensor(W, dtype=F64)
+    if not bool(torch.isfinite(W).all()):
+        raise ValueError("infinite_loss: W must be finite in every entry")
+    if b is not None and not bool(torch.isfinite(torch.as_tensor(b, dtype=F64)).all()):
+        raise ValueError("infinite_loss: b must be finite in every entry")
     M = torch.as_tensor(mom["M"], dtype=F64, device=W.device)
     C = torch.as_tensor(mom["C"], dtype=F64, device=W.device)
     out = ((W @ M) * W).sum((-2, -1)) - 2 * (W * C).sum((-2, -1)) + 1.0
@@ -288,6 +294,10 @@ class Switches:
     biases: bool = False  # add b^K, b^Q, b^V (Section 6)
     freeze_bpred: bool = False
 
+    def __post_init__(self):
+        for name in ("onehot", "uniform", "freeze_v", "biases", "freeze_bpred"):
+            chk.flag(name, getattr(self, name))
+
 
 PARAMS = ("WE", "WK", "WQ", "WV", "bK", "bQ", "bV", "bpred")
 
@@ -414,6 +424,8 @@ def mlm_loss(out, words, masked, loss: str = "squared"):
     if not (isinstance(out, torch.Tensor) and out.is_floating_point() and out.dim() == 4):
         raise ValueError(f"mlm_loss: out must be a floating tensor (S, D, N, n) (forward), got "
                          f"{chk.describe(out)}")
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError("mlm_loss: out must be finite in every entry")
     _check_tokens("mlm_loss", words, masked, "words", S=out.shape[0], valid_name="masked")
     if words.shape[-2:] != out.shape[1:3]:
         raise ValueError(f"mlm_loss: words must be (D, N) = {tuple(out.shape[1:3])} like out, got "
@@ -548,6 +560,8 @@ def attention_stats(A, tokens, valid, v: int, normalise_length: float | None = N
             and A.shape[-1] == A.shape[-2]):
         raise ValueError(f"attention_stats: A must be a floating tensor (S, D, N, N) (forward's "
                          f"attention), got {chk.describe(A)}")
+    if not bool(torch.isfinite(A).all()):
+        raise ValueError("attention_stats: A must be finite in every entry")
     _check_tokens("attention_stats", tokens, valid, S=A.shape[0])
     if tuple(tokens.shape[-2:]) != tuple(A.shape[1:3]):
         raise ValueError(f"attention_stats: tokens must be (D, N) = {tuple(A.shape[1:3])} like A, "
@@ -579,7 +593,7 @@ def block_scores(W, T: int, v: int) -> dict:
         raise ValueError(f"block_scores needs T v >= 2 words (T, v >= 1), got T={T}, v={v}")
     Wa = chk.finite_array("W", W)
     if Wa.ndim < 2 or Wa.shape[-2:] != (T * v + 1, T * v + 1):
-        raise ValueError(f"block_scores: W must be (..., Tv+1, Tv+1) = (..., {T * v + 1}, "
+        raise ValueError(f"block_scores: W must be (..., T v + 1, T v + 1) = (..., {T * v + 1}, "
                          f"{T * v + 1}), got {Wa.shape}")
     W = np.asarray(W)[..., 1:, 1:]
     topic = (np.arange(T * v)) // v
@@ -662,7 +676,7 @@ def stage2_loss(W, T: int, v: int, tau: int, p_m, p_c, p_r, alpha, beta,
     check_params(T=T, v=v, tau=tau, p_m=p_m, p_c=p_c, p_r=p_r)
     G, al, be = _stage2_grid(alpha, beta, mask_query)
     n = T * v + 1
-    chk.elements("stage2_loss", grid=al.shape[0], Tv_plus_1=n)
+    chk.elements("stage2_loss", grid=al.shape[0], T_v_plus_1=n)
     if not callable(W):
         Wa = chk.finite_array("W", W)
         if Wa.shape != (n, n):

@@ -305,6 +305,8 @@ def loss_per_seed(model, h, tokens, labels, mask, task):
             and h.shape[0] == model.S and h.shape[-1] == model.d):
         raise ValueError(f"loss_per_seed: h must be a floating tensor (S={model.S}, N, T, "
                          f"d={model.d}) (model(tokens)), got {chk.describe(h)}")
+    if not bool(torch.isfinite(h).all()):
+        raise ValueError("loss_per_seed: h must be finite in every entry")
     if not (isinstance(tokens, torch.Tensor) and tuple(tokens.shape) == tuple(h.shape[:3])):
         raise ValueError(f"loss_per_seed: tokens must be a tensor of shape "
                          f"{tuple(h.shape[:3])}, got "

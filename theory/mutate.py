@@ -28,9 +28,35 @@ __all__ = ["symbolic", "with_sympy_form", "sympy_form", "mutations", "mutated_fu
 SYMPY_FORM_ATTR = "sympy_form"
 
 
+def _check_args(args) -> tuple:
+    """args as a tuple, if it is a non-empty sequence of sympy Symbols."""
+    if isinstance(args, (str, bytes)) or not hasattr(args, "__iter__"):
+        raise ValueError(f"args must be a non-empty sequence of sympy Symbols, got {args!r}")
+    args = tuple(args)
+    if not args or not all(isinstance(a, sp.Symbol) for a in args):
+        raise ValueError(f"args must be a non-empty sequence of sympy Symbols, got {args!r}")
+    return args
+
+
+def _check_expr(expr) -> sp.Expr:
+    """expr as a sympy expression (a string is read by sympify), if it is one with no NaN or
+    complex infinity in it."""
+    try:
+        e = sp.sympify(expr, strict=not isinstance(expr, str))
+    except (sp.SympifyError, TypeError, ValueError, SyntaxError) as err:
+        raise ValueError(f"expr must be a sympy expression (or a string sympify reads), got "
+                         f"{expr!r} ({type(err).__name__})") from None
+    if not isinstance(e, sp.Expr) or e.has(sp.nan, sp.zoo):
+        raise ValueError(f"expr must be a sympy expression with no NaN or complex infinity in it, "
+                         f"got {expr!r}")
+    return e
+
+
 def symbolic(args: Sequence[sp.Symbol], expr, doc: str = "") -> Callable:
     """A numpy function of `args` (positional, in order) computing `expr`, carrying its sympy
     form (so that the audit can perturb it)."""
+    args = _check_args(args)
+    _check_expr(expr)
     args = tuple(args)
     if not args or not all(isinstance(a, sp.Symbol) for a in args):
         raise ValueError(f"args must be a non-empty sequence of sympy Symbols, got {args!r}")
@@ -43,6 +69,8 @@ def symbolic(args: Sequence[sp.Symbol], expr, doc: str = "") -> Callable:
 
 def with_sympy_form(args: Sequence[sp.Symbol], expr) -> Callable[[Callable], Callable]:
     """Attach the sympy form of a hand-written function whose positional parameters are `args`."""
+    args = _check_args(args)
+    _check_expr(expr)
     args = tuple(args)
     if not args or not all(isinstance(a, sp.Symbol) for a in args):
         raise ValueError(f"args must be a non-empty sequence of sympy Symbols, got {args!r}")
@@ -65,6 +93,8 @@ def _integer_like(s: sp.Symbol) -> bool:
 
 def mutations(args: Sequence[sp.Symbol], expr) -> list[tuple[str, sp.Expr]]:
     """The near misses of `expr` as (label, expression), deduplicated, the original excluded."""
+    args = _check_args(args)
+    _check_expr(expr)
     expr = sp.sympify(expr)
     out: dict[str, tuple[str, sp.Expr]] = {}
 
@@ -111,6 +141,7 @@ def mutated_function(fn: Callable, expr) -> Callable:
     form = sympy_form(fn)
     if form is None:
         raise ValueError(f"fn {getattr(fn, '__name__', fn)!r} carries no sympy form")
+    _check_expr(expr)
     args, _ = form
     g = sp.lambdify(args, expr, "numpy")
     try:

@@ -9,8 +9,10 @@ never a hang, a huge allocation or a silent NaN.
     seeds("seeds", seeds)                           # non-empty list of ints in [0, MAX_SEED]
     flag("disjoint", disjoint)                      # a bool, never a truthy string
     generator("gen", gen)                           # a torch.Generator, no global RNG
+    float_dtype("dtype", dtype)                     # a floating torch.dtype
     betas("betas", betas)                           # (b1, b2) in [0, 1)
     finite_array("V0", V0, ndim=2, lo=0)            # finite entries (>= lo), element cap
+    covariance("Sigma", Sigma)                      # symmetric positive definite (no LinAlgError)
 """
 
 from __future__ import annotations
@@ -120,6 +122,16 @@ def generator(name: str, g):
     return g
 
 
+def float_dtype(name: str, dt):
+    """dt, if it is a floating torch dtype (torch.float32, torch.float64, ...): not an integer
+    dtype, not a string."""
+    import torch  # lazily: theory/ stays torch-free
+    if not (isinstance(dt, torch.dtype) and dt.is_floating_point):
+        raise ValueError(f"{name} must be a floating torch.dtype (torch.float32 or torch.float64), "
+                         f"got {dt!r}")
+    return dt
+
+
 def betas(name: str, b) -> tuple[float, float]:
     """b as a pair (b1, b2) of numbers in [0, 1) (Adam's decay rates; 1 would divide by 0)."""
     if isinstance(b, (str, bytes)) or not hasattr(b, "__len__") or len(b) != 2:
@@ -171,6 +183,27 @@ def finite_array(name: str, x, *, ndim=None, lo=None, lo_open: bool = False, dty
     if lo is not None and a.size and (a.min() < lo or (lo_open and a.min() == lo)):
         raise ValueError(f"{name} must be {'>' if lo_open else '>='} {lo} in every entry, got min "
                          f"{a.min()}")
+    return a
+
+
+def covariance(name: str, x, *, semidefinite: bool = False):
+    """x (an (n, n) array or tensor) as a float64 numpy array, if it is a finite symmetric
+    positive-definite matrix (positive semidefinite when `semidefinite`): a ValueError naming
+    the parameter, never torch's or numpy's LinAlgError from a Cholesky factor later."""
+    import numpy as np
+    a = finite_array(name, x, ndim=2)
+    if a.shape[0] != a.shape[1] or a.shape[0] < 1:
+        raise ValueError(f"{name} must be a square (n, n) covariance matrix, got shape {a.shape}")
+    scale = max(float(np.abs(a).max()), 1e-300)
+    if not np.allclose(a, a.T, rtol=0, atol=1e-10 * scale):
+        raise ValueError(f"{name} must be symmetric (a covariance matrix), got max |{name} - "
+                         f"{name}^T| = {float(np.abs(a - a.T).max()):.3g}")
+    low = float(np.linalg.eigvalsh((a + a.T) / 2)[0])
+    tol = 1e-12 * scale
+    if low < -tol if semidefinite else low <= tol:
+        raise ValueError(f"{name} must be positive {'semi' if semidefinite else ''}definite (a "
+                         f"covariance matrix: every eigenvalue {'>= 0' if semidefinite else '> 0'}"
+                         f"), got smallest eigenvalue {low:.3g}")
     return a
 
 

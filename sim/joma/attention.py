@@ -21,10 +21,13 @@ def _check_zX(where, z, X, name_z="z"):
     if not (isinstance(X, torch.Tensor) and X.is_floating_point() and X.dim() == 3):
         raise ValueError(f"{where}: X must be a floating tensor (S, N, M_C), got "
                          f"{chk.describe(X)}")
+    if not bool(torch.isfinite(X).all()):
+        raise ValueError(f"{where}: X must be finite in every entry")
     if not (isinstance(z, torch.Tensor) and z.is_floating_point()
             and tuple(z.shape) == (X.shape[0], X.shape[2])):
         raise ValueError(f"{where}: {name_z} must be a floating tensor (S, M_C) = "
-                         f"{(X.shape[0], X.shape[2])}, got {chk.describe(z)}")
+                         f"{(X.shape[0], X.shape[2])} (X is (S, N, M_C) = {tuple(X.shape)}), got "
+                         f"{chk.describe(z)}")
     if not bool(torch.isfinite(z).all()):
         raise ValueError(f"{where}: {name_z} must be finite")
 

@@ -77,6 +77,7 @@ def make_problem(seeds, *, M_C: int, K: int, d: int, N: int, C: int | None = Non
                  dtype=torch.float64) -> Eqn2Problem:
     """Build S = len(seeds) instances; instance s depends only on seeds[s] (not on the batch)."""
     chk.device("device", device)
+    chk.float_dtype("dtype", dtype)
     for name, val, lo in (("M_C", M_C, 1), ("K", K, 1), ("N", N, 1), ("tokens", tokens, 1)):
         chk.integer(name, val, lo=lo)
     chk.integer("d", d, lo=1)
@@ -124,11 +125,15 @@ def make_problem(seeds, *, M_C: int, K: int, d: int, N: int, C: int | None = Non
                        torch.stack(G).to(**to), attention, activation, float(A))
 
 
-def _check_state(where, p, W, z):
-    """p an Eqn2Problem, W (S, d, K) and z (S, M_C) finite floating tensors of its shapes."""
+def _check_problem(where, p):
     if not isinstance(p, Eqn2Problem):
         raise ValueError(f"{where}: p must be an Eqn2Problem (make_problem), got "
                          f"{type(p).__name__}")
+
+
+def _check_state(where, p, W, z):
+    """p an Eqn2Problem, W (S, d, K) and z (S, M_C) finite floating tensors of its shapes."""
+    _check_problem(where, p)
     S, d, M_C, N, K = p.shape
     if not (isinstance(W, torch.Tensor) and W.is_floating_point() and tuple(W.shape) == (S, d, K)):
         raise ValueError(f"{where}: W must be a floating tensor (S, d, K) = {(S, d, K)}, got "
@@ -211,6 +216,8 @@ def simulate_eqn2(p: Eqn2Problem, *, eta: float, horizon: float, W0=None, z0=Non
     state leaves the finite range |.| < blowup (exp attention blows up in finite time).
     freeze_z=True keeps the attention logits z at z0 (a null: self-attention not trained, W
     still trained by the same steps)."""
+    _check_problem("simulate_eqn2", p)
+    chk.flag("freeze_z", freeze_z)
     S, d, M_C, N, K = p.shape
     eta = chk.number("eta", eta, lo=0, lo_open=True)
     horizon = chk.number("horizon", horizon, lo=0, lo_open=True)
@@ -264,6 +271,8 @@ def simulate_eqn2_softmax_budget(p: Eqn2Problem, *, eta: float, horizon: float, 
     Eqn. 19 drifts by exactly -viol_E + viol_b, up to the O(eta) error of the steps.
     Returns a dict of numpy arrays: z, V (S, M_C, K), bbar at t = 0 and t = horizon, viol_E, viol_b
     (S, M_C)."""
+    _check_problem("simulate_eqn2_softmax_budget", p)
+    chk.flag("freeze_z", freeze_z)
     if p.attention != "softmax":
         raise ValueError(f"the budget is for softmax attention, got {p.attention!r}")
     S, d, M_C, N, K = p.shape

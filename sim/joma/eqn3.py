@@ -21,6 +21,10 @@ def solve_eqn3(delta, horizon: float, *, c=None, v0=None, A: float = 1.0, n_eval
     """Integrate Eqn. 3 with scipy's solve_ivp (DOP853).  Eqn. 3 is printed without A (the exp
     attention constant); with a general A the right-hand side carries 1/A (Eqn. 21), which is
     what `A` does here.  Raises BlowUpError if `horizon` is at or past the blow-up time."""
+    chk.finite_array("delta", delta, ndim=1)
+    for name, x in (("c", c), ("v0", v0)):
+        if x is not None:
+            chk.finite_array(name, x)
     delta = np.asarray(delta, dtype=np.float64)
     if delta.ndim != 1 or delta.size < 1 or not np.all(np.isfinite(delta)):
         raise ValueError("delta must be a finite 1-D array")

@@ -59,6 +59,7 @@ class SpeedRun:
 
 
 def _as_finite(name, x, ndim_ok=(1, 2)):
+    chk.finite_array(name, x)  # an array of real numbers (not a string, not ragged)
     a = np.asarray(x, dtype=np.float64)
     if a.ndim not in ndim_ok:
         raise ValueError(f"{name} must be a 1-d (d,) or 2-d (K, d) array, got shape {a.shape}")
@@ -106,6 +107,10 @@ def simulate_eqn7(mu, v0, t_end: float, *, n_points: int = 200, t_eval=None,
         raise ValueError(f"t_end must be finite and > 0, got {t_end}")
     if state not in ("v", "deviation"):
         raise ValueError(f"state must be 'v' or 'deviation', got {state!r}")
+    chk.number("rtol", rtol, lo=0, hi=1, lo_open=True, hi_open=True)
+    chk.number("atol", atol, lo=0)
+    chk.flag("attention", attention)
+    chk.function("factor", factor, none=True)
     if not (0 < rtol < 1) or not (atol >= 0):
         raise ValueError(f"need 0 < rtol < 1 and atol >= 0, got rtol={rtol}, atol={atol}")
     # log of the rate c e^z near the fixed point (z over the path, c = factor at t = 0)
@@ -127,6 +132,7 @@ def simulate_eqn7(mu, v0, t_end: float, *, n_points: int = 200, t_eval=None,
         chk.integer("n_points", n_points, lo=2, hi=10 ** 6)
         t_eval = np.linspace(0.0, t_end, int(n_points))
     else:
+        chk.finite_array("t_eval", t_eval, ndim=1)
         t_eval = np.asarray(t_eval, dtype=np.float64)
         if (t_eval.ndim != 1 or t_eval.size < 2 or t_eval[0] != 0.0 or np.any(np.diff(t_eval) <= 0)
                 or t_eval[-1] > t_end or not np.all(np.isfinite(t_eval))):

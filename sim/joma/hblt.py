@@ -115,9 +115,10 @@ class HBLTTree:
                 Hm[i, j] = Hm[j, i] = self.cla_height(a, lv[j])
         return Hm
 
-    def _check_node(self, node):
-        if not (isinstance(node, int) and 0 <= node < self.num_nodes):
-            raise ValueError(f"node must be an int in [0, {self.num_nodes - 1}], got {node!r}")
+    def _check_node(self, node, name="node"):
+        if isinstance(node, bool) or not (isinstance(node, int) and 0 <= node < self.num_nodes):
+            raise ValueError(f"{name} must be a node, an int in [0, {self.num_nodes - 1}], got "
+                             f"{node!r}")
 
 
 @dataclass(frozen=True)
@@ -260,8 +261,8 @@ def hblt_exact_pair_table(tree: HBLTTree, a: int, b: int, joint=None) -> torch.T
     """(2, 2) exact joint table T[i, j] = P(y_a = i, y_b = j)."""
     _check_tree("hblt_exact_pair_table", tree)
     _check_joint("hblt_exact_pair_table", tree, joint)
-    tree._check_node(a)
-    tree._check_node(b)
+    tree._check_node(a, "a")
+    tree._check_node(b, "b")
     probs, configs = hblt_exact_joint(tree) if joint is None else joint
     w = probs.sum(0)
     T = torch.empty(2, 2, dtype=_DT, device=tree.device)

@@ -98,7 +98,9 @@ class HierarchySample:
 def _combinations(n_rows: int, pool: int, k: int, gen: torch.Generator) -> torch.Tensor:
     """n_rows distinct random k-subsets of range(pool) (sorted rows), by rejection."""
     if math.comb(pool, k) < n_rows:
-        raise ValueError(f"cannot draw {n_rows} distinct {k}-combinations out of {pool}")
+        raise ValueError(f"cannot draw {n_rows} distinct {k}-combinations out of {pool}: N_ch = "
+                         f"{k} children per latent is too many for a layer of {pool} (C(pool, "
+                         f"N_ch) >= {n_rows} needed)")
     seen, rows = set(), []
     while len(rows) < n_rows:
         c = tuple(sorted(torch.randperm(pool, generator=gen)[:k].tolist()))

@@ -32,6 +32,7 @@ def random_embeddings(d: int, m_c: int, gen: torch.Generator, dtype=torch.float6
     """U_C (d x M_C) with orthonormal columns and a unit u_q orthogonal to them (QR of a Gaussian)."""
     chk.device("device", device)
     chk.generator("gen", gen)
+    chk.float_dtype("dtype", dtype)
     if not (isinstance(d, int) and isinstance(m_c, int) and not isinstance(d, bool)
             and not isinstance(m_c, bool) and m_c >= 1 and d >= m_c + 1):
         raise ValueError(f"need ints M_C >= 1 and d >= M_C + 1, got d={d!r}, M_C (m_c)={m_c!r}")
@@ -47,6 +48,7 @@ def sample_isotropic_noise(n_samples: int, n: int, family: str, gen: torch.Gener
     sigma g / sqrt(chi2_nu / nu); ball: uniform in the ball of radius sigma."""
     chk.device("device", device)
     chk.generator("gen", gen)
+    chk.float_dtype("dtype", dtype)
     _check_int(n_samples, "n_samples", 2)
     _check_int(n, "dimension n", 1)
     chk.elements("sample_isotropic_noise", n_samples=n_samples, n=n)
@@ -107,6 +109,9 @@ def _check_phi(u, c_minus, c_plus):
     if not (isinstance(u, torch.Tensor) and u.is_floating_point()):
         raise ValueError(f"u must be a floating tensor, got "
                          f"{getattr(u, 'dtype', type(u).__name__)}")
+    if bool(torch.isnan(u).any()):
+        raise ValueError(f"u must be a number in [-inf, inf] in every entry, got "
+                         f"{int(torch.isnan(u).sum())} NaN entries")
     chk.number("c_minus", c_minus)
     chk.number("c_plus", c_plus)
 

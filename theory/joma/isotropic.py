@@ -57,7 +57,12 @@ class Psi:
         chk.number("c_plus", self.c_plus)
 
     def __call__(self, x):
+        if isinstance(x, (str, bytes)) or x is None:
+            raise ValueError(f"x must be a number or an array of numbers, got {x!r}")
         x = np.asarray(x, dtype=np.float64)
+        if np.isnan(x).any():
+            raise ValueError(f"x must be a number in [-inf, inf] in every entry, got "
+                             f"{int(np.isnan(x).sum())} NaN entries")
         if self.kind == "step":
             return np.where(x > 0, self.c_plus, np.where(x < 0, self.c_minus, 0.0))
         if self.kind == "sigmoid":

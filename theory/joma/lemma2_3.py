@@ -22,6 +22,9 @@ def F_lemma2(r: float, theta1: Callable, theta2: Callable, include_constant: boo
     _callable("theta1", theta1)
     _callable("theta2", theta2)
     chk.flag("include_constant", include_constant)
+    if isinstance(breaks, (str, bytes)) or not hasattr(breaks, "__iter__"):
+        raise ValueError(f"breaks must be a sequence of finite numbers (kinks of theta1), got "
+                         f"{breaks!r}")
     _fin("breaks", list(breaks), ndim=1)
     pts = sorted(b for b in breaks if min(0.0, r) < b < max(0.0, r))
     val, _ = integrate.quad(theta1, 0.0, r, epsabs=1e-13, epsrel=1e-12, limit=400,

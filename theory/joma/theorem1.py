@@ -9,6 +9,7 @@ Each invariant is an expression I(state) that Theorem 1 says is constant in time
 
 from __future__ import annotations
 
+import numpy as np
 import sympy as sp
 
 from theory.joma._checks import _expr, _fin
@@ -55,6 +56,11 @@ def lambdify_invariant(expr):
             raise ValueError(f"missing values for {missing}")
         for n in names:
             _fin(n, kw[n])
+        try:
+            np.broadcast_shapes(*(np.shape(kw[n]) for n in names))
+        except ValueError:
+            shapes = ", ".join(f"{n} {np.shape(kw[n])}" for n in names)
+            raise ValueError(f"the arguments must broadcast to one shape, got {shapes}") from None
         return f(*[kw[n] for n in names])
 
     call.__doc__ = f"{expr} as a function of {names}"

@@ -86,7 +86,7 @@ def rho0_corrected(q, p0):
 
 
 def _check_HL(h, depth):
-    hf, df = _fin("h (H)", h), _fin("depth (L)", depth)
+    hf, df = _fin("h (H)", h, dtype_kind="iuf"), _fin("depth (L)", depth, dtype_kind="iuf")
     for name, a in (("h (H)", hf), ("depth (L)", df)):
         if np.any(a != np.round(a)):
             raise ValueError(f"{name} must be integer-valued, got {a}")
