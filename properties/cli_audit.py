@@ -312,6 +312,10 @@ def cmd_audit(args) -> int:
     os.environ["HYPOTHESIS_PROFILE"] = profile
     os.environ.update(run_env)  # the figures, drawn here, read the same cached runs
     with _Lock(report):
+        # the profile (and one torch thread) before the claims load: a serial run is forked from
+        # this process, and the properties' @settings take the profile loaded when they are made
+        from properties.plugin import _setup_hypothesis_and_torch
+        _setup_hypothesis_and_torch()
         try:
             registry = load_registry(args.conjecture,
                                      builtin=not only_conjectures(args.only, args.conjecture),
@@ -412,7 +416,7 @@ def _run(plan: Plan, args, env, scratch: Path) -> Ran:
     if not plan.cmds:
         return Ran(5, False, {}, t0)
     if args.shards == "none":
-        rc, interrupted = _run_pytest(plan.cmds[0], env)
+        rc, interrupted = _run_pytest(plan.cmds[0], env, fork=_forkable(plan.cmds[0], args))
         return Ran(rc, interrupted, {}, t0)
     print(f"{len(plan.cmds)} shards ({args.shards}) on the {args.executor} executor")
     return Ran(*_run_shards(plan.cmds, env, args.executor, scratch), t0)
@@ -441,6 +445,17 @@ def _broken_rows(chosen) -> list[dict]:
         row["nodeid"] = f"{path}::<import>"
         rows.append(row)
     return rows
+
+
+FORK_ENV = "THEOREM_AUDIT_FORK"  # "0": a serial run starts a fresh interpreter, as xdist does
+
+
+def _forkable(cmd, args) -> bool:
+    """A serial run (no xdist) of built-in claims only is forked from the audit, which has
+    imported everything it needs (properties.proctree._fork_pytest); conjecture files, whose
+    modules pytest imports under names of its own, and xdist runs start a fresh interpreter."""
+    return ("-n" not in cmd and not args.conjecture and hasattr(os, "fork")
+            and os.environ.get(FORK_ENV, "1") != "0")
 
 
 def _lost_row(claim: str, test: str, why: str) -> dict:
