@@ -5,7 +5,8 @@ Public API for a property (built-in or a researcher's conjecture):
 
     from properties import (Claim, register, audits, examples, paper_example, rival, null,
                             Tolerance, Threshold, check_close, check_at_least, check_order,
-                            check_trend, check_mc_mean, check_bound, check_whp, check_event_order)
+                            check_trend, check_mc_mean, check_bound, check_whp, check_event_order,
+                            check_mean_at_least)
 
 One procedure per kind of statement (properties.procedures, properties.check): a claim file
 declares the quantity and the closed form; the procedure owns the critical value, the standard
@@ -24,7 +25,8 @@ _WHERE = {
     **dict.fromkeys(("REGISTRY", "Alternative", "Claim", "attach_plot", "null", "register",
                      "rival"), "properties.registry"),
     **dict.fromkeys(("World", "audits", "paper_example"), "properties.world"),
-    **dict.fromkeys(("check_mc_mean", "check_bound", "check_whp", "check_event_order"),
+    **dict.fromkeys(("check_mc_mean", "check_bound", "check_whp", "check_event_order",
+                     "check_mean_at_least"),
                     "properties.procedures"),
 }
 
@@ -47,4 +49,5 @@ __all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples",
            "Alternative", "World", "Tolerance", "Threshold", "check_close", "check_at_least",
            "check_order", "check_trend", "loglog_slope", "ClaimMismatch", "NoPower",
            "PropertyError", "Inconclusive", "paper_example", "order_slope_tolerance",
-           "check_mc_mean", "check_bound", "check_whp", "check_event_order"]
+           "check_mc_mean", "check_bound", "check_whp", "check_event_order",
+           "check_mean_at_least"]

@@ -12,6 +12,9 @@ standard error and the smallest departure it detects from the design, never from
                         the failure probability falling along the path (a logistic slope over
                         seeds x rungs) and, at the largest rung, a Clopper-Pearson upper bound
                         below the glossary level (decisions 6)
+    check_mean_at_least a mean over seeds said to be at least a level (an ordering "A > B" as
+                        a per-seed difference against 0, or a glossary word such as "high"):
+                        one-sided seed-clustered t; above, below, or undecided (decisions 2)
     check_event_order   "T_a before T_b" per item: a-first, b-first and ties; decided on the
                         untied items by a sign test, ties reported, never failures (decisions 7)
 
@@ -31,8 +34,8 @@ from scipy import stats
 from properties import check as _c
 from properties import discrepancy as _d
 
-__all__ = ["check_mc_mean", "check_bound", "check_whp", "check_event_order", "sidak",
-           "cochran_armitage"]
+__all__ = ["check_mc_mean", "check_mean_at_least", "check_bound", "check_whp",
+           "check_event_order", "sidak", "cochran_armitage"]
 
 
 def sidak(false_fail: float, p: int) -> float:
@@ -103,6 +106,58 @@ def check_mc_mean(claim_id: str, samples, predicted, *, false_fail: float, unit:
             f"{mu[j]:.6g}, SE {se[j]:.3g} over {S} seeds: |t| {z[j]:.3g} > {crit:.3g} (Sidak over "
             f"{p}, family-wise {false_fail:g})"), cname)
     return score
+
+
+def check_mean_at_least(claim_id: str, samples, threshold, *, false_fail: float,
+                        what: str = "", name: str | None = None) -> float:
+    """mean(samples) >= threshold, one value per independent replicate (seed), decided by the
+    seed-clustered one-sided Student t at `false_fail` per side: passes if the lower confidence
+    bound m - t SE is at least the level (significantly above); ClaimMismatch if the upper bound
+    m + t SE is below it (significantly below: a refutation with a noise model); otherwise
+    `Inconclusive`, saying how many seeds would decide the difference seen.  `threshold` is a
+    `Threshold` (a glossary reading, `Threshold.reading("high", ...)`: the recorded score is
+    the lower bound, so a bracket level 'passes' where the mean is significantly above it) or
+    a number (a derived ordering, e.g. a per-seed difference against 0).  Records the rate and
+    the smallest shortfall below the level it detects ((t + t_0.05) x SE).  Returns the lower
+    bound."""
+    cname = _c.check_name("check_mean_at_least", name)
+    if not 0 < false_fail < 0.5:
+        raise ValueError(f"false_fail must be in (0, 0.5), got {false_fail!r}")
+    x = np.asarray(samples, dtype=np.float64).reshape(-1)
+    if x.size < 3 or not np.all(np.isfinite(x)):
+        raise ValueError(f"samples: at least 3 finite values (one per seed), got {x.size}")
+    th = threshold if isinstance(threshold, _c.Threshold) else _c.Threshold(
+        float(threshold), "derived: an ordering of the per-seed values against a level",
+        "derived")
+    S = x.size
+    m, se = float(x.mean()), float(x.std(ddof=1) / math.sqrt(S))
+    crit = float(stats.t.isf(false_fail, S - 1))
+    lo, hi = m - crit * se, m + crit * se
+    model = (f"one-sided seed-clustered t_{S - 1} {crit:.3g} x SE {se:.3g} over {S} seeds "
+             f"(false-fail {false_fail:g})")
+    rec = _c.Threshold(th.value, f"{th.model}; {model}", th.origin,
+                       max(float(th.false_fail), false_fail), word=th.word, bracket=th.bracket)
+    _c._record(claim_id, lo, rec, kind="score>=tol", name=cname, what=what)
+    detect = (crit + float(stats.t.isf(0.05, S - 1))) * se
+    if detect > 0 and th.value != 0:
+        _c._record_discrepancy(cname, _d.Discrepancy(
+            detect / abs(th.value), "relative shortfall of the mean below the level",
+            f"one-sided t_{S - 1} at {false_fail:g}: (t {crit:.3g} + t_0.05) x SE; caught with "
+            "probability 0.95"), what)
+    desc = (f"{claim_id}{_c._w(what)}: mean {m:.4g} over {S} seeds, {model}: [{lo:.4g}, "
+            f"{hi:.4g}] against level {th.value:.4g} ({th.model})")
+    if lo >= th.value:
+        return lo
+    if hi < th.value:
+        _c._fail(_c.ClaimMismatch(desc + ": significantly below"), cname)
+        return lo
+    from properties.trend import seeds_needed
+    msg = (desc + ": not significantly above or below; "
+           + seeds_needed(m - th.value, se, S, 2 * false_fail, "increasing"))
+    if _c._SINK.soft:
+        _c._SINK.undecided.append((cname, msg))
+        return lo
+    raise _c.Inconclusive(msg)
 
 
 def check_bound(claim_id: str, value, bound, *, side: str = "upper", false_fail: float = 0.0,

@@ -399,3 +399,41 @@ def test_an_inconclusive_direction_trend_says_how_many_seeds_would_decide_it():
     assert "claimed direction" in text and "refutation" in seeds_needed(-0.3, 0.1, 4, 1e-4,
                                                                         "increasing")
     assert int(seeds_needed(0.1, 0.1, 4, 1e-4, "increasing").split("about ")[1].split(" ")[0]) > n
+
+
+def test_mean_at_least_rate_detection_and_undecided():
+    """check_mean_at_least: at the boundary (true mean = level) it refutes with probability at
+    most its rate (simulated), it passes a mean above the level by its stated detection with
+    probability >= 0.95, and an undecided mean is Inconclusive with the seeds that would decide
+    it, never a refutation."""
+    from scipy import stats
+
+    from properties.check import ClaimMismatch, Inconclusive
+    from properties.procedures import check_mean_at_least
+
+    gen = np.random.default_rng(11)
+    S, ff, reps = 8, 0.05, 4000
+    below = 0
+    for _ in range(reps):
+        try:
+            check_mean_at_least("demo.claim", 0.9 + gen.normal(0, 0.1, S), 0.9, false_fail=ff)
+        except ClaimMismatch:
+            below += 1
+        except Inconclusive:
+            pass
+    assert below / reps <= ff + 3 * math.sqrt(ff * (1 - ff) / reps)
+    crit = stats.t.isf(ff, S - 1)
+    shift = (crit + stats.t.isf(0.05, S - 1)) * 0.1 / math.sqrt(S)
+    passed = 0
+    for _ in range(reps):
+        try:
+            check_mean_at_least("demo.claim", 0.9 + shift + gen.normal(0, 0.1, S), 0.9,
+                                false_fail=ff)
+            passed += 1
+        except (ClaimMismatch, Inconclusive):
+            pass
+    assert passed / reps >= 0.94
+    with pytest.raises(Inconclusive, match="seeds per size"):
+        check_mean_at_least("demo.claim", [0.88, 0.91, 0.9, 0.89], 0.9, false_fail=1e-4)
+    with pytest.raises(ClaimMismatch, match="significantly below"):
+        check_mean_at_least("demo.claim", [0.5, 0.51, 0.49, 0.5], 0.9, false_fail=1e-4)
