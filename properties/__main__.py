@@ -106,7 +106,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from properties.registry import REGISTERED_IN
+    from properties.registry import REGISTERED_IN, STATEMENT_LABEL
     registry = load_registry(args.conjecture)
     if args.id not in registry:  # a conjecture of the last report: load its file from there
         known = _last_run(Path(args.report)).get(args.id, {}).get("file", "")
@@ -118,7 +118,8 @@ def cmd_show(args) -> int:
                                                      if close else ""))
     c = registry[args.id]
     out = [f"{c.id} — {c.paper}, {c.where}", f"file: {REGISTERED_IN.get(c.id, '')}", "",
-           f"As printed: {c.statement}", f"Assumptions: {c.assumptions}"]
+           f"{STATEMENT_LABEL[c.statement_kind]}: {c.statement}",
+           f"Assumptions: {c.assumptions}"]
     for label, val in (("Corrected", c.corrected), ("Why the printed form fails", c.reason),
                        ("Reading", c.reading), ("Audit gap", c.audit_gap),
                        ("Asymptotic in", c.asymptotic)):

@@ -21,6 +21,13 @@ HARNESS_MODULES = frozenset({"__init__", "__main__", "registry", "check", "plugi
                              "trend", "diagnosis"})
 
 CLAIM_KINDS = ("paper", "by_construction", "consistency")
+# how the statement text stands to the paper: its words ("printed"), its meaning in other words
+# ("paraphrased": the text lost its math, or a figure's caption read as a sentence), or a form
+# this suite derived or rebuilt ("derived": from proof fragments, a statement sheet's [R]/[D])
+STATEMENT_KINDS = ("printed", "paraphrased", "derived")
+STATEMENT_LABEL = {"printed": "As printed", "paraphrased": "Paraphrased (the paper's meaning, "
+                   "not its words)", "derived": "Derived (rebuilt or derived by this suite, not "
+                   "printed as such)"}
 
 PAPER_DOC = re.compile(r"^\s*Audit of (.+?):", re.S)
 
@@ -58,6 +65,9 @@ class Claim:
     id          -- e.g. "joma.theorem2"; the prefix before the first dot names the paper.
     where       -- theorem / lemma / equation in the paper, e.g. "Theorem 2, Eqn. 4".
     statement   -- the statement as printed (math in plain text / LaTeX-ish).
+    statement_kind -- "printed" (the paper's words, the default), "paraphrased" (its meaning in
+                   other words) or "derived" (rebuilt or derived by this suite): shown as such
+                   in the report, never under "As printed".
     assumptions -- what the statement assumes; strategies draw from inside these.
     prediction  -- dotted name(s) of the closed form(s) in `theory/`.
     simulation  -- dotted name(s) of the simulation(s) in `sim/` the prediction is checked against.
@@ -116,12 +126,16 @@ class Claim:
     kind: str = "paper"
     paper_setting: str | None = None
     draw_note: Callable[..., str] | None = field(default=None, compare=False, repr=False)
+    statement_kind: str = "printed"
 
     def __post_init__(self):
         if not self.id or " " in self.id or "." not in self.id:
             raise ValueError(f"claim id must look like 'paper.item', got {self.id!r}")
         if self.kind not in CLAIM_KINDS:
             raise ValueError(f"{self.id}: kind must be one of {CLAIM_KINDS}, got {self.kind!r}")
+        if self.statement_kind not in STATEMENT_KINDS:
+            raise ValueError(f"{self.id}: statement_kind must be one of {STATEMENT_KINDS}, got "
+                             f"{self.statement_kind!r}")
         if not self.paper:
             prefix = self.id.split(".", 1)[0]
             object.__setattr__(self, "paper", paper_name(prefix))

@@ -255,7 +255,7 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
     for r in rows:
         out += [f"## `{r['id']}` — {_label(r)}", "", f"*{r['paper']}, {r['where']}* — "
                 f"`{r.get('file', '')}`", "",
-                f"**As printed.** {r['statement']}", ""]
+                f"**{_statement_label(r)}.** {r['statement']}", ""]
         if r["corrected"]:
             out += [f"**Corrected.** {r['corrected']}", ""]
         if r["reason"]:
@@ -315,6 +315,13 @@ def markdown(rows: list[dict], profile: str, plots: dict[str, str], meta: dict |
                                            f"{p['outcome']}, {p['draws']} draws)"
                                            for p in r["properties"]), ""]
     return "\n".join(out)
+
+
+def _statement_label(r: dict) -> str:
+    """'As printed', 'Paraphrased (...)' or 'Derived (...)': how the statement text stands to
+    the paper (Claim.statement_kind)."""
+    from properties.registry import STATEMENT_LABEL
+    return STATEMENT_LABEL.get(r.get("statement_kind") or "printed", "As printed")
 
 
 def _untracked_note(meta: dict) -> str:
@@ -448,7 +455,7 @@ def html(rows: list[dict], profile: str, plots: dict[str, str], report_dir, meta
         t = [f"<h2 id='{e(r['id'])}'><code>{e(r['id'])}</code> &mdash; "
              f"<span class='{r['verdict']}'>{e(_label(r))}</span></h2>",
              f"<p><i>{e(r['paper'])}, {e(r['where'])}</i> &mdash; <code>{e(r.get('file', ''))}</code></p>",
-             para("As printed", r["statement"]), para("Corrected", r["corrected"]),
+             para(_statement_label(r), r["statement"]), para("Corrected", r["corrected"]),
              para("Why the printed form fails", r["reason"])]
         if r.get("printed_error"):
             pe = r["printed_error"]

@@ -111,3 +111,17 @@ def test_a_failing_property_leads_with_its_summary(debug):
     else:
         assert body.startswith("ClaimMismatch: conjecture.softmax_logits_nonnegative: max_abs")
         assert "properties/world.py" not in body and "seed=0" in body
+
+
+def test_a_paraphrased_or_derived_statement_is_not_shown_as_printed():
+    from properties import Claim
+    from properties.report import _statement_label
+
+    c = dict(id="demo.x", where="w", statement="s", assumptions="a", prediction="p",
+             simulation="s", metric="m", tolerance="t")
+    assert Claim(**c).statement_kind == "printed"
+    with pytest.raises(ValueError, match="statement_kind"):
+        Claim(**c, statement_kind="verbatim")
+    assert _statement_label({"statement_kind": "printed"}) == "As printed"
+    assert _statement_label({"statement_kind": "paraphrased"}).startswith("Paraphrased")
+    assert _statement_label({"statement_kind": "derived"}).startswith("Derived")
