@@ -22,5 +22,17 @@ FALSE_FAIL_GOAL = 0.01
 # change recorded in its history); rates are never lowered after seeing the verdict.
 MAX_CLAIMS = 100
 CLAIM_SHARE = FALSE_FAIL_GOAL / MAX_CLAIMS
+# Grants (issue 34: allocate the goal where it buys decisions): a claim whose trend or
+# with-high-probability decision needs a larger rate may be granted a larger share here, stated
+# before the run with its reason ("claim id": (share, why)).  The shares of the registered claims
+# (CLAIM_SHARE each, a grant in its place) must sum to at most FALSE_FAIL_GOAL
+# (tests/test_report.py checks it), so a grant is paid for by the slots no claim uses yet.
+SHARE_GRANTS: dict[str, tuple[float, str]] = {}
+
+
+def share_of(claim_id: str) -> float:
+    """The false-fail share of a claim: its grant, else CLAIM_SHARE."""
+    grant = SHARE_GRANTS.get(claim_id)
+    return float(grant[0]) if grant else CLAIM_SHARE
 NO_POWER = "power not shown by an alternative"
 NO_CHECK_POWER = "faced no alternative"

@@ -36,7 +36,7 @@ from collections import defaultdict
 from properties.evidence import (_agg, _alternatives, _failure, _file_of, _name, _readings,
                                  _resolution, _sources, _unstated, check_power, failing_draws,
                                  false_fail_of)
-from properties.policy import (CLAIM_SHARE, FALSE_FAIL_GOAL, MAX_CLAIMS, MIN_DRAWS, NO_CHECK_POWER,
+from properties.policy import (share_of, CLAIM_SHARE, FALSE_FAIL_GOAL, MAX_CLAIMS, MIN_DRAWS, NO_CHECK_POWER,
                                NO_POWER, VERDICTS)
 from properties.registry import Claim, history_of
 
@@ -100,9 +100,12 @@ def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict],
         why.append("threshold without provenance (neither derived nor calibrated, or "
                    "calibrated by hand rather than as an order statistic): " + unstated)
     spent = sum(false_fail_of(r) for r in (deciding if all_rows is None else all_rows))
-    if spent > CLAIM_SHARE * (1 + 1e-9):
+    share = share_of(claim.id) if claim is not None else CLAIM_SHARE
+    if spent > share * (1 + 1e-9):
         why.append(f"its checks spend {spent:.3g} expected spurious failures, above the claim's "
-                   f"false-fail share {CLAIM_SHARE:g} (goal {FALSE_FAIL_GOAL} / {MAX_CLAIMS})")
+                   f"false-fail share {share:g} ("
+                   + ("granted in properties.policy.SHARE_GRANTS" if share != CLAIM_SHARE else
+                      f"goal {FALSE_FAIL_GOAL} / {MAX_CLAIMS}") + ")")
     return why
 
 
@@ -404,7 +407,7 @@ def _row(claim: Claim | None, verdict: str, detail: list[str], rows: list[dict],
         "thresholds": _thresholds(rows),
         "history": history_of(claim) if claim else [],
         "false_fail": sum(false_fail_of(r) for r in rows),
-        "false_fail_share": CLAIM_SHARE,
+        "false_fail_share": share_of(claim.id) if claim else CLAIM_SHARE,
         "failing_draws": failing,
         "trend_fits": trend_log,
         "seconds": round(sum(r["seconds"] for r in rows), 3),

@@ -358,3 +358,15 @@ def test_a_trend_refutation_stands_where_a_one_size_reading_flips():
     assert r["verdict"] == "refuted"
     assert "every level of 'near 1/2''s bracket: test_ladder fails by a trend" in r["detail"]
     assert verdict_for(CLAIM, [one_size])["verdict"] == "reading-dependent"
+
+
+def test_the_false_fail_shares_stay_within_the_goal():
+    """Issue 34: the shares of the registered claims (CLAIM_SHARE each, a grant in its place)
+    sum to at most FALSE_FAIL_GOAL; a grant names a registered claim and says why."""
+    from properties.cli_common import load_registry
+    from properties.policy import CLAIM_SHARE, FALSE_FAIL_GOAL, SHARE_GRANTS, share_of
+
+    registry = load_registry([])
+    assert sum(share_of(i) for i in registry) <= FALSE_FAIL_GOAL * (1 + 1e-12)
+    for cid, (share, why) in SHARE_GRANTS.items():
+        assert cid in registry and share > CLAIM_SHARE and why.strip()
