@@ -451,10 +451,13 @@ FORK_ENV = "THEOREM_AUDIT_FORK"  # "0": a serial run starts a fresh interpreter,
 
 
 def _forkable(cmd, args) -> bool:
-    """A serial run (no xdist) of built-in claims only is forked from the audit, which has
-    imported everything it needs (properties.proctree._fork_pytest); conjecture files, whose
-    modules pytest imports under names of its own, and xdist runs start a fresh interpreter."""
-    return ("-n" not in cmd and not args.conjecture and hasattr(os, "fork")
+    """A serial run (no xdist) is forked from the audit, which has imported everything it needs
+    (properties.proctree._fork_pytest): the conjecture files outside the checkout too (the
+    plugin finds them loaded under the name it gives them); a conjecture inside the checkout,
+    which pytest imports under its package name, and xdist runs start a fresh interpreter."""
+    inside = [c for c in args.conjecture
+              if Path(c).resolve() == ROOT or ROOT in Path(c).resolve().parents]
+    return ("-n" not in cmd and not inside and hasattr(os, "fork")
             and os.environ.get(FORK_ENV, "1") != "0")
 
 

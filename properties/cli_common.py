@@ -79,25 +79,37 @@ def load_registry(conjectures, builtin: bool = True, papers: set[str] | None = N
             sys.modules.pop(f"properties.{mod}", None)
     for i, path in enumerate(conjectures):
         _check_conjecture_path(path)
-        name = f"_conjecture_{i}_{Path(path).stem}"
+        name = conjecture_module_name(path)
         try:
             spec = importlib.util.spec_from_file_location(name, path)
             module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # the name the plugin gives it: a forked run reuses it
             spec.loader.exec_module(module)
         except KeyboardInterrupt:
             raise
         except SystemExit as e:
+            sys.modules.pop(name, None)
             raise UsageError(f"--conjecture {path}: it calls sys.exit({e.code!r}) when imported; "
                              "a conjecture file must only register claims and define properties"
                              ) from None
         except SyntaxError as e:
+            sys.modules.pop(name, None)
             raise UsageError(f"--conjecture {path}: syntax error at line {e.lineno}: {e.msg}"
                              ) from None
         except BaseException as e:  # noqa: BLE001 -- any failure at import is the file's
+            sys.modules.pop(name, None)
             raise UsageError(f"--conjecture {path}: importing it failed: "
                              f"{type(e).__name__}: {e}") from None
         _LOADED_CONJECTURES.append(module)
     return REGISTRY
+
+
+def conjecture_module_name(path) -> str:
+    """The module name of a conjecture file: made from its absolute path (two files named alike
+    in different folders both load); the same name the audit plugin imports it under."""
+    import hashlib
+    p = Path(path).resolve()
+    return f"_conjecture_{hashlib.sha1(str(p).encode()).hexdigest()[:12]}_{p.stem}"
 
 
 def _check_conjecture_path(path: str) -> None:

@@ -159,8 +159,9 @@ class _ConjectureModule(pytest.Module):
     (not its basename), so two conjecture files named alike in different folders both load."""
 
     def _getobj(self):
+        from properties.cli_common import conjecture_module_name
         path = Path(self.path).resolve()
-        name = f"_conjecture_{hashlib.sha1(str(path).encode()).hexdigest()[:12]}_{path.stem}"
+        name = conjecture_module_name(path)
         mod = sys.modules.get(name)
         if mod is None:
             spec = importlib.util.spec_from_file_location(name, path)
