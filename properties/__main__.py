@@ -207,9 +207,11 @@ def cmd_readme(args) -> int:
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise UsageError(f"--ladder-report: {lsrc} is not an audit report of this version "
                              f"({type(e).__name__}: {e})") from None
+    if args.drop_ladder and ladder is not None:
+        raise UsageError("readme: --drop-ladder and --ladder-report exclude each other")
     readme = Path(args.readme)
     try:  # the tables in docs/verdicts.md beside the README, the README's summary of them
-        files = update_files(readme, doc, ladder, suite)
+        files = update_files(readme, doc, ladder, suite, drop_ladder=args.drop_ladder)
     except OSError as e:
         raise UsageError(f"--readme {readme}: cannot be read ({e.strerror or e})") from None
     except ValueError as e:
@@ -349,6 +351,9 @@ def _main(argv=None) -> int:
                    help="also fill the README's ladder block from a --size ladder report in DIR "
                         "(profile ci; may be an --only run): the claims whose verdict differs "
                         "there from --report's")
+    r.add_argument("--drop-ladder", action="store_true",
+                   help="empty the ladder block: no --size ladder audit of this code (a stale "
+                        "block is not shown as current)")
     np_ = sub.add_parser("new-paper", help="write the skeleton files of a new paper")
     np_.add_argument("name", help="the paper's claim-id prefix (a lower-case identifier)")
     np_.add_argument("--title", default=None, help="display name, e.g. 'X (A et al., ICML 2025)'")

@@ -410,7 +410,7 @@ def readme_refusal(doc: dict, suite_ids) -> str | None:
 
 
 def update_readme(text: str, doc: dict, ladder_doc: dict | None = None, suite_ids=None,
-                  link_prefix: str = "") -> str:
+                  link_prefix: str = "", drop_ladder: bool = False) -> str:
     """`text` (docs/verdicts.md) with the verdict tables between README_BEGIN ... README_END
     regenerated from `doc`, and, given a `--size ladder` report, its papers' parts of the ladder
     block (between LADDER_BEGIN ... LADDER_END, put right after the tables where there is none
@@ -418,8 +418,9 @@ def update_readme(text: str, doc: dict, ladder_doc: dict | None = None, suite_id
     (every claim of each: `readme_refusal`), only those papers' tables are replaced; the others
     stay as they are, and the counts are recomputed from every table's stamp.  Without
     `ladder_doc` the ladder block is kept as it is (each part's stamp names the reports it was
-    made from).  ValueError if the markers are missing or out of order, or if a one-paper
-    update meets tables without stamps."""
+    made from); with `drop_ladder` it is emptied (no `--size ladder` audit of this code: every
+    paper's ladder part goes, the block says none was run).  ValueError if the markers are
+    missing or out of order, or if a one-paper update meets tables without stamps."""
     b, e = text.find(README_BEGIN), text.find(README_END)
     if b < 0 or e < b:
         raise ValueError("readme: the markers README_BEGIN ... README_END are missing or out of "
@@ -440,7 +441,7 @@ def update_readme(text: str, doc: dict, ladder_doc: dict | None = None, suite_id
         sections[p] = (json.loads(section.split("\n", 1)[0][len(PAPER_STAMP):-len(" -->")]),
                        section)
     text = text[:b] + _tables_block(sections) + text[e + len(README_END):]
-    if ladder_doc is None:
+    if ladder_doc is None and not drop_ladder:
         return text
     lb, le = text.find(LADDER_BEGIN), text.find(LADDER_END)
     if (lb < 0) != (le < 0) or le < lb:
@@ -448,11 +449,11 @@ def update_readme(text: str, doc: dict, ladder_doc: dict | None = None, suite_id
                          "one is missing")
     tables = {p: s for p, (s, _) in sections.items()}
     parts = {}
-    if lb >= 0:
+    if lb >= 0 and not drop_ladder:
         old = _sections(text[lb + len(LADDER_BEGIN):le], LADDER_STAMP) or {}
         lad_papers = set(_papers(ladder_doc))
         parts = {p: s for p, s in old.items() if p in tables and p not in lad_papers}
-    for p in _papers(ladder_doc):
+    for p in _papers(ladder_doc) if ladder_doc is not None else ():
         section = _ladder_part(p, ladder_doc, tables.get(p), link_prefix)
         parts[p] = (json.loads(section.split("\n", 1)[0][len(LADDER_STAMP):-len(" -->")]),
                     section)
@@ -546,7 +547,7 @@ def _ladder_block(parts: dict, tables: dict) -> str:
             f"{differ} with another verdict.")
     unrun = sorted(set(tables) - set(stamps))
     if unrun:
-        head += (" Not run at the ladder: " + ", ".join(
+        head += (" Not run at the ladder at this code: " + ", ".join(
             f"`{p}` ({len(tables[p]['claims'])} claims)" for p in unrun) + ".")
     body = [parts[p][1] for p in sorted(parts)]
     return "\n\n".join([LADDER_BEGIN, head, *body, LADDER_END])
@@ -646,7 +647,7 @@ def _read(path: Path) -> str:
 
 
 def update_files(readme: Path | str, doc: dict, ladder_doc: dict | None = None,
-                 suite_ids=None) -> dict:
+                 suite_ids=None, drop_ladder: bool = False) -> dict:
     """{path: new text} of the verdict tables (docs/verdicts.md beside the README: made from a
     template if missing) and of the README (its summary), from the report `doc` and, given one,
     the `--size ladder` report (`update_readme`, `update_summary`).  Nothing is written here;
@@ -659,7 +660,8 @@ def update_files(readme: Path | str, doc: dict, ladder_doc: dict | None = None,
     tables_text = _read(verdicts) if verdicts.exists() else _VERDICTS_TEMPLATE
     up = os.path.relpath(readme.parent, verdicts.parent).replace(os.sep, "/") + "/"
     try:
-        tables = update_readme(tables_text, doc, ladder_doc, suite_ids=suite_ids, link_prefix=up)
+        tables = update_readme(tables_text, doc, ladder_doc, suite_ids=suite_ids, link_prefix=up,
+                               drop_ladder=drop_ladder)
     except ValueError as e:
         raise ValueError(f"{verdicts}: {e}") from None
     return {verdicts: tables,
@@ -679,7 +681,8 @@ def stale_stamps(tables_text: str, current, papers) -> list[str]:
     if not tables:
         return [("the verdict tables have no per-paper stamps (generated before stamps): "
                 "regenerate them (python -m properties readme --report DIR)")]
-    if _between(tables_text, LADDER_BEGIN, LADDER_END) is not None and not ladder:
+    block = _between(tables_text, LADDER_BEGIN, LADDER_END)
+    if block is not None and not ladder and ("| claim |" in block or "####" in block):
         out.append("the ladder block has no per-paper stamps (generated before stamps): "
                    "regenerate it (python -m properties readme --report DIR --ladder-report DIR)")
     for p in sorted(set(papers) - set(tables)):

@@ -290,3 +290,21 @@ def test_readme_blocks_current():
     assert readme == rd.update_summary(readme, text), (
         "the README's summary is not the one docs/verdicts.md gives: run python -m properties "
         "readme")
+
+
+def test_drop_ladder_empties_a_stale_ladder_block_and_it_is_not_stale():
+    """`readme --drop-ladder`: with no --size ladder audit of this code, the ladder block says
+    so (every paper 'not run at the ladder at this code') instead of showing a stale one, and
+    the stale check accepts that empty block (it has nothing to be stale)."""
+    full = _full_tables()
+    lad = _doc([_row("joma.a", "not-audited")], commit="aaaaaaaaaa", size="ladder",
+               versions={"joma": "0" * 40})
+    every = _doc([_row(c, "holds") for c in sorted(SUITE)], versions=V1)
+    with_ladder = rd.update_readme(full, every, lad, suite_ids=SUITE)
+    assert any("ladder part of `joma` is stale" in x
+               for x in rd.stale_stamps(with_ladder, V1.__getitem__, set(V1)))
+    dropped = rd.update_readme(with_ladder, every, None, suite_ids=SUITE, drop_ladder=True)
+    block = rd._between(dropped, rd.LADDER_BEGIN, rd.LADDER_END)
+    assert rd.ladder_stamps(dropped) == {} and "####" not in block
+    assert "Not run at the ladder at this code: `joma` (2 claims), `signgd` (1 claims)" in block
+    assert rd.stale_stamps(dropped, V1.__getitem__, set(V1)) == []

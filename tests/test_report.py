@@ -240,7 +240,7 @@ def test_the_ladder_block_shows_where_the_ladder_decides_otherwise_and_stamps_bo
             "no power at T = v = 10. (more in audit.md) |") in block
     assert "`signgd.c` (not-audited)" in block and "| [`signgd.c`]" not in block
     assert "2 claims run at the ladder, 1 with another verdict" in block
-    assert "Not run at the ladder: `joma` (1 claims)" in block
+    assert "Not run at the ladder at this code: `joma` (1 claims)" in block
     assert "#### `topic.*` at `--size ladder`" in block and "#### `joma.*` at" not in block
     from properties.readme import ladder_stamps
     assert set(ladder_stamps(new)) == {"signgd", "topic"}
