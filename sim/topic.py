@@ -394,21 +394,39 @@ def _forward(p: dict, tokens, valid, sw: Switches = None, return_attention: bool
         tokens = tokens.expand(S, *tokens.shape)
         valid = valid.expand(S, *valid.shape)
     WE = p["WE"]
-    Z = WE.transpose(1, 2)[torch.arange(S, device=tokens.device)[:, None, None], tokens]  # (S, D, N, d)
-    Vv = Z @ p["WV"].transpose(1, 2)[:, None] + (p["bV"][:, None, None] if sw.biases else 0)
     keymask = valid[..., :, None]  # (S, D, N_key, 1)
     if sw.uniform:
-        cnt = valid.sum(-1)[..., None, None].clamp_min(1).to(F64)
-        mean_v = (Vv * keymask.to(F64)).sum(-2, keepdim=True) / cnt  # (S, D, 1, d)
+        # every query reads the mean value of the document's valid keys: with h the histogram
+        # of the valid tokens, sum_j Z_j = W^E h, so the mean is (W^V W^E h + |valid| b^V) / cnt
+        # (the same sums as over the (D, N, d) embeddings of every position, grouped by token;
+        # the cost no longer grows with N x d)
+        vf = valid.to(F64)
+        h = torch.zeros(*tokens.shape[:-1], WE.shape[-1], dtype=F64, device=tokens.device)
+        h = h.scatter_add(-1, tokens, vf)  # (S, D, n)
+        nvalid = vf.sum(-1)[..., None]  # (S, D, 1)
+        cnt = nvalid.clamp_min(1)
+        mean_v = (h @ WE.transpose(1, 2)) @ p["WV"].transpose(1, 2)  # (S, D, d)
+        if sw.biases:
+            mean_v = mean_v + nvalid * p["bV"][:, None]
+        mean_v = (mean_v / cnt)[..., None, :]  # (S, D, 1, d)
         out = (mean_v @ WE[:, None] + p["bpred"][:, None, None]).expand(*tokens.shape, WE.shape[-1])
         if not return_attention:
             return out
-        A = (keymask.to(F64) / cnt).expand(*keymask.shape[:-1], tokens.shape[-1])
+        A = (keymask.to(F64) / cnt[..., None]).expand(*keymask.shape[:-1], tokens.shape[-1])
         return out, A
     else:
-        K = Z @ p["WK"].transpose(1, 2)[:, None] + (p["bK"][:, None, None] if sw.biases else 0)
-        Q = Z @ p["WQ"].transpose(1, 2)[:, None] + (p["bQ"][:, None, None] if sw.biases else 0)
-        sc = K @ Q.transpose(-1, -2) / math.sqrt(Z.shape[-1])  # (S, D, key, query)
+        # W Z for Z = W^E X (the embedded positions): the rows of (W W^E)^T picked by the
+        # tokens, the same products as through the (D, N, d) embeddings without multiplying
+        # every position's embedding by W
+        idx = torch.arange(S, device=tokens.device)[:, None, None]
+        WEt = WE.transpose(1, 2)  # (S, n, d)
+
+        def embedded(W, b):  # (S, D, N, d)
+            out = (WEt @ W.transpose(1, 2))[idx, tokens]
+            return out + b[:, None, None] if sw.biases else out
+
+        Vv, K, Q = (embedded(p[w], p[b]) for w, b in (("WV", "bV"), ("WK", "bK"), ("WQ", "bQ")))
+        sc = K @ Q.transpose(-1, -2) / math.sqrt(WE.shape[1])  # (S, D, key, query)
         sc = sc.masked_fill(~keymask, float("-inf"))
         A = torch.softmax(sc, dim=-2)
     attn = A.transpose(-1, -2) @ Vv  # (S, D, query, d)
@@ -438,16 +456,26 @@ def _mlm_loss(out, words, masked, loss):
     if words.dim() == 2:
         words = words.expand(S, *words.shape)
         masked = masked.expand(S, *masked.shape)
-    pick = out.gather(-1, words[..., None])[..., 0]
-    if loss == "squared":
-        per = (out * out).sum(-1) - 2 * pick + 1.0
-    elif loss == "ce":
-        per = torch.logsumexp(out, -1) - pick
-    else:
+    if loss not in ("squared", "ce"):
         raise ValueError(f"loss must be 'squared' or 'ce', got {loss!r}")
     mf = masked.to(F64)
     cnt = mf.sum(-1)
-    doc = (per * mf).sum(-1) / cnt.clamp_min(1)
+    if out.shape[2] > 1 and out.stride(2) == 0:
+        # one output per document expanded over its positions (uniform attention): the sum over
+        # the masked positions grouped by word, hm the histogram of the masked words (the same
+        # per-document loss, without an (S, D, N, n) product and its backward)
+        o = out[:, :, 0]  # (S, D, n)
+        hm = torch.zeros(o.shape, dtype=o.dtype, device=o.device).scatter_add(-1, words, mf)
+        dot = (o * hm).sum(-1)
+        per_doc = (o * o).sum(-1) + 1.0 if loss == "squared" else torch.logsumexp(o, -1)
+        doc = (cnt * per_doc - (2 if loss == "squared" else 1) * dot) / cnt.clamp_min(1)
+    else:
+        pick = out.gather(-1, words[..., None])[..., 0]
+        if loss == "squared":
+            per = (out * out).sum(-1) - 2 * pick + 1.0
+        else:
+            per = torch.logsumexp(out, -1) - pick
+        doc = (per * mf).sum(-1) / cnt.clamp_min(1)
     has = (cnt > 0).to(F64)
     return (doc * has).sum(-1) / has.sum(-1).clamp_min(1)
 

@@ -104,3 +104,76 @@ def test_bad_input():
         sm.sample_documents(make_generator(0), 2, 3, 2, model="theory", tau=5, N=4)
     with pytest.raises(ValueError, match="v must exceed"):
         th.theorem5_bounds(100, 10, 3, 0.15, 0.1, 0.1)
+
+
+@pytest.mark.parametrize("factor", [1.0, 1.02])
+def test_definition2_decides_through_theory_dv(monkeypatch, factor):
+    """topic.definition2's exact property calls theory.topic.definition2_dv (no copy of the
+    closed form in the claim file): a 2% error put into it fails the property; the same wrapper
+    without the error passes."""
+    from properties import ClaimMismatch
+    from properties import world as W
+    from properties.topic import test_definition2 as prop
+
+    monkeypatch.setenv("THEOREM_AUDIT_NO_CACHE", "1")
+    monkeypatch.setenv("THEOREM_AUDIT_RESOLUTION", "0")
+    real = th.definition2_dv
+    monkeypatch.setattr(th, "definition2_dv", lambda *a, **k: factor * real(*a, **k))
+    W.pop_last_run()
+    try:
+        if factor == 1.0:
+            prop.test_definition2_in_family(world=W.WORLD_PLACEHOLDER)
+        else:
+            with pytest.raises(ClaimMismatch, match="Lemma 1 conditions"):
+                prop.test_definition2_in_family(world=W.WORLD_PLACEHOLDER)
+    finally:
+        W.pop_last_run()
+
+
+@pytest.mark.parametrize("loss", ["squared", "ce"])
+def test_uniform_loss_per_document_equals_per_position(loss):
+    """sim.topic's loss of an output expanded over positions (uniform attention) sums per document
+    by word; the same output materialised (contiguous) takes the per-position path: equal values
+    and gradients, and forward's uniform output equals W^V's mean over the embedded valid keys."""
+    g = make_generator(7)
+    T, v = 3, 2
+    n = T * v + 1
+    sw = sm.Switches(onehot=True, uniform=True, biases=True)
+    w, valid = sm.sample_documents(g, 12, T, v, model="lda", N_range=(3, 9))
+    tok, m = sm.mask_tokens(g, w, valid, 0.4, 0.1, 0.1, n - 1)
+    w, valid, tok, m = (x.view(3, 4, -1) for x in (w, valid, tok, m))
+    p = sm.init_params(g, 3, n, sw=sw, scale=0.3, device="cpu")
+    p["bV"] = 0.1 * torch.randn(p["bV"].shape, generator=g, dtype=torch.float64)
+    p["WV"].requires_grad_(True)
+    out = sm.forward(p, tok, valid, sw)
+    assert out.stride(2) == 0  # one output per document, expanded
+    Z = p["WE"].transpose(1, 2)[torch.arange(3)[:, None, None], tok]  # embedded positions
+    V = Z @ p["WV"].transpose(1, 2)[:, None] + p["bV"][:, None, None]
+    mean = (V * valid[..., None]).sum(-2) / valid.sum(-1, keepdim=True).clamp_min(1)
+    assert torch.allclose(out[:, :, 0], mean @ p["WE"] + p["bpred"][:, None], atol=1e-13)
+    fast = sm.mlm_loss(out, w, m, loss)
+    slow = sm.mlm_loss(out.contiguous(), w, m, loss)
+    g1 = torch.autograd.grad(fast.sum(), p["WV"], retain_graph=True)[0]
+    g2 = torch.autograd.grad(slow.sum(), p["WV"])[0]
+    assert torch.allclose(fast, slow, atol=1e-13) and torch.allclose(g1, g2, atol=1e-13)
+
+
+def test_forward_matches_the_embedded_positions():
+    """forward (trained attention) picks rows of (W W^E)^T by token: the same as multiplying every
+    embedded position Z = W^E X by W (eqs. 5-6), with a trainable W^E too."""
+    g = make_generator(8)
+    T, v = 3, 2
+    n = T * v + 1
+    sw = sm.Switches(biases=True)
+    w, valid = sm.sample_documents(g, 4, T, v, model="lda", N_range=(3, 9))
+    p = sm.init_params(g, 2, n, d=5, sw=sw, scale=0.5, device="cpu")
+    for k in ("bV", "bK", "bQ"):
+        p[k] = 0.1 * torch.randn(p[k].shape, generator=g, dtype=torch.float64)
+    out, A = sm.forward(p, w, valid, sw, return_attention=True)
+    Z = p["WE"].transpose(1, 2)[:, w]  # (S, D, N, d)
+    K, Q, V = (Z @ p[m].transpose(1, 2)[:, None] + p[b][:, None, None]
+               for m, b in (("WK", "bK"), ("WQ", "bQ"), ("WV", "bV")))
+    sc = (K @ Q.transpose(-1, -2) / np.sqrt(5)).masked_fill(~valid[None, :, :, None], -np.inf)
+    A2 = torch.softmax(sc, dim=-2)
+    out2 = (A2.transpose(-1, -2) @ V) @ p["WE"][:, None] + p["bpred"][:, None, None]
+    assert torch.allclose(A, A2, atol=1e-14) and torch.allclose(out, out2, atol=1e-13)

@@ -11,7 +11,11 @@ from properties.topic import runs
 def test_paper_horizon_is_the_rule_applied_to_the_measured_curve():
     k = runs.horizon_by_rule(runs.HORIZON_JOINT_TV10_WINDOWS)
     assert k == runs.LDA_PAPER_STEPS["joint"] == 2100
-    assert set(runs.LDA_PAPER_STEPS.values()) == {k}  # the uniform models get the same steps
+    # the uniform models get the joint model's steps
+    assert {runs.LDA_PAPER_STEPS[m] for m in ("uniform", "uniform_value_off")} == {k}
+    # the D^V model (attention_order (b)) by the same rule on its own curve; its null W* the same
+    k_dv = runs.horizon_by_rule(runs.HORIZON_DV_TV10_WINDOWS)
+    assert k_dv == runs.LDA_PAPER_STEPS["dv"] == runs.LDA_PAPER_STEPS["wstar"] == 1200
     assert set(runs.LDA_PAPER_STEPS) <= set(runs.LDA_MODELS)
 
 

@@ -6,10 +6,13 @@ W^V diagonal (D^V) the order is partially reversed: same word > different topic 
 Two properties, one per item, on the drawn generator seed (runs.lda_run, CI size T = v = 5,
 documents N in 100..150, 200 held-out documents drawn before the init): the length-debiased
 (Appendix E.3) mean attention per pair kind, as log ratios, each an order against 0 shown with
-its own seed error: log ratio >= t_79 x s x sqrt(1 + 1/80), s the sd of the same statistic over
-80 calibration elements on generator seeds 10000..10003 (disjoint from the audit's 0..9999; the
-noise only -- their mean, the effect, is not used), one-sided level 2e-5 per draw for (a) and
-2e-6 per ratio and draw for (b) (9.6e-5 of the claim's 1e-4 share under ci).
+its own seed error: at T = v = 5 (one element), log ratio >= t_79 x s x sqrt(1 + 1/80), s the sd
+of the same statistic over 80 calibration elements on generator seeds 10000..10003 (disjoint from
+the audit's 0..9999; the noise only -- their mean, the effect, is not used); at the paper's T = v
+= 10 (the @paper_example, --size ladder / paper; that noise was never calibrated there), 12
+i.i.d. elements trained in one program and their mean log ratio >= t_11 x SE, the elements' own
+spread (common.paired_order).  One-sided level 1.5e-5 per draw for (a) and 2e-6 per ratio and
+draw for (b) (9.5e-5 of the claim's 1e-4 share with the paper's draw at ladder, 7.6e-5 under ci).
   (a) "joint" model: log(same topic / different topic);
   (b) "dv" model (W^V frozen to Definition 2's D^V): log(same word / different topic) and
       log(different topic / same topic).
@@ -29,8 +32,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import attach_plot
-from properties import Claim, audits, examples, null, register
-from properties.topic.common import EMPIRICAL_AUDIT_SEEDS, order_beyond_seed_noise
+from properties import Claim, audits, examples, null, paper_example, register
+from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_WHERE,
+                                     order_beyond_seed_noise, paired_order, paper_size_gate,
+                                     run_tv)
 from properties.topic.figures import plot_attention_order
 from properties.topic.runs import EMP, LDA_CALIBRATION, attention_order_scores
 
@@ -38,29 +43,38 @@ CID = "topic.empirical.attention_order"
 AUDIT_SEEDS = EMPIRICAL_AUDIT_SEEDS
 ITEM_A = (("joint", "same_topic/diff_topic"),)
 ITEM_B = (("dv", "same_word/diff_topic"), ("dv", "diff_topic/same_topic"))
-# levels per check and draw (4 draws under ci): (a) 2e-5 (8e-5 in all), (b) 2e-6 per ratio
-# (1.6e-5): (b)'s ratios sit 20-50 sd of their seed noise above 0, (a)'s only ~7 sd
-LEVEL_A, LEVEL_B = 2e-5, 2e-6
+# levels per check and draw (4 draws under ci, 5 with the paper's T = v = 10 at ladder): (a)
+# 1.5e-5 (7.5e-5 in all at ladder), (b) 2e-6 per ratio (2e-5): (b)'s ratios sit 20-50 sd of
+# their seed noise above 0, (a)'s only ~7 sd.  (a) was 2e-5 until 2026-12-06 (issue 37), lowered
+# to fit the share when the paper's draw was added, not after a failure.
+LEVEL_A, LEVEL_B = 1.5e-5, 2e-6
+TV10_ELEMENTS = 12  # i.i.d. elements of the T = v = 10 draw, trained in one program
 
 
-def attention(seed, model):
+def elements(tv):
+    """Elements per draw: one at the CI size (its noise calibrated), TV10_ELEMENTS at the paper's
+    T = v = 10 (decided on their own spread)."""
+    return 1 if tv == EMP["T"] else TV10_ELEMENTS
+
+
+def attention(seed, model, tv=EMP["T"]):
     """Log attention ratios of the trained `model` ("joint", "dv") on held-out documents."""
-    return attention_order_scores(model, seed)
+    return attention_order_scores(model, seed, S=elements(tv), tv=run_tv(tv))
 
 
-def training_off(seed, model):
+def training_off(seed, model, tv=EMP["T"]):
     """Null: the optimiser switched off (zero steps)."""
-    return attention_order_scores(model, seed, steps=0)
+    return attention_order_scores(model, seed, S=elements(tv), steps=0, tv=run_tv(tv))
 
 
-def uniform_attention(seed, model):
+def uniform_attention(seed, model, tv=EMP["T"]):
     """Null: the trained model with uniform attention (W^K = W^Q = 0 switched in)."""
-    return attention_order_scores(model, seed, uniform=True)
+    return attention_order_scores(model, seed, S=elements(tv), uniform=True, tv=run_tv(tv))
 
 
-def topics_relabelled(seed, model):
+def topics_relabelled(seed, model, tv=EMP["T"]):
     """Null: the trained model's attention, pairs classified by topic-scrambled word ids."""
-    return attention_order_scores(model, seed, relabel=True)
+    return attention_order_scores(model, seed, S=elements(tv), relabel=True, tv=run_tv(tv))
 
 
 def frozen_wv():
@@ -83,7 +97,8 @@ register(Claim(
                 "b^K, b^Q, b^V (Section 6); one-hot W^E, squared loss, Adam lr 0.01, batch 8, "
                 "N(0, 0.01^2) init; (a) 300 steps, W^K, W^Q, W^V trained jointly; (b) W^V frozen "
                 "to Definition 2's D^V, W^K, W^Q, biases, b^pred trained, 200 steps; CI size "
-                "T = v = 5 (the paper's T = v = 10 is not run).",
+                "T = v = 5 (the paper's T = v = 10 runs at --size ladder, the joint model "
+                "trained 2100 steps, runs.LDA_PAPER_STEPS).",
     prediction="the attention orders (a) same topic > different topic, (b) same word > "
                "different topic > same topic (different word): each log ratio > 0 beyond its "
                "own seed error",
@@ -92,10 +107,11 @@ register(Claim(
                "documents per element",
     metric="log ratios of the length-debiased mean attention per pair kind (pairs of non-[MASK] "
            "positions; 'same topic' excludes the same word at another position)",
-    tolerance="per log ratio: t_79 x the sd of the statistic over 80 calibration elements "
-              "(seeds 10000..10003, disjoint; noise only) x sqrt(1 + 1/80), one-sided level "
-              "2e-5 per draw for (a), 2e-6 per ratio and draw for (b), normal model of the "
-              "seed-to-seed spread",
+    tolerance="per log ratio, T = v = 5: t_79 x the sd of the statistic over 80 calibration "
+              "elements (seeds 10000..10003, disjoint; noise only) x sqrt(1 + 1/80), normal "
+              "model of the seed-to-seed spread; T = v = 10: the mean over 12 i.i.d. elements >= "
+              "t_11 x its seed-clustered SE; one-sided level 1.5e-5 per draw for (a), 2e-6 per "
+              "ratio and draw for (b)",
     reading="'On average' read as the length-debiased mean over held-out pairs (Appendix E.3: "
             "weights x N/100).  '>' read as the order itself: log ratio > 0, shown on the "
             "draw beyond the seed-to-seed spread of the same statistic (an untrained model's "
@@ -103,11 +119,15 @@ register(Claim(
             "and, for (b), the diagonal W^V.  (a) uses the jointly trained W^V "
             "(block-plus-diagonal here).  The explicit example is seed 0 with the paper's p_m, "
             "p_c, p_r.",
-    paper_setting="the paper's T = v = 10 (Sec. 6) is not run: the order is tested against "
-                  "the seed-to-seed noise of the statistic, measured at T = v = 5 only (80 "
-                  "calibration elements); at T = v = 10 that noise would need its own "
-                  "calibration runs (~14 s + 8 s per element for the joint and D^V models on "
-                  "one core, measured 2026-12-04), not made in this session",
+    paper_setting="the paper's T = v = 10 (Sec. 6) runs as the explicit @paper_example at "
+                  "--size ladder / paper (seed 0): there the seed-to-seed noise of the statistic "
+                  "was never calibrated (80 calibration elements at T = v = 5 only), so the draw "
+                  "trains 12 i.i.d. elements in one program and decides each order on their own "
+                  "spread (one-sided seed-clustered t_11); the joint model trains 2100 steps at T "
+                  "= v = 10 (runs.LDA_PAPER_STEPS, the convergence rule of its training loss), "
+                  "the D^V and W* models the steps the same rule gives them.  At ci it is "
+                  "skipped for cost (the joint model's 2100 steps for 12 elements: minutes on one "
+                  "core)",
     alternatives=(
         null("training_off", training_off, "optimiser off: W^K, W^Q at their N(0, 0.01^2) init",
              replaces="attention"),
@@ -123,28 +143,38 @@ register(Claim(
 attach_plot(CID, plot_attention_order)
 
 
-def _check(world, seed, model, ratios, level):
+def _check(world, seed, tv, model, ratios, level):
+    paper_size_gate(tv)
     if model == "dv":
         model = world.simulation(frozen_wv, "frozen_wv")()
-    s = world.simulation(attention, "attention", pure=True)(seed, model)
-    what = ", ".join(f"{k} {np.exp(x[0]):.3f}" for k, x in s.items())
+    s = world.simulation(attention, "attention", pure=True)(seed, model, tv)
+    if tv == EMP["T"]:  # one element against its calibrated seed noise
+        what = ", ".join(f"{k} {np.exp(x[0]):.3f}" for k, x in s.items())
+        for m, r in ratios:
+            order_beyond_seed_noise(CID, float(s[r][0]), LDA_CALIBRATION[f"{m}:{r}"],
+                                    LDA_CALIBRATION, level=level,
+                                    what=f"({model}) log {r} (ratios: {what}; T = v = {tv})")
+        return
+    # the paper's T = v = 10: the elements' own spread (no calibration there)
+    what = ", ".join(f"{k} {np.exp(x.mean()):.3f}" for k, x in s.items())
     for m, r in ratios:
-        order_beyond_seed_noise(CID, float(s[r][0]), LDA_CALIBRATION[f"{m}:{r}"],
-                                LDA_CALIBRATION, level=level,
-                                what=f"({model}) log {r} (ratios: {what}; T = v = {EMP['T']})")
+        paired_order(CID, s[r], level=level, order=r.replace("/", " > "), unit="log ratio",
+                     what=f"({model}) log {r} (mean ratios: {what}; T = v = {tv})")
 
 
 @audits(CID)
 @examples(3)
-@example(seed=0)
-@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
-def test_empirical_attention_order_joint(world, seed):
-    _check(world, seed, "joint", ITEM_A, LEVEL_A)
+@example(seed=0, tv=EMP["T"])
+@paper_example(where=PAPER_WHERE, seed=0, tv=PAPER_TV)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1), tv=st.just(EMP["T"]))
+def test_empirical_attention_order_joint(world, seed, tv):
+    _check(world, seed, tv, "joint", ITEM_A, LEVEL_A)
 
 
 @audits(CID)
 @examples(3)
-@example(seed=0)
-@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1))
-def test_empirical_attention_order_diagonal_wv(world, seed):
-    _check(world, seed, "dv", ITEM_B, LEVEL_B)
+@example(seed=0, tv=EMP["T"])
+@paper_example(where=PAPER_WHERE, seed=0, tv=PAPER_TV)
+@given(seed=st.integers(AUDIT_SEEDS.start, AUDIT_SEEDS.stop - 1), tv=st.just(EMP["T"]))
+def test_empirical_attention_order_diagonal_wv(world, seed, tv):
+    _check(world, seed, tv, "dv", ITEM_B, LEVEL_B)

@@ -78,6 +78,34 @@ def c1_root(constants, T, v, p_m, p_c):
     return float(brentq(f, lo, hi, xtol=ROOT_XTOL, rtol=ROOT_RTOL, maxiter=200))
 
 
+def assumption4_eps_star(T, v, p_m):
+    """eps* of the printed form's failing region inside Assumption 4 (p_c = p_r = 1/2 - eps):
+    theory.topic.c1 > 1 iff eps < eps* (scipy brentq on c1(p_m, 1/2 - eps, 1/2 - eps) = 1; it
+    equals 1/(2 (1 + 2 a T v)), a = 1 - (1 - p_c) p_m at p_c = 1/2 - eps*)."""
+    from scipy.optimize import brentq
+
+    def f(e):
+        return th.c1(p_m, 0.5 - e, 0.5 - e, T, v) - 1.0
+
+    lo, hi = 1e-15, 0.5 - 1e-9
+    if f(hi) > 0:
+        return hi
+    return float(brentq(f, lo, hi, xtol=1e-18, rtol=ROOT_RTOL, maxiter=200))
+
+
+def failing_region(T, v, p_m, p_c, p_r) -> str:
+    """How large the region of the assumptions is where the printed c1 < 1 fails, at the
+    draw's T, v, p_m (and p_c): said in each draw's message."""
+    if p_c == p_r:  # inside Assumption 4: p_c = p_r = 1/2 - eps
+        e = assumption4_eps_star(T, v, p_m)
+        return (f"with p_c = p_r = 1/2 - eps (Assumption 4), c1 > 1 only for eps < eps* = "
+                f"{e:.3g} at this T, v, p_m: the failing p_r fill a fraction {2 * e:.2g} of "
+                f"their range (0, 1/2); this draw's eps = {0.5 - p_r:.3g}")
+    ps = c1_root(theory_constants, T, v, p_m, p_c)
+    return (f"with p_c = {p_c:g} fixed, c1 > 1 only for p_r > p_r* = {ps:.6g}: a fraction "
+            f"{(1 - p_c - ps) / (1 - p_c):.2g} of p_r's range (0, 1 - p_c)")
+
+
 def crossing(T, v, tau, p_m, p_c, iters=60):
     """The p_r in (0, 1 - p_c) where the measured c1 crosses 1 (bisection; c1 increases in p_r)."""
     lo, hi = 1e-9, (1 - p_c) * (1 - 1e-6)
@@ -134,17 +162,22 @@ register(Claim(
               "round-off",
     corrected="c1 in (0, +inf), and c1 < 1 iff p_r < (1 - p_c - p_r)(1 - (1 - p_c) p_m) Tv; "
               "c2 in (0, +inf), c3 in (1, +inf) as printed",
-    reason="c1 grows without bound as p_c + p_r -> 1 or for small Tv: e.g. p_m = 0.5, "
-           "p_c = 0.05, p_r = 0.9, T = 2, v = 1 gives c1 = 0.9 / (0.05 x 0.525 x 2) = 17.1. "
-           "Theorem 2 itself does not use c1 < 1.  Where the erratum bites: for fixed p's, "
-           "c1 -> 0 as Tv grows, and inside Assumptions 3-4 (p_c = p_r = 1/2 - eps, T large, "
-           "v >= 10, p_m < 1/2) c1 = (1/2 - eps)/(2 eps a Tv) exceeds 1 only for "
-           "eps < ~1/(4 a T v), i.e. p_r within about 1/(4 a T v) of 1/2: at T = 100, v = 10, "
-           "p_m = 0.15 that is p_r > 0.49973, e.g. p_r = 0.4999999 gives c1 = 2703 (p_r = 0.499: "
-           "c1 = 0.27).  The corrected form is Lemma 1's c1 plus algebra: c1 < 1 iff "
-           "p_r < (1 - p_c - p_r) a Tv iff p_r < p_r* = (1 - p_c) a Tv / (1 + a Tv); the "
-           "audit checks that p_r* is the root of theory.topic.c1 = 1 and that the constants "
-           "measured on the loss are theory's.",
+    reason="The printed c1 < 1 fails on a thin region of the assumptions: c1 > 1 iff p_r > "
+           "(1 - p_c - p_r)(1 - (1 - p_c) p_m) Tv.  Inside Assumptions 3-4 (p_c = p_r = 1/2 - "
+           "eps, T large, v >= 10, p_m < 1/2) that is eps < eps* = 1/(2 (1 + 2 a T v)) ~ "
+           "1/(4 a T v), a = 1 - (1 - p_c) p_m: over the drawn T in 16..1024, v in 10..40, p_m in "
+           "[0.05, 0.45], eps* runs from 6.3e-6 (T = 1024, v = 40) to 2.0e-3 (T = 16, v = 10), "
+           "i.e. the failing p_r fill at most 0.4% (at least 1.3e-5) of their range (0, 1/2); at "
+           "the paper-like T = 100, v = 10, p_m = 0.15, eps* = 2.7e-4 (p_r > 0.49973: p_r = "
+           "0.4999999 gives c1 = 2703, p_r = 0.499 gives c1 = 0.27); at T = 999, v = 10 to 40, "
+           "eps* = 2.7e-5 to 6.8e-6.  Each failing draw's message gives its own eps* and how "
+           "far its p_r is from 1/2.  Outside Assumptions 3-4 the region grows: c1 is unbounded "
+           "as p_c + p_r -> 1 or for small Tv, e.g. p_m = 0.5, p_c = 0.05, p_r = 0.9, T = 2, "
+           "v = 1 gives c1 = 0.9 / (0.05 x 0.525 x 2) = 17.1; for fixed p's, c1 -> 0 as Tv grows. "
+           "Theorem 2 itself does not use c1 < 1.  The corrected form is Lemma 1's c1 plus "
+           "algebra: c1 < 1 iff p_r < (1 - p_c - p_r) a Tv iff p_r < p_r* = (1 - p_c) a Tv / "
+           "(1 + a Tv); the audit checks that p_r* is the root of theory.topic.c1 = 1 and that "
+           "the constants measured on the loss are theory's.",
     reading="The corrected form would restate c1's definition if checked on the formula; it is "
             "audited on the constants as they appear in the loss's minimisers (Lemma 1's "
             "coefficients measured numerically), and the boundary c1 = 1 is located on those "
@@ -196,7 +229,8 @@ def test_theorem2_ranges_printed(tv):
     c1, c2, c3 = th.c1(p_m, p_c, p_r, T, v), th.c2(p_m, p_c, p_r), th.c3(p_m, p_c, p_r)
     check_at_least(CID, min(c1, 1 - c1, c2, c3 - 1), Threshold(
         0.0, "the printed open intervals c1 in (0, 1), c2 > 0, c3 > 1", "derived"),
-        what=f"c1 = {c1:.4g}, c2 = {c2:.4g}, c3 = {c3:.4g} at T={T}, v={v}, p={p_m, p_c, p_r}")
+        what=f"c1 = {c1:.4g}, c2 = {c2:.4g}, c3 = {c3:.4g} at T={T}, v={v}, p={p_m, p_c, p_r}; "
+             + failing_region(T, v, p_m, p_c, p_r))
 
 
 @audits(CID, form="corrected")
