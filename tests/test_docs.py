@@ -275,7 +275,6 @@ def test_the_readme_command_writes_both_files_and_takes_one_papers_report(tmp_pa
         readme.read_text()
 
 
-@pytest.mark.skip(reason="TEMPORARY: on from the commit that regenerates the tables")
 def test_readme_blocks_current():
     """The verdict tables and the ladder block in docs/verdicts.md are of the claims' code as it
     is now (each stamped code version equals `paper_code_version` of the working tree), every
