@@ -144,15 +144,23 @@ def properties_per_claim() -> dict[str, int]:
     return {k: len(v) for k, v in properties_by_claim().items()}
 
 
-def properties_by_claim() -> dict[str, list[str]]:
-    """The names of the @audits properties of each claim, from the loaded modules."""
-    names: dict[str, list[str]] = {}
+def _claim_properties():
+    """(claim id, module, function) of every @audits property of the loaded modules (the suite's
+    and the conjecture files), each defined in the module it is found in."""
     mods = [m for name, m in sys.modules.items() if name.startswith("properties.")]
     for m in mods + _LOADED_CONJECTURES:
         for obj in list(vars(m).values()):
             for mark in getattr(obj, "pytestmark", []) if callable(obj) else []:
-                if getattr(mark, "name", "") == "claim" and getattr(obj, "__module__", "") == m.__name__:
-                    names.setdefault(mark.args[0], []).append(getattr(obj, "__name__", "?"))
+                if (getattr(mark, "name", "") == "claim" and mark.args
+                        and getattr(obj, "__module__", "") == m.__name__):
+                    yield mark.args[0], m, obj
+
+
+def properties_by_claim() -> dict[str, list[str]]:
+    """The names of the @audits properties of each claim, from the loaded modules."""
+    names: dict[str, list[str]] = {}
+    for cid, _, fn in _claim_properties():
+        names.setdefault(cid, []).append(getattr(fn, "__name__", "?"))
     return names
 
 
@@ -160,16 +168,8 @@ def check_claim_ids(registry) -> None:
     """A property that audits an id no Claim registers (a typo, in the paper prefix or after it)
     is a usage error naming its file, its function and the registered ids closest to it: found
     before any work, whatever --only selects (a glob would otherwise deselect it silently)."""
-    strays = []
-    mods = [m for name, m in sys.modules.items() if name.startswith("properties.")]
-    for m in mods + _LOADED_CONJECTURES:
-        for obj in list(vars(m).values()):
-            for mark in getattr(obj, "pytestmark", []) if callable(obj) else []:
-                if (getattr(mark, "name", "") == "claim" and mark.args
-                        and getattr(obj, "__module__", "") == m.__name__
-                        and mark.args[0] not in registry):
-                    strays.append((mark.args[0], getattr(m, "__file__", m.__name__),
-                                   getattr(obj, "__name__", "?")))
+    strays = [(cid, getattr(m, "__file__", m.__name__), getattr(fn, "__name__", "?"))
+              for cid, m, fn in _claim_properties() if cid not in registry]
     if not strays:
         return
     cid, path, fn = sorted(strays)[0]
