@@ -318,8 +318,8 @@ class Sink:
             mine = self.trend_rivals.setdefault(name, {})
             for label, ok in rv.items():
                 mine[label] = mine.get(label, True) and ok
-        for name, v in other.slack.items():
-            self.slack[name] = min(v, self.slack.get(name, float("inf")))
+        for name, v in other.slack.items():  # one draw's sink into the run's: across draws
+            self.slack[name] = max(v, self.slack.get(name, float("-inf")))
         for name, labels in other.trend_complement.items():
             self.trend_complement.setdefault(name, set()).update(labels)
         for name, d in other.trend_resolution.items():

@@ -236,7 +236,7 @@ def _resolution(verdict: str, deciding: list[dict]) -> dict | None:
     if one and not unresolved:
         out["one_sided"] = max(one, key=lambda o: o["delta"])
     if slack:
-        w = min(slack, key=lambda x: x["slack"])
+        w = max(slack, key=lambda x: x["slack"])  # the loosest bound: the weakest check
         out["bound_slack"] = w
     if unresolved:
         out["why"] = "not resolved: " + "; ".join(unresolved)

@@ -196,7 +196,7 @@ def check_bound(claim_id: str, value, bound, *, side: str = "upper", false_fail:
     _c._record(claim_id, float(margin.min()), th, kind="score>=tol", name=cname, what=what)
     _c._SINK.slack[cname] = min(_c._SINK.slack.get(cname, float("inf")), worst)
     if not float(margin.min()) >= -ro.value:
-        j = int(np.argmin(margin))
+        j = np.unravel_index(int(np.argmin(margin)), margin.shape)  # any shape of value
         _c._fail(_c.ClaimMismatch(
             f"{claim_id}{_c._w(what)}: {'upper' if side == 'upper' else 'lower'} bound "
             f"violated: {v[j]:.6g} vs bound {b[j]:.6g} ({model})"), cname)

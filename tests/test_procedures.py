@@ -437,3 +437,44 @@ def test_mean_at_least_rate_detection_and_undecided():
         check_mean_at_least("demo.claim", [0.88, 0.91, 0.9, 0.89], 0.9, false_fail=1e-4)
     with pytest.raises(ClaimMismatch, match="significantly below"):
         check_mean_at_least("demo.claim", [0.5, 0.51, 0.49, 0.5], 0.9, false_fail=1e-4)
+
+
+def test_check_bound_names_the_failing_value_of_a_matrix():
+    """A violated bound on a 2-D value names the offending entry (no IndexError from a flat
+    argmin into an N-D array)."""
+    v = np.array([[0.1, 0.2], [0.3, 1.5]])
+    with pytest.raises(ClaimMismatch, match=r"1\.5 vs bound 1"):
+        P.check_bound("proc.bound", v, 1.0)
+
+
+def test_a_bound_slack_is_its_largest_across_draws_and_the_verdict_shows_the_loosest_bound():
+    """Within a draw a check's slack is its smallest; across draws (one sink per draw merged
+    into the run's) the largest, since the tightened bound is rejected on every draw only
+    beyond it; the verdict's cell shows the loosest of its deciding bounds (the weakest check,
+    issue 34), not the tightest."""
+    run = C.Sink()
+    for vals in ([0.5, 0.7], [0.2, 0.4]):
+        draw = C.Sink()
+        with C.recording(draw):
+            P.check_bound("proc.bound", vals, 1.0, name="b")
+        run.merge(draw)
+    assert run.slack["check_bound b"] == pytest.approx(0.6)
+    from properties.evidence import _resolution
+    rows = [{"nodeid": "f.py::t_tight", "resolution": None, "slack": {"check_bound a": 0.05}},
+            {"nodeid": "f.py::t_loose", "resolution": None, "slack": {"check_bound b": 0.6}}]
+    out = _resolution("holds", rows)
+    assert out["bound_slack"]["slack"] == pytest.approx(0.6)
+    assert out["bound_slack"]["check"] == "check_bound b"
+
+
+def test_resolution_row_with_unresolved_one_sided_and_two_sided_checks_together():
+    """An unresolved check beside a two-sided and a one-sided one: the property is unresolved
+    and its row has no one-sided part (was KeyError 'one_sided')."""
+    r = W.Run("proc.mixed", "printed", None, False)
+    inf = float("inf")
+    r.resolution = [{"mode": "closed form", "checks": ["two", "one", "none"], "independent": [],
+                     "up": {"two": 0.1, "one": 0.2, "none": inf},
+                     "down": {"two": 0.1, "one": inf, "none": inf}}] * 3
+    out = r.resolution_row()
+    assert out["unresolved"] == ["none"] and out["delta"] is None
+    assert "one_sided" not in out and "not rejected" in out["why"]
