@@ -2,7 +2,7 @@
 vs one seed at a time, on the same work.
 
     python -m sim.bench [--which eqn2,transformer,signgd] [--seeds 64] [--steps 200]
-                        [--impl reference,fast]
+                        [--impl reference,fast] [--d 16,32,64,128]
                         [--device cpu|cuda]
 
   eqn2         JoMA's Eqn. 2 simulator (sim.joma.simulate_eqn2), float64;
@@ -10,7 +10,8 @@ vs one seed at a time, on the same work.
                Adam, float32, at the CI size of the JoMA dynamics runs (d = 32, 2 layers,
                batch 32, T = 30, next-token); each implementation of --impl (default
                reference,fast) side by side, with its GFLOP/s and the ratio to bare batched
-               matmuls of the same shapes;
+               matmuls of the same shapes; with --d, one row per model size d (the rungs of a
+               size ladder), each rung's ratio beside its own matmul rate;
   signgd       the SignGD simulator (sim.signgd.train), float64, at the sheet's CPU setting.
 
 Prints the wall time and throughput (seed-steps per second) of both ways, the speed-up, and the
@@ -81,9 +82,13 @@ def matmul_rate(S, N, T, d, depth, width, n_out, device, task="next", reps=20):
     """GFLOP/s of bare batched matmuls (torch.bmm, batch S) of the model's forward shapes, each
     run 3 times (standing for forward + backward): the rate the training step could reach if
     it were only its matmuls."""
-    _sizes("matmul_rate", S=S, N=N, T=T, d=d, width=width)
+    # the largest tensors allocated below: (S, N T, width), (S N, T, T), (S, N T, d), (S, d, 3d),
+    # (S, N T, n_out)
+    _sizes("matmul_rate", S=S, N=N, T=T, width=width)
     _sizes("matmul_rate", S=S, N=N, T=T, T_=T)
-    _sizes("matmul_rate", S=S, N=N, T=T, d3=3 * d, n_out=n_out)
+    _sizes("matmul_rate", S=S, N=N, T=T, d=d)
+    _sizes("matmul_rate", S=S, d=d, d3=3 * d)
+    _sizes("matmul_rate", S=S, N=N, T=T, n_out=n_out)
     chk.integer("depth", depth, lo=1, hi=MAX_REPS)
     chk.integer("reps", reps, lo=1, hi=MAX_REPS)
     chk.device("device", device)
@@ -112,12 +117,12 @@ def matmul_rate(S, N, T, d, depth, width, n_out, device, task="next", reps=20):
 
 
 def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, vocab=100,
-                    n_out=100, impls=("reference", "fast"), repeats=None):
+                    n_out=100, impls=("reference", "fast"), repeats=None, singles=True):
     """S stacked transformers at the JoMA dynamics CI size (properties.joma.runs.DYN_CI: d = 32,
     2 layers, batch 32, T = 30, vocab 100, next-token loss, Adam), each implementation in
     `impls` (sim.transformer.IMPLS) timed on the same data, alternating, best of `repeats`
-    (the machine may be shared: the ratios are measured within one run); then S single-seed
-    models with the last implementation."""
+    (the machine may be shared: the ratios are measured within one run); then (singles=True)
+    S single-seed models with the last implementation."""
     from sim.transformer import IMPLS, StackedTransformer, train
     chk.integer("seeds", seeds, lo=1, hi=MAX_SEEDS)
     chk.integer("steps", steps, lo=1, hi=chk.MAX_STEPS)
@@ -133,6 +138,7 @@ def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, v
         raise ValueError(f"impls must be a non-empty tuple of names among {IMPLS}, got {impls!r}")
     if repeats is not None:
         chk.integer("repeats", repeats, lo=1, hi=MAX_REPS)
+    chk.flag("singles", singles)
     torch.set_num_threads(1)
     if repeats is None:  # best of 3 on small work; one pass where a pass is long
         repeats = 3 if seeds * steps <= 2000 else 1
@@ -151,14 +157,17 @@ def run_transformer(seeds: int, steps: int, device, d=32, depth=2, N=32, T=30, v
                        log_every=steps)
             times[impl] = min(times[impl], time.perf_counter() - t0)
             final[impl] = lb.loss[-1]
-    t0 = time.perf_counter()
-    ls = []
-    for s in range(seeds):
-        ms = StackedTransformer([s], impl=impls[-1], **kw)
-        ls.append(train(ms, lambda k, s=s: (tok[k, s:s + 1], lab[k, s:s + 1], mask[s:s + 1]),
-                        steps=steps, lr=1e-3, task="next", log_every=steps))
-    t_single = time.perf_counter() - t0
-    same = max(abs(float(final[impls[-1]][s]) - float(l.loss[-1][0])) for s, l in enumerate(ls))
+    t_single = same = None
+    if singles:
+        t0 = time.perf_counter()
+        ls = []
+        for s in range(seeds):
+            ms = StackedTransformer([s], impl=impls[-1], **kw)
+            ls.append(train(ms, lambda k, s=s: (tok[k, s:s + 1], lab[k, s:s + 1], mask[s:s + 1]),
+                            steps=steps, lr=1e-3, task="next", log_every=steps))
+        t_single = time.perf_counter() - t0
+        same = max(abs(float(final[impls[-1]][s]) - float(l.loss[-1][0]))
+                   for s, l in enumerate(ls))
     impl_diff = max(float((final[i] - final[impls[-1]]).abs().max()) for i in impls)
     flops = transformer_flops(N, T, d, depth, 4 * d, n_out)
     mm = matmul_rate(seeds, N, T, d, depth, 4 * d, n_out, device)
@@ -212,7 +221,20 @@ def main(argv=None):
     ap.add_argument("--impl", default="reference,fast",
                     help="transformer only: comma-separated implementations (sim.transformer."
                          "IMPLS: reference = the original einsum forward and Adam loop, fast)")
+    ap.add_argument("--d", default=None,
+                    help="transformer only: comma-separated model sizes d (the rungs of a size "
+                         "ladder, e.g. 16,32,64,128): one row per rung, each implementation's "
+                         "rate and its ratio to bare batched matmuls of that rung's shapes, "
+                         "side by side (no one-seed-at-a-time runs)")
     a = ap.parse_args(argv)
+    ds = None
+    if a.d is not None:
+        try:
+            ds = [int(x) for x in a.d.split(",") if x.strip()]
+        except ValueError:
+            ap.error(f"--d: comma-separated integers, got {a.d!r}")
+        if not ds or any(not 1 <= x <= 4096 for x in ds):
+            ap.error(f"--d: model sizes in [1, 4096], got {a.d!r}")
     from sim.transformer import IMPLS
     impls = tuple(i.strip() for i in a.impl.split(",") if i.strip())
     if not impls or any(i not in IMPLS for i in impls):
@@ -228,6 +250,9 @@ def main(argv=None):
     work = a.seeds * a.steps
     for w in which:
         title, fn, what = BENCHES[w]
+        if w == "transformer" and ds is not None:
+            _print_ladder(ds, a, device, impls)
+            continue
         if w == "transformer":
             _print_transformer(title, fn(a.seeds, a.steps, device, impls=impls), a, device)
             continue
@@ -237,6 +262,25 @@ def main(argv=None):
         print(f"  one at a time {ts:8.3f} s  {work / ts:10.0f} seed-steps/s")
         print(f"  speed-up x{ts / tb:.1f}; max |difference| of the {what} between the two: "
               f"{same:.1e}", flush=True)
+
+
+def _print_ladder(ds, a, device, impls):
+    """One row per rung d: the FLOPs of a seed-step, the bare batched matmul rate of the rung's
+    shapes, and each implementation's seed-steps/s, GFLOP/s and ratio to the matmul rate."""
+    print(f"stacked-seed transformer by rung (2 layers, batch 32, T = 30, width 4d, Adam, "
+          f"float32): {a.seeds} seeds x {a.steps} steps on {device} (1 thread; each rung's "
+          "implementations alternating, best of repeats, its matmuls timed right after)")
+    head = "".join(f"  {i + ' seed-steps/s':>22} {'GFLOP/s':>8} {'ratio':>6}" for i in impls)
+    print(f"  {'d':>5} {'MFLOP/seed-step':>16} {'matmul GFLOP/s':>15}" + head)
+    for d in ds:
+        r = run_transformer(a.seeds, a.steps, device, d=d, impls=impls, singles=False)
+        work = a.seeds * a.steps
+        cells = ""
+        for impl in impls:
+            t = r["times"][impl]
+            rate = work * r["flops"] / t / 1e9
+            cells += f"  {work / t:>22.1f} {rate:>8.1f} {rate / r['matmul']:>6.2f}"
+        print(f"  {d:>5} {r['flops'] / 1e6:>16.1f} {r['matmul']:>15.1f}" + cells, flush=True)
 
 
 def _print_transformer(title, r, a, device):

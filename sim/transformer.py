@@ -34,11 +34,26 @@ from theory import validate as chk
 from theory.validate import MAX_STEPS
 
 NORMS = ("post", "pre", "none")
-# "fast": one advanced index for the embedding, fused QKV / bias matmuls (bmm, baddbmm), Adam
-# with multi-tensor (torch._foreach_*) ops; "reference": the original einsum forward and the
-# per-parameter Adam loop.  Same computation (agreement to float32 round-off is tested in
-# tests/test_joma_speed.py); `python -m sim.bench --which transformer` times both.
+# "fast": one advanced index for the embedding, fused QKV / bias matmuls (bmm, baddbmm), the
+# per-seed LayerNorm affine in one pass (addcmul), Adam with multi-tensor (torch._foreach_*) ops
+# (and, where _FUSED_ATTENTION is on, torch's fused causal attention wherever no probe hooks the
+# block's attn_softmax); "reference": the original einsum forward and the per-parameter Adam
+# loop.  Same computation (agreement to float32 round-off is tested in
+# tests/test_joma_speed.py); `python -m sim.bench --which transformer [--d 16,32,64,128]` times
+# both, rung by rung, against bare batched matmuls of the same shapes.
 IMPLS = ("fast", "reference")
+# torch's fused scaled_dot_product_attention in the fast path's training steps: off.  Measured
+# (issue 36, one thread, T = 30, forward + backward of the attention alone): 10-25% SLOWER than
+# the explicit baddbmm / softmax / bmm at every d in 8..128 and S in {12, 36} (the sequences are
+# too short for the fused kernel to pay); the switch stays for devices or lengths where it pays.
+_FUSED_ATTENTION = False
+
+
+def _hooked(module) -> bool:
+    """Whether a forward hook (a probe: sim.measure.record) would see `module`'s output."""
+    return bool(module._forward_hooks or module._forward_pre_hooks
+                or nn.modules.module._global_forward_hooks
+                or nn.modules.module._global_forward_pre_hooks)
 TASKS = ("label", "next")
 
 
@@ -66,7 +81,7 @@ class StackedLayerNorm(nn.Module):
 
     def forward(self, x):  # x: (S, N, T, d)
         x = torch.nn.functional.layer_norm(x, x.shape[-1:])
-        return x * self.weight + self.bias
+        return torch.addcmul(self.bias, x, self.weight)
 
 
 class Block(nn.Module):
@@ -87,7 +102,9 @@ class Block(nn.Module):
         self.ln1 = StackedLayerNorm(S, d, dtype) if norm != "none" else nn.Identity()
         self.ln2 = StackedLayerNorm(S, d, dtype) if norm != "none" else nn.Identity()
 
-    def forward(self, h, mask, impl="fast"):  # h: (S, N, T, d), mask: (T, T) additive
+    def forward(self, h, mask, impl="fast", causal=False):
+        """h: (S, N, T, d); mask: (T, T) additive.  causal=True says `mask` is the causal mask
+        (StackedTransformer's), so the fast path may use the fused attention kernel."""
         if impl == "reference":
             return self._forward_reference(h, mask)
         S, N, T, d = h.shape
@@ -102,9 +119,14 @@ class Block(nn.Module):
             q, k, v = (t.reshape(S * N, T, dh) for t in (q, k, v))
         else:
             q, k, v = (t.permute(0, 1, 3, 2, 4).reshape(S * N * H, T, dh) for t in (q, k, v))
-        logits = torch.baddbmm(mask, q, k.transpose(1, 2), alpha=1 / math.sqrt(dh))
-        p = self.attn_softmax(logits.reshape(S, N, H, T, T))
-        o = torch.bmm(p.reshape(S * N * H, T, T), v)
+        if causal and _FUSED_ATTENTION and not _hooked(self.attn_softmax):
+            # the fused kernel (the mask is the causal one: position t sees keys 0..t)
+            o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                                 scale=1 / math.sqrt(dh))
+        else:
+            logits = torch.baddbmm(mask, q, k.transpose(1, 2), alpha=1 / math.sqrt(dh))
+            p = self.attn_softmax(logits.reshape(S, N, H, T, T))
+            o = torch.bmm(p.reshape(S * N * H, T, T), v)
         if H == 1:
             a = o.reshape(S, N, T, d) + h
         else:
@@ -194,7 +216,7 @@ class StackedTransformer(nn.Module):
             h = self.embed[torch.arange(self.S, device=tokens.device)[:, None, None], tokens]
         mask = torch.triu(torch.full((T, T), float("-inf"), device=h.device, dtype=h.dtype), 1)
         for blk in self.blocks:
-            h = blk(h, mask, self.impl)
+            h = blk(h, mask, self.impl, causal=True)
         return h
 
     def readout(self, h):

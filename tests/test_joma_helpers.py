@@ -36,14 +36,48 @@ def test_dyn_seed_sets_cycle_the_explicit_draws():
     assert partner[0] == own[-1] + 1
 
 
-def test_dyn_stack_concatenates_the_seed_axes():
-    a = {"ent": np.zeros((3, 2, 2)), "sr": np.zeros((3, 2, 2)), "logits": np.zeros((3, 2, 4)),
-         "seeds": (0, 1), "d": 8}
-    b = {"ent": np.ones((3, 2, 3)), "sr": np.ones((3, 2, 3)), "logits": np.ones((3, 3, 4)),
-         "seeds": (2, 3, 4), "d": 8}
-    out = jc.dyn_stack([a, b])
-    assert out["ent"].shape == (3, 2, 5) and out["sr"].shape == (3, 2, 5)
-    assert out["logits"].shape == (3, 5, 4) and out["seeds"] == (0, 1, 2, 3, 4)
+def test_dyn_program_holds_every_explicit_draw_and_dyn_select_takes_a_draws_part():
+    prog = jc.dyn_program(jc.DYN_DRAWS[1])
+    assert prog == jc.dyn_program(jc.DYN_DRAWS[0])  # one program per rung for all three draws
+    for b in jc.DYN_DRAWS:
+        assert set(jc.dyn_draw_seeds(b)) <= set(prog)
+    assert len(prog) == len(jc.DYN_DRAWS) * jc.dyn_seeds_per_program()
+    gen = jc.dyn_program(12345)  # a generated draw: its own two blocks
+    assert gen == jc.dyn_draw_seeds(12345)
+    S, seeds = 5, (7, 3, 9, 1, 4)
+    run = {"ent": np.arange(3 * 2 * S).reshape(3, 2, S).astype(float),
+           "sr": -np.arange(3 * 2 * S).reshape(3, 2, S).astype(float),
+           "logits": np.arange(3 * S * 4).reshape(3, S, 4).astype(float), "seeds": seeds, "d": 8}
+    out = jc.dyn_select(run, (9, 7))
+    assert out["seeds"] == (9, 7)
+    assert np.array_equal(out["ent"], run["ent"][:, :, [2, 0]])
+    assert np.array_equal(out["sr"], run["sr"][:, :, [2, 0]])
+    assert np.array_equal(out["logits"], run["logits"][:, [2, 0]])
+    assert run["ent"].shape == (3, 2, S)  # the shared run is left as it was
+
+
+def test_dyn_blocks_grow_with_the_named_size(monkeypatch):
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "ci")
+    assert len(jc.dyn_draw_seeds(0)) == 8
+    monkeypatch.setenv("THEOREM_AUDIT_SIZE", "ladder")
+    assert len(jc.dyn_draw_seeds(0)) == 24 and len(jc.dyn_program(0)) == 36
+
+
+def test_invert_F_solves_eqn71_and_matches_the_ode():
+    from sim.joma import simulate_eqn7
+    mu = np.array([0.5, 1.0, 2.2])
+    v0 = 0.01 * np.ones(3)
+    t = np.array([0.0, 0.1, 0.7, 2.0, 9.0, 400.0])
+    delta, res = jc.invert_F(th.F_delta, t[:, None], (1 - v0 / mu)[None], mu[None])
+    assert res < 1e-10 and delta[-1, 2] == 0.0  # beyond 1e-300 (v = mu in float64)
+    assert np.all(mu * (1 - delta[-1]) == mu)
+    assert np.allclose(delta[0], 1 - v0 / mu, rtol=1e-12)
+    ok = delta[1:-1] > 0
+    F = th.F_delta(delta[1:-1][ok], np.broadcast_to(1 - v0 / mu, ok.shape)[ok],
+                   np.broadcast_to(mu, ok.shape)[ok])
+    assert np.allclose(F, np.broadcast_to(t[1:-1, None], ok.shape)[ok], atol=1e-10)
+    run = simulate_eqn7(mu, v0, 9.0, t_eval=t[:-1], rtol=1e-11, atol=1e-13)
+    assert np.allclose(run.v, mu * (1 - delta[:-1]), atol=1e-8)
 
 
 def test_sec4_error_models_scale_with_the_solver_tolerance():
@@ -74,3 +108,20 @@ def test_M_np_and_p_np_call_definition_1():
     assert np.allclose(jc.p_np(-0.2).ravel(), [0.4, 0.6])
     with pytest.raises(ValueError):
         jc.M_np(1.5)
+
+
+def test_theory_curves_from_their_minimum_match_the_full_grid():
+    """The sec4 properties compute the theory's curve from its minimum on (every 4th time, then
+    the full grid from two strides before the coarse minimum): the same values and argmin."""
+    mu, v0 = jc.entropy_setting(12, 2, [2.0, 1.8, 2.2], list(np.linspace(0.5, 1.0, 19)), 0.01)
+    t = np.concatenate([[0.0], np.geomspace(1e-3, 60.0, 300)])
+    full, _, _ = jc.entropy_theory(t, mu, v0, th.F_delta)
+    part, v, _ = jc.entropy_theory(t, mu, v0, th.F_delta, stride=4)
+    ok = np.isfinite(part)
+    assert np.nanargmin(part) == np.argmin(full) and ok[int(np.argmin(full)):].all()
+    assert np.array_equal(part[ok], full[ok]) and np.isnan(v[~ok]).all()
+    M, _ = jc.rank_setting(3, 3, 1, 1.4, 0.7, 0.1, 0.01)
+    sr_full, _ = jc.rank_theory(t, M, 0.01, th.F_delta)
+    sr_part, _ = jc.rank_theory(t, M, 0.01, th.F_delta, stride=4)
+    assert np.nanargmin(sr_part) == np.argmin(sr_full)
+    assert np.array_equal(sr_part[np.isfinite(sr_part)], sr_full[np.isfinite(sr_part)])

@@ -228,3 +228,41 @@ def test_transformer_fast_training_matches_reference_and_freeze_works():
 def test_transformer_bad_impl():
     with pytest.raises(ValueError, match="impl"):
         StackedTransformer([0], vocab=11, n_out=11, d=8, depth=1, impl="compiled")
+
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_transformer_fused_attention_matches_reference(heads, monkeypatch):
+    """With sim.transformer._FUSED_ATTENTION on (off by default: slower at T = 30 on a CPU),
+    the unhooked fast path's attention is torch's fused scaled_dot_product_attention (issue 36);
+    its forward and gradients agree with the reference's explicit softmax to float32 round-off,
+    and a probe that hooks attn_softmax still records the probabilities."""
+    import sim.transformer as tr
+    monkeypatch.setattr(tr, "_FUSED_ATTENTION", True)
+    ref, fast = _twins(heads=heads)
+    tok, lab, mask = _tok(3, seed=4)
+    hs, grads = [], []
+    for m in (ref, fast):
+        h = m(tok)
+        _loss_per_seed(m, h, tok, lab, mask, "next").sum().backward()
+        hs.append(h.detach())
+        grads.append([p.grad for p in m.parameters()])
+    assert torch.allclose(hs[0], hs[1], rtol=1e-5, atol=1e-5)
+    for g0, g1 in zip(*grads):
+        assert torch.allclose(g0, g1, rtol=1e-4, atol=1e-6)
+    with torch.no_grad(), record({"a0": fast.blocks[0].attn_softmax}) as rec:
+        h2 = fast(tok)
+    assert rec["a0"].shape == (3, tok.shape[1], heads, tok.shape[2], tok.shape[2])
+    assert torch.allclose(h2, hs[1], rtol=1e-5, atol=1e-5)
+
+
+def test_bench_prints_one_row_per_rung(capsys):
+    """`python -m sim.bench --which transformer --d ...`: one row per model size, each rung's
+    rate beside its own bare-matmul rate (issue 36)."""
+    from sim import bench
+    bench.main(["--which", "transformer", "--d", "8,16", "--seeds", "2", "--steps", "2",
+                "--impl", "fast"])
+    out = capsys.readouterr().out.splitlines()
+    rows = [ln.split() for ln in out if ln.strip() and ln.split()[0] in ("8", "16")]
+    assert [r[0] for r in rows] == ["8", "16"] and all(len(r) == 6 for r in rows)
+    with pytest.raises(SystemExit):
+        bench.main(["--which", "transformer", "--d", "0"])

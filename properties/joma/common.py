@@ -209,6 +209,98 @@ def rank_curves(M, V0, T=80.0, n=300, attention=True):
     return run.t, stable_rank(np.swapaxes(run.v, -1, -2)), run
 
 
+def invert_F(F, t, delta0, mu, *, floor=1e-300, rel=1e-12):
+    """delta(t) from Eqn. 71 with the factor 1, F(delta(t), delta0, mu) = t (F: an Eqn. 70-type
+    closed form in delta coordinates, theory.joma.F_delta or a rival of it), elementwise over
+    the broadcast of t, delta0 and mu.  Bracketed Newton in u = ln delta (the first slope by a
+    forward difference of F itself, then secant slopes; a bisection step wherever a step
+    leaves the bracket), to |F - t| <= rel max(1, t); delta = 0 where even delta = floor is
+    reached before t (v = mu to float64).  Returns (delta, the largest residual |F - t|)."""
+    t, d0, m = (np.asarray(a, dtype=np.float64) for a in np.broadcast_arrays(t, delta0, mu))
+    hi = np.log(d0)
+    lo = np.full(t.shape, np.log(floor))
+    beyond = F(np.full(t.shape, floor), d0, m) - t <= 0
+    u = np.clip(hi - t, lo, hi)  # the attention-free solution delta0 e^{-t}: an upper bound
+    tol = rel * np.maximum(1.0, t)
+    G = np.where(beyond, 0.0, F(np.exp(u), d0, m) - t)
+    h = 1e-7
+    dG = (F(np.exp(u - h), d0, m) - (G + t)) / -h
+    for _ in range(100):
+        done = np.abs(G) <= tol
+        if done.all():
+            break
+        lo = np.where(G > 0, u, lo)  # F too large: delta too small, u too small
+        hi = np.where(G < 0, u, hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            un = u - G / dG
+        bad = ~np.isfinite(un) | (un <= lo) | (un >= hi) | ~(dG < 0)
+        un = np.where(done, u, np.where(bad, 0.5 * (lo + hi), un))
+        Gn = np.where(beyond | done, G, F(np.exp(un), d0, m) - t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sec = (Gn - G) / (un - u)  # the secant slope: the next Newton step's
+        dG = np.where(np.isfinite(sec) & (sec < 0), sec, dG)
+        u, G = un, Gn
+    delta = np.where(beyond, 0.0, np.exp(u))
+    return delta, float(np.max(np.abs(G)))
+
+
+def _from_minimum(t, curve, stride):
+    """curve(indices) -> (values (n,), extra (n, ...), residual) on t[indices].  stride None: the
+    whole grid.  Else the curve on every stride-th time first, then at full resolution from two
+    strides before that coarse minimum on (a smooth curve's grid minimum lies within one stride
+    of its coarse one); the times before are NaN (the checks read the minimum and what follows
+    it only).  Returns (values (T,), extra, the largest residual)."""
+    T = len(t)
+    if stride is None:
+        return curve(np.arange(T))
+    coarse = np.unique(np.r_[np.arange(0, T, stride), T - 1])
+    vals, _, res0 = curve(coarse)
+    start = max(0, int(coarse[int(np.argmin(vals))]) - 2 * stride)
+    fine, extra, res1 = curve(np.arange(start, T))
+    out = np.full(T, np.nan)
+    out[start:] = fine
+    full = np.full((T,) + extra.shape[1:], np.nan)
+    full[start:] = extra
+    return out, full, max(res0, res1)
+
+
+def entropy_theory(t, mu, v0, F, stride=None):
+    """The theory's curve of joma.sec4.entropy_dynamics: with the factor 1 each component of
+    Eqn. 7 follows Eqn. 71, F(delta_j(t), delta_j(0), mu_j) = t, so v_j(t) = mu_j (1 -
+    delta_j(t)) from the closed form F alone (no integration), and H(t) = entropy(softmax(v^2)).
+    stride: only from the curve's minimum on (_from_minimum; NaN before).  Returns (H (T,),
+    v (T, d), the inversion's largest residual |F - t|)."""
+    from sim.joma import entropy_softmax_sq
+    mu = np.asarray(mu, float)
+    t = np.asarray(t, float)
+    d0 = (1 - np.asarray(v0, float) / mu)[None]
+
+    def curve(idx):
+        delta, res = invert_F(F, t[idx][:, None], d0, mu[None])
+        v = mu * (1 - delta)
+        return entropy_softmax_sq(v), v, res
+    return _from_minimum(t, curve, stride)
+
+
+def rank_theory(t, M, eps, F, stride=None):
+    """The theory's curve of joma.sec4.rank_dynamics: K nodes sharing one exp attention from
+    V(0) = eps M stay on V(t) = M diag(rho(t)) (v_kl = M_kl rho_l solves v_kl_dot = (M_kl - v_kl)
+    exp(1/2 sum_k v_kl^2) with rho_l_dot = (1 - rho_l) exp(m_l^2 rho_l^2 / 2), m_l = ||M_:l||),
+    so each rho_l follows Eqn. 71 with mu = m_l: F(1 - rho_l(t), 1 - eps, m_l) = t.  stride: as
+    entropy_theory's.  Returns (stable rank (T,), the inversion's largest residual |F - t|)."""
+    from sim.joma import stable_rank
+    M = np.asarray(M, float)
+    t = np.asarray(t, float)
+    m = np.linalg.norm(M, axis=0)
+
+    def curve(idx):
+        delta, res = invert_F(F, t[idx][:, None], np.full(m.shape, 1.0 - eps)[None], m[None])
+        V = M[None] * (1 - delta)[:, None, :]  # (n, K, d)
+        return stable_rank(np.swapaxes(V, -1, -2)), delta, res
+    sr, _, res = _from_minimum(t, curve, stride)
+    return sr, res
+
+
 # --------------------------------------------------------------------------------------------
 # Fig. 2 (softmax attention): the estimate zhat_m(t), its two components, the correlation
 # --------------------------------------------------------------------------------------------
@@ -247,7 +339,10 @@ def fig2_correlations(tr, zhat):
 # Base seeds of the explicit draws the three claims share (one stacked program per rung serves
 # all three); under `ci` these are the draws, other profiles add generated ones.
 DYN_DRAWS = (0, 1000, 2000)
-DYN_SEEDS_PER_RUNG = 4  # seeds per stacked program at every size (issue 23: 8 per draw)
+# Seeds per block at each named size (issue 23: 4, so 8 per draw at size ci; issue 36: 12 at the
+# long ladder, 24 per draw, where the trends decide: t_23 critical about 5.8 at 1e-5).  Every
+# draw decides on 2 blocks (its own and the next draw's).
+DYN_BLOCK = {"ci": 4, "ladder": 12, "paper": 12}
 # The false-fail rate of one ladder trend (seed-clustered Student t): 2 printed properties x 3
 # draws = 6 trends per claim, 6e-5 <= the claim share 1e-4 (fixed before the run).
 DYN_TREND_FF = 1e-5
@@ -257,23 +352,24 @@ EPS32 = float(np.finfo(np.float32).eps)
 
 
 def dyn_seeds_per_program():
-    """Seeds per stacked program: 4 at every size (2 programs: 8 seeds per draw per rung; was
-    3 at size ci before the fast sim.transformer path paid for the fourth)."""
-    return DYN_SEEDS_PER_RUNG
+    """Seeds per block at the named size (properties.check.size()): 4 at size ci (8 per draw),
+    12 at the long ladder (24 per draw)."""
+    from properties.check import size
+    return DYN_BLOCK[size()]
 
 
 def dyn_seeds(base):
-    """The stacked seeds of one program (the same at every rung of the ladder)."""
+    """The block of seeds of one draw (the same at every rung of the ladder)."""
     return tuple(range(int(base), int(base) + dyn_seeds_per_program()))
 
 
 def dyn_seed_sets(base):
-    """The seed programs of one draw: its own and its partner's.  An explicit draw's partner is
-    the next explicit draw (cyclically), so the three explicit draws use the three cached
-    programs twice each, at the cost of three: every draw decides on 2 programs (8 seeds at
-    every size), and two draws share one program (they are not independent
-    evidence; the false-fail accounting is a union bound, valid under dependence).  A
-    generated draw's partner is the next block of seeds."""
+    """The seed blocks of one draw: its own and its partner's.  An explicit draw's partner is
+    the next explicit draw (cyclically), so the three explicit draws use the three blocks twice
+    each: every draw decides on 2 blocks (8 seeds per rung at size ci, 24 at the long ladder),
+    and two draws share one block (they are not independent evidence; the false-fail
+    accounting is a union bound, valid under dependence).  A generated draw's partner is the
+    next block of seeds."""
     base = int(base)
     if base in DYN_DRAWS:
         partner = DYN_DRAWS[(DYN_DRAWS.index(base) + 1) % len(DYN_DRAWS)]
@@ -282,22 +378,39 @@ def dyn_seed_sets(base):
     return dyn_seeds(base), dyn_seeds(partner)
 
 
-def dyn_stack(runs):
-    """Concatenate dynamics_run results along their seed axis (ent, sr: axis 2; logits: 1)."""
-    runs = list(runs)
-    out = dict(runs[0])
+def dyn_program(base):
+    """The seeds of the ONE stacked program per rung that holds the draw's seeds: for an
+    explicit draw, every explicit draw's block (the three claims, their alternatives and the
+    figures share this one run per rung and configuration: one cache entry); for a generated
+    draw, its own two blocks."""
+    if int(base) in DYN_DRAWS:
+        return tuple(s for b in DYN_DRAWS for s in dyn_seeds(b))
+    return tuple(s for blk in dyn_seed_sets(base) for s in blk)
+
+
+def dyn_select(run, seeds):
+    """The part of a dynamics_run result (or a null's) that belongs to `seeds` (ent, sr: axis
+    2; logits: axis 1), in the order given."""
+    idx = [run["seeds"].index(int(s)) for s in seeds]
+    out = dict(run)
     for k, ax in (("ent", 2), ("sr", 2), ("logits", 1)):
-        out[k] = np.concatenate([r[k] for r in runs], axis=ax)
-    out["seeds"] = tuple(s for r in runs for s in r["seeds"])
+        out[k] = np.take(run[k], idx, axis=ax)
+    out["seeds"] = tuple(int(s) for s in seeds)
     return out
 
 
+def dyn_draw_seeds(base):
+    """The seeds one draw decides on (its two blocks)."""
+    return tuple(s for blk in dyn_seed_sets(base) for s in blk)
+
+
 def dyn_rungs(world, base, order):
-    """(setting, stacked run) per rung of the ladder for one draw, through the world's slot
-    "run" (a null replaces it)."""
+    """(setting, the draw's part of the rung's one stacked run) per rung of the ladder for one
+    draw, through the world's slot "run" (a null replaces it)."""
     from properties.joma.runs import dynamics_run, ladder
     run = world.simulation(dynamics_run, "run", pure=True)
-    return [(st_, dyn_stack(run(s, st_, order) for s in dyn_seed_sets(base))) for st_ in ladder()]
+    mine = dyn_draw_seeds(base)
+    return [(st_, dyn_select(run(dyn_program(base), st_, order), mine)) for st_ in ladder()]
 
 
 def dyn_phases():

@@ -14,9 +14,9 @@ import torch
 from scipy.special import erfinv
 
 from properties import figstyle
-from properties.joma.common import (entropy_curves, entropy_setting, eq9_c1, jl_fail_count,
-                                    near_orthogonal_runs, random_init, rank_curves,
-                                    rank_setting, token_stats)
+from properties.joma.common import (entropy_curves, entropy_setting, entropy_theory, eq9_c1,
+                                    jl_fail_count, near_orthogonal_runs, random_init, rank_curves,
+                                    rank_setting, rank_theory, token_stats)
 from sim import joma as sj
 from sim import make_generator
 from sim.joma import make_problem, simulate_eqn2, simulate_eqn7, solve_eqn3
@@ -181,8 +181,11 @@ def plot_entropy(path):
     mu, v0 = entropy_setting(16, 2, [2.0, 2.0], list(np.linspace(0.5, 1.0, 14)), 0.01)
     t, Ha, _ = entropy_curves(mu, v0)
     _, Hc, _ = entropy_curves(mu, v0, attention=False)
+    Ht, _, _ = entropy_theory(t, mu, v0, th.F_delta)
     with figstyle.figure(path, figsize=(6, 4)) as (fig, ax):
         ax.semilogx(t[1:], Ha[1:], label="Eqn. 7 (with attention)")
+        ax.semilogx(t[1:], Ht[1:], ":", color="k", label="theory: Eqn. 71 with Eqn. 70's F")
+        ax.axvline(t[int(np.argmin(Ht))], color="k", lw=0.5, ls="--")
         ax.semilogx(t[1:], Hc[1:], "--", label="null: v_dot = mu - v")
         ax.set_xlabel("t")
         ax.set_ylabel("entropy(softmax(v^2)) [nats]")
@@ -196,8 +199,11 @@ def plot_rank(path):
     M, V0 = rank_setting(4, 4, 1, 1.4, 0.7, 0.1, 0.01)
     t, Sa, _ = rank_curves(M, V0)
     _, Sc, _ = rank_curves(M, V0, attention=False)
+    St, _ = rank_theory(t, M, 0.01, th.F_delta)
     with figstyle.figure(path, figsize=(6, 4)) as (fig, ax):
         ax.semilogx(t[1:], Sa[1:], label="K nodes, shared exp attention")
+        ax.semilogx(t[1:], St[1:], ":", color="k", label="theory: Eqn. 71 per column")
+        ax.axvline(t[int(np.argmin(St))], color="k", lw=0.5, ls="--")
         ax.semilogx(t[1:], Sc[1:], "--", label="null: no attention")
         ax.set_xlabel("t")
         ax.set_ylabel("stable rank ||V||_F^2 / ||V||_2^2")
@@ -231,13 +237,15 @@ def plot_dynamics_trained(key, ylabel, layer=-1):
     """Trained-transformer curves of `key` ("ent" or "sr") in `layer` on the ladder, both token
     orders, the first shared draw (the cached runs of properties.joma.runs)."""
     def plot(path):
-        from properties.joma.common import DYN_DRAWS, dyn_seeds
+        from properties.joma.common import DYN_DRAWS, dyn_program, dyn_seeds, dyn_select
         from properties.joma.runs import dynamics_run, ladder
         rungs = ladder()
         with figstyle.figure(path, 1, 2, figsize=(9, 3.4), squeeze=False) as (fig, axs):
             for ax, order in zip(axs[0], ("sorted", "random")):
                 for i, st_ in enumerate(rungs):
-                    r = dynamics_run(dyn_seeds(DYN_DRAWS[0]), st_, order)
+                    # the claims' own run of the rung (one cache entry), the first draw's block
+                    r = dyn_select(dynamics_run(dyn_program(DYN_DRAWS[0]), st_, order),
+                                   dyn_seeds(DYN_DRAWS[0]))
                     for j in range(r[key].shape[2]):
                         ax.plot(r["steps"], r[key][:, layer, j], color=f"C{i}", alpha=0.8,
                                 label=f"d={st_.d}" if j == 0 else None)
@@ -257,13 +265,14 @@ def plot_lowest_first(path):
     """Layer-0 centred attention logits by sibling height H (H = 1: same lowest latent as the
     query), random token order, the first shared draw, every rung of the ladder."""
 
-    from properties.joma.common import DYN_DRAWS, dyn_seeds
+    from properties.joma.common import DYN_DRAWS, dyn_program, dyn_seeds, dyn_select
     from properties.joma.runs import dynamics_run, ladder
     rungs = ladder()
     with figstyle.figure(path, 1, len(rungs), figsize=(3.2 * len(rungs), 3.3),
                          squeeze=False) as (fig, axs):
         for ax, st_ in zip(axs[0], rungs):
-            r = dynamics_run(dyn_seeds(DYN_DRAWS[0]), st_, "random")
+            r = dyn_select(dynamics_run(dyn_program(DYN_DRAWS[0]), st_, "random"),
+                           dyn_seeds(DYN_DRAWS[0]))
             for h in (1, 2, 3):
                 ax.plot(r["steps"], np.nanmean(r["logits"][:, :, h], 1), label=f"H={h}")
             ax.set_title(f"d = {st_.d} (mean of {r['logits'].shape[1]} seeds)", fontsize=9)

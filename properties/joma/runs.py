@@ -21,11 +21,14 @@ first, and kept on disk, content-addressed by the code version and the arguments
                                         samples) and trained;
   dynamics_run(seeds, setting, order, rho, lr, freeze)
                                         next-token training on the SIMPLE Table 1 generator,
-                                        every model of `seeds` stacked in one program, probed
-                                        N_LOG times: attention entropy per layer, stable rank
-                                        of each block's W1, centred layer-0 attention logits
-                                        by sibling height H.  freeze="attention": Wq and Wk of
-                                        every block held at their initialisation (a null).
+                                        every model of `seeds` stacked in one program (the
+                                        claims pass every seed of a rung at once and take their
+                                        draw's part: one cache entry per rung and seed batch,
+                                        computed once across processes), probed N_LOG times:
+                                        attention entropy per layer, stable rank of each
+                                        block's W1, centred layer-0 attention logits by sibling
+                                        height H.  freeze="attention": Wq and Wk of every block
+                                        held at their initialisation (a null).
   untrained_curves(run)                 the same probes with training off (every logged time
                                         is the initialisation): a null.
 
@@ -35,6 +38,7 @@ on it, said in each claim).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -208,16 +212,54 @@ def _freeze_attention(model):
 FREEZES = ("none", "attention")
 
 
-@run_cache(maxsize=48)
+@contextmanager
+def _one_at_a_time(name: str, *args):
+    """Hold an exclusive file lock named by the run's arguments while it is looked up and, on a
+    miss, computed: a second process (an xdist worker, a shard, a figure) that asks for the same
+    run waits for the first and then reads it from the disk cache instead of training it again.
+    No lock where the disk cache is off (each process keeps its own runs then)."""
+    from properties import cache
+    if not cache.enabled():
+        yield
+        return
+    import fcntl
+    import hashlib
+    d = cache.cache_dir() / "locks"
+    path = d / (hashlib.sha1(repr((name, args)).encode()).hexdigest() + ".lock")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+    except OSError:  # an unwritable cache directory: no lock (the cache reports it)
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def dynamics_run(seeds: tuple, setting: Setting = DYN_CI, order: str = "sorted",
                  rho: float = 1.0, lr: float | None = None, freeze: str = "none") -> dict:
     """Next-token training of len(seeds) models (stacked, one program) on the SIMPLE Table 1
     generator with token `order` and uncertainty `rho`, at `setting` (lr defaults to
-    setting.lr), probed N_LOG times (plus step 0) on setting.n_eval held-out samples.
+    setting.lr), probed N_LOG times (plus step 0) on setting.n_eval held-out samples.  One
+    cache entry per call (computed once across processes: _one_at_a_time).
 
     Returns dict(steps (t,), ent (t, layer, S) attention entropy over real query rows (nats),
     sr (t, layer, S) stable rank of blocks[l].W1, logits (t, S, 4) centred layer-0 attention
     logits by sibling height H = 0..3 (H = 1: same s = 0 latent as the query), d, seeds)."""
+    seeds = tuple(int(s) for s in seeds)
+    with _one_at_a_time("dynamics_run", seeds, setting, order, float(rho),
+                        None if lr is None else float(lr), freeze):
+        return _dynamics_run(seeds, setting, order, rho, lr, freeze)
+
+
+@run_cache(maxsize=48)
+def _dynamics_run(seeds: tuple, setting: Setting = DYN_CI, order: str = "sorted",
+                  rho: float = 1.0, lr: float | None = None, freeze: str = "none") -> dict:
+    """The training of dynamics_run (cached)."""
     _guard(setting)
     if freeze not in FREEZES:
         raise ValueError(f"freeze must be one of {FREEZES}, got {freeze!r}")
@@ -290,9 +332,9 @@ DYN_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedd
                f"batch {DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's "
                "generator C = 20, "
                f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; "
-               "4 seeds "
-               "stacked per program, each draw decides on 2 programs (8 seeds per rung at "
-               f"every size); ladder d in {LADDERS['ci']} (size ci, {DYN_CI.steps} steps "
+               "every seed of the three explicit draws stacked in one program per rung (12 at "
+               "size ci, 36 at size ladder), each draw deciding on 2 blocks of them (8 / 24 "
+               f"seeds per rung); ladder d in {LADDERS['ci']} (size ci, {DYN_CI.steps} steps "
                f"at every d) / {LADDERS['ladder']} (size ladder, steps x d/32 at d > 32; size "
                "paper adds d = 1024, 3 layers, 10k steps, lr 1e-4, CUDA only). "
                "Wikitext (Figs. 6, 8) is not available offline.")

@@ -21,8 +21,8 @@ import sympy as sp
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
-                        examples, register, rival)
+from properties import (Claim, Tolerance, audits, check_bound, check_close, examples, register,
+                        rival)
 from theory import joma as th
 
 Y5, G5 = th.lemma5_true_max()
@@ -40,11 +40,12 @@ register(Claim(
     assumptions="y >= 0 (g(0) := 0 by continuity).",
     prediction="theory.joma.g, theory.joma.eqn66_expr, theory.joma.eqn67_expr",
     simulation="dense grid + Hypothesis-drawn y; scipy brentq/minimize_scalar for the true max",
-    metric="bound / max g (>= 1 up to round-off); Eqn. 66/67 residuals at the true maximiser "
-           "(max_abs); sympy identities g'(y) y^2 = e^{-y^2}(2y^2+1) - 1, g|_{Eqn 66} = Eqn 67, "
-           "(2y + 1/y - 2 sqrt 2) y = (sqrt2 y - 1)^2",
-    tolerance="float64 round-off (1e3 x eps) for the ratio and the residuals; the sympy "
-              "identities of the proof are asserted (algebra no alternative could fail)",
+    metric="max g <= bound (check_bound: a one-sided bound, its slack recorded); Eqn. 66/67 "
+           "residuals at the true maximiser (max_abs); sympy identities g'(y) y^2 = "
+           "e^{-y^2}(2y^2+1) - 1, g|_{Eqn 66} = Eqn 67, (2y + 1/y - 2 sqrt 2) y = (sqrt2 y - 1)^2",
+    tolerance="the bound: a deterministic comparison plus float64 round-off (check_bound); the "
+              "residuals: float64 round-off (1e3 x eps); the sympy identities of the proof are "
+              "asserted (algebra no alternative could fail)",
     reading=f"True max g(y*) = {G5:.10f} at y* = {Y5:.10f} (the bound 1/sqrt2 = 0.7071 is not "
             "attained: AM-GM equality would need y = 1/sqrt2, which does not solve Eqn. 66). "
             "No numbers in the paper: the explicit example adds y* itself to the grid.",
@@ -84,11 +85,10 @@ def test_lemma5_printed(world, ys):
     cid = "joma.lemma5"
     grid = np.concatenate([np.linspace(1e-9, 20.0, 200_001), np.asarray(ys)])
     gmax = float(np.max(th.g(grid)))
-    ro = 1e3 * np.finfo(float).eps
     bound = world.prediction(bound_printed, "bound")()
-    check_at_least(cid, bound / gmax,
-                   Threshold(1 - ro, "derived: float64 round-off, 1e3 x eps", "derived"),
-                   what="bound / max g")
+    # a one-sided bound: decided by the harness's procedure, which records its slack (the
+    # bound is not attained: max g = g(y*) ~ 0.638, slack ~ 10%)
+    check_bound(cid, gmax, bound, side="upper", what="max g <= bound")
     # Eqn. 66 / 67 at the true maximiser, and g' = 0 there
     eqn67 = world.prediction(th.g_at_stationary, "eqn67")
     check_close(cid, [th.eqn66_residual(Y5), _G_PRIME(Y5), th.g(Y5) - eqn67(Y5)],

@@ -4,14 +4,16 @@ layers; bottom layers may only drop).
 
 Simulation: properties.joma.runs.dynamics_run, a decoder-only transformer (sim.transformer,
 post-LN, 2 layers, Adam, float32) trained on next-token prediction on Table 1's simplest
-generator (C = 20, N_ch = 2, N_s = (10, 20), rho = 1), 4 seeds stacked per program, 2 programs (8 seeds) per draw; Wikitext (Figs.
-6, 8) is not available offline.  Both token orders are encoded: SORTED (the generator as
-printed: the authors' released generator writes the set of tokens in ascending order) and RANDOM
+generator (C = 20, N_ch = 2, N_s = (10, 20), rho = 1), one stacked program per rung for every
+seed of the three explicit draws (12 at size ci, 36 at the long ladder), each draw deciding on
+its 2 blocks (8 / 24 seeds); Wikitext (Figs. 6, 8) is not available offline.  Both token
+orders are encoded: SORTED (the generator as printed: the authors' released generator writes
+the set of tokens in ascending order) and RANDOM
 (a random permutation per sample, adopted by the old module after the sorted order showed no
 rebound: see the claim's history).  The runs are the entropy claim's (cached, shared).
 
 Decision (asymptotic policy, in the model size d): at every rung of the ladder (ci: d = 8, 16,
-32; thorough: 16, 32, 64, 128, plus the paper's d = 1024 when CUDA is present) the top layer's
+32; ladder: 16, 32, 64, 128, plus the paper's d = 1024 when CUDA is present) the top layer's
 stable rank must drop in every seed (relative drop above float32 round-off); the relative
 bounce-back sr(T) / min_t sr(t) - 1 (mean over seeds, with its standard error) must then grow
 significantly with d (check_trend,
@@ -55,7 +57,8 @@ register(Claim(
     tolerance=f"drop: every seed's relative drop above {SR_FLOOR.value:.2g} (float32 round-off, "
               "derived); "
               "trend: check_trend direction increasing on the per-seed values (seeds x rungs: "
-              "one slope per seed, seed-clustered Student t on seeds - 1 = 7 dof), "
+              "one slope per seed, seed-clustered Student t on seeds - 1 dof: 7 at size ci, 23 "
+              "at the long ladder), "
               "false-fail 1e-5 per trend (6 trends per claim: 6e-5 within the share "
               "1e-4), trend rival: slope 0",
     reading="'Rank' = stable rank (the paper's Fig. 7 quantity, there measured on OPT / Pythia "

@@ -4,7 +4,9 @@ whose common latent ancestor is higher.
 
 Simulation: the shared trained-transformer runs of properties.joma.runs.dynamics_run (the
 entropy and rank claims' runs: Table 1's simplest generator, rho = 1, 2 layers, Adam lr 3e-3,
-400 steps, 4 seeds stacked per program, 2 programs (8 seeds) per draw), measured in the bottom attention layer: the centred
+400 steps, one stacked program per rung for every seed of the three explicit draws, each draw
+deciding on 2 blocks of them: 8 seeds per rung at size ci, 24 at the long ladder), measured in
+the bottom attention layer: the centred
 attention logit of each key group, grouped by sibling height H (H = 1: key under the same s = 0
 latent as the query; H = 2: only a common s = 1 latent; H = 3: only the class).  Both token
 orders are encoded (SORTED as printed in the authors' generator; RANDOM, the order the old
@@ -54,7 +56,8 @@ register(Claim(
     tolerance=f"structure: every seed above {LOGIT_FLOOR.value:.2g} (float32 round-off, "
               "derived); "
               "trend: check_trend direction increasing on the per-seed values (seeds x rungs: "
-              "one slope per seed, seed-clustered Student t on seeds - 1 = 7 dof), "
+              "one slope per seed, seed-clustered Student t on seeds - 1 dof: 7 at size ci, 23 "
+              "at the long ladder), "
               "false-fail 1e-5 per trend (6 trends per claim: 6e-5 within the share "
               "1e-4), trend rival: slope 0",
     reading="Fig. 5(b, c) illustrates the reduced JoMA dynamics (audited by joma.theorem5 and "

@@ -11,7 +11,9 @@ the null attention_shared breaks it on every draw, attention_off on the long-hor
 proof's inequalities (Eqns. 77, 82, 83) are asserted, not checks; Lambda -> 0 is
 decided by a trend of |Lambda_jk| against
 ln(delta_k0/delta_k) (asymptotic policy) on a sub-range where every component converges within
-the horizon (see history).
+the horizon (see history), with the rival exponent -2 on the claimed side (|Lambda| ~ 1/ln^2, as
+if lambda_jk vanished too; the proof's lambda_jk tends to a nonzero constant, so |Lambda| ~
+1/ln).
 
 Alternatives:
   rival abs_integrand     (slot F)      F with e^{-mu|x|/2} in place of e^{-mu^2 x^2/2} (Eqn. 70);
@@ -33,13 +35,17 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from scipy import integrate
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
-                        check_trend, examples, null, register, rival)
+from properties import (Claim, Tolerance, audits, check_bound, check_close, check_trend,
+                        examples, null, register, rival)
 from properties.joma.figures import plot_theorem4
 from sim.joma import simulate_eqn7
 from theory import joma as th
 
 RTOL = 1e-11
+# The trend's rival on the claimed side (a direction check credits only those): |Lambda| falling
+# like 1/ln^2, as it would if lambda_jk itself vanished like 1/ln(delta_k0/delta_k).  The proof's
+# mechanism is lambda_jk -> rho_k(inf) - rho_j(inf) != 0 with |lambda| <= C, so |Lambda| ~ 1/ln.
+LAMBDA_RIVAL_EXPONENT = -2.0
 DELTA_FLOOR_V = 1e-6  # v-state runs stop before delta < ~1e-6 (1 - v/mu keeps precision)
 
 
@@ -108,17 +114,22 @@ register(Claim(
                "lambda_bound, rho_delta",
     simulation="sim.joma.simulate_eqn7 (solve_ivp DOP853, rtol 1e-11; state='v' literally "
                "with delta >= ~1e-6, and state='deviation' (e = v - mu) for long horizons)",
-    metric="Eqn. 71: max_abs over t and j of F_j(t) - mean_j F_j(t) (and F_j(t) = int_0^t factor);"
-           " Eqn. 8: max_abs of observed/predicted ratio - 1; bound: min over t, pairs of "
-           "C_jk / |lambda_jk| >= 1; Lambda -> 0: log-log slope of |Lambda_jk| against "
+    metric="Eqn. 71: max_abs over t > 0 and j of F_j(t) / mean_j F_j(t) - 1 (v state), of "
+           "F_j(t) - mean_j F_j(t) (deviation state), and F_j(t) - t with the factor 1;"
+           " Eqn. 8: max_abs of observed/predicted ratio - 1; bound: |lambda_jk(t)| <= C_jk at "
+           "every t and pair (check_bound, its slack recorded); Lambda -> 0: log-log slope of "
+           "|Lambda_jk| against "
            "ln(delta_k0/delta_k) over its last two octaves (check_trend, decreasing); "
            "derivation: M(r0)/|zeta| >= 1, M(r0)/|F - e^{-mu^2/2} ln| >= 1, Eqn. 79 by quadrature",
     tolerance="ODE solver model 100 x rtol x scale: scale = max|F| (deviation state) or "
               "max_t,j max(|v|,1)/(mu_j |delta_j|) (v state: an error dv in v moves F by "
               "~dv/(mu delta)); round-off for algebraic identities; quadrature 1e-9 relative; "
-              "inequalities against the printed bound itself (errors < 1e-9 relative); trend: "
-              "a deterministic sequence, the solver error propagated to the slope (value_error: "
-              "no false-fail rate), rival exponent 0 (Lambda not vanishing)",
+              "the bound on lambda: a deterministic comparison with the printed bound itself "
+              "(check_bound; solver errors < 1e-9 relative); trend: a deterministic sequence, "
+              "the solver error propagated to the slope (value_error: no false-fail rate), "
+              "rivals exponent 0 (Lambda not vanishing: the direction test's complement) and "
+              "exponent -2 (|Lambda| ~ 1/ln^2, as if lambda_jk itself vanished; on the claimed "
+              "side, so credited as power)",
     reading="Eqn. 7 is simulated as printed, with the common factor 1 and with a non-constant "
             "positive factor c(t, v) = (1.2 + sin(omega t)) / (1 + |v|^2/d) (a time change: the "
             "invariant Eqn. 71 holds with F_j(t) = int_0^t c). Lambda_jk is the proof's "
@@ -236,14 +247,21 @@ def test_theorem4_invariant(world, prob, omega, use_factor):
     scale = float(np.max(np.maximum(np.abs(run.v), 1.0) / (mu * np.abs(run.delta))))
     tol = Tolerance.solver(RTOL, scale)
     ref = Fv.mean(axis=1, keepdims=True)
-    # one named check: Eqn. 71 (F_j(t) equal across j) and, with the factor 1, its common value
-    # F_j(t) = int_0^t 1 ds = t (the second comparison exists only on those draws; one name, so
-    # the check's power is counted over every draw)
-    check_close(cid, Fv, np.broadcast_to(ref, Fv.shape), tol, what="Eqn. 71 (v state)",
-                name="Eqn. 71 (v state)")
+    # Eqn. 71: F_j(t) equal across j, on every draw, as the ratio F_j(t) / mean_j F_j(t) = 1 for
+    # t > 0 (F = 0 at t = 0), the solver model relative to a lower bound of the common value
+    # int_0^t c >= t_1 c_min (c >= 0.2 / (1 + max_t mean v^2) with the factor, 1 without).  The
+    # equality is homogeneous in F (an invariant is defined up to a factor), so the ratio does
+    # not depend on a relative perturbation of the closed form: the resolution finds it
+    # independent of it, not unresolved.  With the factor 1 the common value itself is known,
+    # F_j(t) = int_0^t 1 ds = t: a check of its own, which does resolve the closed form on the
+    # draws where the factor is 1
+    c_min = 0.2 / (1.0 + float(np.max(np.mean(run.v ** 2, axis=1)))) if use_factor else 1.0
+    check_close(cid, Fv[1:] / ref[1:], np.ones_like(Fv[1:]),
+                Tolerance.solver(RTOL, scale / (float(run.t[1]) * c_min)),
+                what="Eqn. 71 (v state)", name="Eqn. 71 (v state)")
     if not use_factor:
         check_close(cid, Fv, np.broadcast_to(run.t[:, None], Fv.shape), tol, what="F_j(t) = t",
-                    name="Eqn. 71 (v state)")
+                    name="Eqn. 71 (v state): F_j(t) = t")
 
 
 @audits("joma.theorem4", form="printed")
@@ -263,10 +281,11 @@ def test_theorem4_printed(world, prob, omega, use_factor):
     check_close(cid, lam86[:, off], lam[:, off], Tolerance.solver(RTOL, float(np.abs(Fv).max())),
                 what="Eqn. 86 = 87")
     C = th.lambda_bound(r0[:, None], r0[None, :])
-    check_at_least(cid, float(np.min(C[off] / np.maximum(np.abs(lam[:, off]), 1e-300))),
-                   Threshold(1.0, "derived: the printed bound itself (solver error on lambda "
-                                  "< 1e-9 relative)", "derived"),
-                   what="C_jk / max_t |lambda_jk(t)| >= 1")
+    # a one-sided bound at every output time and pair: the harness's procedure records its slack
+    # (observed |lambda| <~ 0.15 C: the bound is loose; solver error on lambda < 1e-9 relative)
+    lam_off = np.abs(lam[:, off])
+    check_bound(cid, lam_off.ravel(), np.broadcast_to(C[off], lam_off.shape).ravel(),
+                side="upper", what="|lambda_jk(t)| <= C_jk = M(r_j0) + M(r_k0), every t and pair")
 
 
 @audits("joma.theorem4", form="printed")
@@ -294,7 +313,8 @@ def test_theorem4_lambda_vanishes(world, prob, omega, use_factor):
     lam_pts, ln_pts = np.abs(lam[idx, j, k]), Lj[idx, k]
     rel = (2 * f_err / float(lam_pts.min())
            + f_err * math.exp(mu[k] ** 2 / 2) / float(ln_pts.min()))
-    check_trend(cid, ln_pts, np.abs(Lam[idx, j, k]), direction="decreasing", rivals=(0.0,),
+    check_trend(cid, ln_pts, np.abs(Lam[idx, j, k]), direction="decreasing",
+                rivals=(0.0, LAMBDA_RIVAL_EXPONENT),
                 value_error=Tolerance.derived(rel, "ODE solver: 100 x rtol x max|F| on each "
                                                    "e^{-mu^2/2} ln term, relative to the "
                                                    "smallest |lambda| and ln on the points"),
