@@ -378,8 +378,9 @@ class Run:
             c = max(two, key=two.get)
             out["delta"], out["weakest"] = two[c], c
         if unresolved:
-            out["delta"] = None  # unresolved: no two-sided or one-sided resolution stands
-            out.pop("weakest", None), out.pop("one_sided", None)
+            # the resolved checks' delta and one-sided part stay: the evidence decides whether
+            # the unresolved check is excused (a check that states its own resolution: a trend's
+            # exponent shift, a bound's slack) or leaves the verdict unresolved
             out["why"] = (f"{what} {perturbation_label(RESOLUTION_GRID[-1])} is not rejected "
                           f"by " + ", ".join(unresolved[:3]) + f", which move with it {grid}")
         elif two:
@@ -404,7 +405,7 @@ class Run:
         if scale_free and (two or one or unresolved):
             out["why"] += ("; homogeneous in it (a relative perturbation is no alternative): "
                            + ", ".join(scale_free[:3]))
-        if one and two and not unresolved:  # an unresolved check drops the one-sided part
+        if one and two:
             o = out["one_sided"]
             out["why"] += (f"; one-sided (a bound) in {o['check']}: rejected at "
                            f"{perturbation_label(o['delta'])} on one side only")

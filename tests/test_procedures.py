@@ -468,13 +468,80 @@ def test_a_bound_slack_is_its_largest_across_draws_and_the_verdict_shows_the_loo
 
 
 def test_resolution_row_with_unresolved_one_sided_and_two_sided_checks_together():
-    """An unresolved check beside a two-sided and a one-sided one: the property is unresolved
-    and its row has no one-sided part (was KeyError 'one_sided')."""
+    """An unresolved check beside a two-sided and a one-sided one (was KeyError 'one_sided'):
+    the row names the unresolved check and keeps the resolved checks' parts, for the evidence
+    to excuse the unresolved one where it states its own resolution (a trend, a bound)."""
     r = W.Run("proc.mixed", "printed", None, False)
     inf = float("inf")
     r.resolution = [{"mode": "closed form", "checks": ["two", "one", "none"], "independent": [],
                      "up": {"two": 0.1, "one": 0.2, "none": inf},
                      "down": {"two": 0.1, "one": inf, "none": inf}}] * 3
     out = r.resolution_row()
-    assert out["unresolved"] == ["none"] and out["delta"] is None
-    assert "one_sided" not in out and "not rejected" in out["why"]
+    assert out["unresolved"] == ["none"] and out["delta"] == pytest.approx(0.1)
+    assert out["one_sided"]["check"] == "one" and "not rejected" in out["why"]
+
+
+# --- orders on paired runs, against calibrated noise, beyond permutations -------------------
+def test_check_paired_order_rate_and_detected_difference_by_simulation():
+    """A true mean difference of 0 passes at most at the rate (it is then undecided or, rarely,
+    'the other way'); a true difference of the detected size passes with probability >= 0.95;
+    a difference significantly the other way is a mismatch."""
+    rng = np.random.default_rng(21)
+    S, ff = 12, 0.01
+    passed = 0
+    for _ in range(3000):
+        sink = C.Sink(soft=True)
+        with C.recording(sink):
+            P.check_paired_order("proc.paired", rng.normal(0, 1, S), false_fail=ff, order="A > B",
+                                 unit="u")
+        passed += not sink.failed and not sink.undecided
+    assert passed / 3000 < ff * 2.5
+    sink = C.Sink(soft=True)  # the detected difference is a property of the design
+    with C.recording(sink):
+        P.check_paired_order("proc.paired", rng.normal(0, 1, S), false_fail=ff, order="A > B",
+                             unit="u", name="o")
+    shift = sink.discrepancy["check_mean_at_least o"]["value"]
+    caught = 0
+    for _ in range(1000):
+        try:
+            P.check_paired_order("proc.paired", rng.normal(shift, 1, S), false_fail=ff,
+                                 order="A > B", unit="u")
+            caught += 1
+        except Inconclusive:
+            pass
+    assert caught / 1000 > 0.9
+    with pytest.raises(ClaimMismatch, match="significantly below"):
+        P.check_paired_order("proc.paired", rng.normal(-3, 1, S), false_fail=ff, order="A > B",
+                             unit="u")
+
+
+def test_check_above_noise_rate_by_simulation_and_it_reads_only_the_spread():
+    rng = np.random.default_rng(22)
+    n, ff = 40, 0.02
+    fails = 0
+    for _ in range(2000):
+        x = rng.normal(0, 1, n + 1)  # a new element exchangeable with the calibration ones
+        try:
+            P.check_above_noise("proc.noise", float(x[0]), x[1:], false_fail=ff)
+            fails += 1  # a mean-0 element passed: a false pass at the rate
+        except ClaimMismatch:
+            pass
+    assert fails / 2000 < ff * 2
+    x = rng.normal(0, 1, n)
+    P.check_above_noise("proc.noise", 4.0, x + 100.0, false_fail=ff)  # the mean is not read
+    with pytest.raises(ValueError, match="noise"):
+        P.check_above_noise("proc.noise", 4.0, [1.0, 2.0], false_fail=ff)
+
+
+def test_check_beyond_permutations_exact_level_by_simulation():
+    """Exchangeable with its P relabellings, a statistic passes with probability 1/(P + 1)."""
+    rng = np.random.default_rng(23)
+    Pn, passed = 19, 0
+    for _ in range(4000):
+        x = rng.normal(size=Pn + 1)
+        try:
+            P.check_beyond_permutations("proc.perm", float(x[0]), x[1:], kind="relabellings")
+            passed += 1
+        except ClaimMismatch:
+            pass
+    assert abs(passed / 4000 - 1 / (Pn + 1)) < 0.015
