@@ -17,6 +17,13 @@ standard error and the smallest departure it detects from the design, never from
                         one-sided seed-clustered t; above, below, or undecided (decisions 2)
     check_event_order   "T_a before T_b" per item: a-first, b-first and ties; decided on the
                         untied items by a sign test, ties reported, never failures (decisions 7)
+    check_paired_order  "A > B" on paired runs (common random numbers): the per-element
+                        differences against 0 by check_mean_at_least (decisions 2)
+    check_above_noise   one element's statistic against 0 with its seed-to-seed noise from
+                        calibration elements on disjoint seeds: a Student t prediction bound
+    check_beyond_permutations
+                        a statistic of the audited data above all P relabellings of the same
+                        data: a permutation test at the exact level 1 / (P + 1)
 
 The deterministic order of a sequence is `properties.check.check_order` and the direction or
 exponent of a trend over seeds is `properties.check.check_trend`.  Every procedure records its
@@ -35,7 +42,8 @@ from properties import check as _c
 from properties import discrepancy as _d
 
 __all__ = ["check_mc_mean", "check_mean_at_least", "check_bound", "check_whp",
-           "check_event_order", "sidak", "cochran_armitage"]
+           "check_event_order", "check_paired_order", "check_above_noise",
+           "check_beyond_permutations", "sidak", "cochran_armitage"]
 
 
 def sidak(false_fail: float, p: int) -> float:
@@ -109,7 +117,8 @@ def check_mc_mean(claim_id: str, samples, predicted, *, false_fail: float, unit:
 
 
 def check_mean_at_least(claim_id: str, samples, threshold, *, false_fail: float,
-                        what: str = "", name: str | None = None) -> float:
+                        what: str = "", name: str | None = None, unit: str | None = None
+                        ) -> float:
     """mean(samples) >= threshold, one value per independent replicate (seed), decided by the
     seed-clustered one-sided Student t at `false_fail` per side: passes if the lower confidence
     bound m - t SE is at least the level (significantly above); ClaimMismatch if the upper bound
@@ -118,8 +127,9 @@ def check_mean_at_least(claim_id: str, samples, threshold, *, false_fail: float,
     `Threshold` (a glossary reading, `Threshold.reading("high", ...)`: the recorded score is
     the lower bound, so a bracket level 'passes' where the mean is significantly above it) or
     a number (a derived ordering, e.g. a per-seed difference against 0).  Records the rate and
-    the smallest shortfall below the level it detects ((t + t_0.05) x SE).  Returns the lower
-    bound."""
+    the smallest shortfall below the level it detects ((t + t_0.05) x SE; relative to the level,
+    or, with `unit`, the smallest true mean above the level it shows, by the noncentral t, in
+    that unit: for a level at or near 0).  Returns the lower bound."""
     cname = _c.check_name("check_mean_at_least", name)
     if not 0 < false_fail < 0.5:
         raise ValueError(f"false_fail must be in (0, 0.5), got {false_fail!r}")
@@ -139,7 +149,9 @@ def check_mean_at_least(claim_id: str, samples, threshold, *, false_fail: float,
                        max(float(th.false_fail), false_fail), word=th.word, bracket=th.bracket)
     _c._record(claim_id, lo, rec, kind="score>=tol", name=cname, what=what)
     detect = (crit + float(stats.t.isf(0.05, S - 1))) * se
-    if detect > 0 and th.value != 0:
+    if unit is not None:
+        _c._record_discrepancy(cname, _d.t_mean(max(se, 1e-300), S - 1, false_fail, unit), what)
+    elif detect > 0 and th.value != 0:
         _c._record_discrepancy(cname, _d.Discrepancy(
             detect / abs(th.value), "relative shortfall of the mean below the level",
             f"one-sided t_{S - 1} at {false_fail:g}: (t {crit:.3g} + t_0.05) x SE; caught with "
@@ -342,3 +354,83 @@ def check_event_order(claim_id: str, t_a, t_b, *, false_fail: float, what: str =
         _c._fail(_c.ClaimMismatch(f"{claim_id}{_c._w(what)}: {desc}: b came first on "
                                   f"{b_first} untied item(s)"), cname)
     return out
+
+
+def check_paired_order(claim_id: str, diffs, *, false_fail: float, order: str, unit: str,
+                       what: str = "", name: str | None = None) -> float:
+    """The order 'A > B' of a statement on paired runs: S i.i.d. elements (each its own init and
+    data) trained twice on common random numbers, A with the statement's condition and B
+    without; `diffs` = A_e - B_e per element (or A and B measured on the same element, e.g. a
+    log ratio of two attention means).  Decided by `check_mean_at_least` against float64
+    round-off: the one-sided seed-clustered Student t on the elements' own spread of the
+    difference (nothing calibrated on the effect).  A true mean difference of 0 passes with
+    probability `false_fail` only, so the mechanism switched off (B against another,
+    independent run without the condition) is rejected with probability 1 - false_fail; an
+    order significantly the other way is a ClaimMismatch; in between, Inconclusive (with the
+    elements a decision would need).  Returns the lower confidence bound of the mean."""
+    d = np.asarray(diffs, dtype=np.float64).reshape(-1)
+    if d.size < 3 or not np.all(np.isfinite(d)):
+        raise ValueError(f"diffs: at least 3 finite per-element differences, got {d.size}")
+    if not 0 < false_fail < 0.5:
+        raise ValueError(f"false_fail must be in (0, 0.5), got {false_fail!r}")
+    floor = _c.Tolerance.roundoff(float(np.abs(d).max()) + 1.0, ops=64).value
+    th = _c.Threshold(floor, f"the order '{order}' on paired runs (common random numbers): the "
+                             f"per-element difference against 0 + round-off {floor:.2g}",
+                      "derived")
+    se = float(d.std(ddof=1) / math.sqrt(d.size))
+    t = d.mean() / se if se > 0 else float("inf")
+    return check_mean_at_least(
+        claim_id, d, th, false_fail=false_fail, name=name, unit=unit,
+        what=f"{what}: mean {d.mean():.4g} over {d.size} elements (min {d.min():.4g}, max "
+             f"{d.max():.4g}; t = {t:.3g})")
+
+
+def check_above_noise(claim_id: str, score: float, noise, *, false_fail: float, what: str = "",
+                      noise_from: str = "", name: str | None = None, unit: str = "statistic"
+                      ) -> None:
+    """One element's statistic `score` said to be above 0 (an order 'A > B' as a log ratio),
+    against its own seed-to-seed noise: `noise` = the same statistic over n calibration elements
+    on seeds disjoint from the audit's (their spread only is read; their mean, the size of the
+    effect, is not).  Passes if score >= t_{n-1}(1 - false_fail) x sd x sqrt(1 + 1/n), the
+    Student t prediction bound of one new element under the normal model of the noise (an
+    element whose statistic has mean 0 passes with probability `false_fail`).  `noise_from`
+    says where the calibration elements come from (shown in the model)."""
+    x = np.asarray(noise, dtype=np.float64).reshape(-1)
+    if x.size < 3 or not np.all(np.isfinite(x)):
+        raise ValueError(f"noise: at least 3 finite calibration values, got {x.size}")
+    if not 0 < false_fail < 0.5:
+        raise ValueError(f"false_fail must be in (0, 0.5), got {false_fail!r}")
+    n = x.size
+    t = float(stats.t.isf(false_fail, n - 1))
+    sd = float(x.std(ddof=1))
+    inflate = math.sqrt(1 + 1 / n)
+    _c.check_at_least(claim_id, float(score), _c.Threshold(
+        t * sd * inflate,
+        f"the statement's order against 0 with its own seed error: t_{n - 1} {t:.2f} x sd "
+        f"{sd:.3g} x sqrt(1 + 1/{n}), the sd of the statistic over {n} calibration elements"
+        + (f" ({noise_from})" if noise_from else "") + "; the noise only, their mean is not "
+        f"used; Shapiro-Wilk p = {stats.shapiro(x).pvalue:.2g}); one-sided level "
+        f"{false_fail:g} under the normal model of the seed-to-seed spread", "derived",
+        false_fail), what=what, name=name,
+        detects=_d.t_mean(sd, n - 1, false_fail, unit, inflate=inflate))
+
+
+def check_beyond_permutations(claim_id: str, score: float, noise, *, kind: str, what: str = "",
+                              name: str | None = None, unit: str = "statistic") -> None:
+    """A statistic of trained weights shown beyond its own noise: `score` must exceed every one
+    of the P values `noise` of the same statistic on relabellings of the same weights (`kind`
+    names them): a one-sided permutation test at the exact level 1 / (P + 1), distribution-free
+    (under no association the observed value is exchangeable with them)."""
+    noise = np.asarray(noise, dtype=np.float64).reshape(-1)
+    if noise.size < 1 or not np.all(np.isfinite(noise)) or not math.isfinite(float(score)):
+        raise ValueError(f"noise: at least one finite relabelled value and a finite score, got "
+                         f"{noise.size} values, score {score!r}")
+    P = int(noise.size)
+    floor = _c.Tolerance.roundoff(float(np.abs(noise).max()) + abs(score) + 1.0, ops=64).value
+    model = (f"the statement's order against 0 beyond the statistic's own noise: the largest "
+             f"of {P} {kind} of the same weights (a permutation test, exact level 1/({P}+1) = "
+             f"{1 / (P + 1):.2g}; their median {float(np.median(noise)):.3g}) + round-off "
+             f"{floor:.2g}")
+    thr = float(noise.max()) + floor
+    _c.check_at_least(claim_id, float(score), _c.Threshold(thr, model, "derived", 1.0 / (P + 1)),
+                      what=what, name=name, detects=_d.permutation(max(thr, floor), P, unit))

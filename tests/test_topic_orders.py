@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from properties.check import ClaimMismatch
+from properties.procedures import check_beyond_permutations
 from properties.topic import common
 from sim import topic as sm
 
@@ -57,22 +58,22 @@ def test_within_topic_diagonal_keeps_block_sums_and_moves_the_diagonal():
     assert noise.min() < obs  # and most move it off
 
 
-def test_beyond_relabellings_passes_structure_and_rejects_noise():
+def test_beyond_permutations_passes_structure_and_rejects_noise():
     rng = np.random.default_rng(2)
     T, v = 5, 5
     W = _block_W(T, v, 1.0, 0.0, 1.0, rng, noise=0.05)
     P = 999
     sc = sm.block_scores(W, T, v)
     score = float(sc["same_topic"] - sc["diff_topic"])
-    common.beyond_relabellings("topic.empirical.wv_blockwise_l2", score,
-                               common.relabelled_contrasts(W, T, v, P, 5), what="t", kind="k")
+    check_beyond_permutations("topic.empirical.wv_blockwise_l2", score,
+                              common.relabelled_contrasts(W, T, v, P, 5), what="t", kind="k")
     Wn = rng.normal(size=W.shape)  # no structure: exchangeable with its relabellings
     scn = sm.block_scores(Wn, T, v)
     with pytest.raises(ClaimMismatch):
-        common.beyond_relabellings("topic.empirical.wv_blockwise_l2",
-                                   float(scn["same_topic"] - scn["diff_topic"]) - 10.0,
-                                   common.relabelled_contrasts(Wn, T, v, P, 5), what="t",
-                                   kind="k")
+        check_beyond_permutations("topic.empirical.wv_blockwise_l2",
+                                  float(scn["same_topic"] - scn["diff_topic"]) - 10.0,
+                                  common.relabelled_contrasts(Wn, T, v, P, 5), what="t",
+                                  kind="k")
 
 
 def test_order_beyond_seed_noise_reads_only_the_spread():

@@ -308,40 +308,6 @@ EMPIRICAL_AUDIT_SEEDS = range(0, 10000)
 EMPIRICAL_FALSE_FAIL = 1e-4  # per check and draw, under the normal model of seed-to-seed spread
 
 
-def normal_bound(scores, calibration: dict, *, side: str, what: str,
-                 audit_seeds: range = EMPIRICAL_AUDIT_SEEDS,
-                 false_fail: float = EMPIRICAL_FALSE_FAIL):
-    """One-sided normal prediction bound for one new element's score from calibration elements:
-    side="lower": mean - t_{n-1} sd sqrt(1 + 1/n) (a score that must stay above it);
-    side="upper": mean + t_{n-1} sd sqrt(1 + 1/n) (an error that must stay below it).
-    `calibration` holds generator_seeds [start, stop) and elements_per_seed; the seeds must not
-    meet `audit_seeds`.  Returns a Threshold of origin "calibrated" with false-fail `false_fail`
-    (under the normal model; the text gives the Shapiro-Wilk p-value of the sample)."""
-    from scipy import stats
-
-    if side not in ("lower", "upper"):
-        raise ValueError(f"side must be 'lower' or 'upper', got {side!r}")
-    if not (0 < false_fail < 1):
-        raise ValueError(f"false_fail must be in (0, 1), got {false_fail}")
-    x = np.asarray(scores, dtype=np.float64)
-    if x.ndim != 1 or x.size < 10 or not np.all(np.isfinite(x)):
-        raise ValueError("scores must be a 1-D list of at least 10 finite numbers")
-    cal = range(*calibration["generator_seeds"])
-    if max(cal.start, audit_seeds.start) < min(cal.stop, audit_seeds.stop):
-        raise ValueError(f"calibration seeds {cal} must be disjoint from audit seeds {audit_seeds}")
-    n = x.size
-    t = float(stats.t.isf(false_fail, n - 1))
-    half = t * x.std(ddof=1) * math.sqrt(1 + 1 / n)
-    value = float(x.mean() - half if side == "lower" else x.mean() + half)
-    return Threshold(
-        value, f"{what}: normal {side} prediction bound from {n} calibration elements (generator "
-               f"seeds [{cal.start}, {cal.stop}) x {calibration['elements_per_seed']}; audit "
-               f"seeds [{audit_seeds.start}, {audit_seeds.stop})): mean {x.mean():.4g} "
-               f"{'-' if side == 'lower' else '+'} t_{n - 1} {t:.2f} x sd {x.std(ddof=1):.3g}; "
-               f"calibration range [{x.min():.4g}, {x.max():.4g}]; Shapiro-Wilk p = "
-               f"{stats.shapiro(x).pvalue:.2g}", "calibrated", false_fail)
-
-
 # --------------------------------------------------------------------------------------------
 # The empirical orders, tested as the paper writes them (issue 24): "A > B" shown on the draw
 # against 0 beyond the statistic's own noise (the same weights or attention with the topics
@@ -398,91 +364,21 @@ def within_topic_diagonal(W, T: int, v: int, P: int, seed: int) -> np.ndarray:
     return out
 
 
-def beyond_relabellings(cid: str, score: float, noise: np.ndarray, *, what: str,
-                        kind: str, name: str | None = None, unit: str = "statistic") -> None:
-    """A statistic of trained weights shown beyond its own noise: it must exceed every one of
-    the P relabelled values (a one-sided permutation test at the exact level 1 / (P + 1),
-    distribution-free: under no association the observed value is exchangeable with them)."""
-    from properties import check_at_least
-
-    P = int(noise.size)
-    floor = Tolerance.roundoff(float(np.abs(noise).max()) + abs(score) + 1.0, ops=64).value
-    model = (f"the statement's order against 0 beyond the statistic's own noise: the largest "
-             f"of {P} {kind} of the same weights (a permutation test, exact level 1/({P}+1) = "
-             f"{1 / (P + 1):.2g}; their median {float(np.median(noise)):.3g}) + round-off "
-             f"{floor:.2g}")
-    thr = float(noise.max()) + floor
-    check_at_least(cid, float(score), Threshold(thr, model, "derived", 1.0 / (P + 1)),
-                   what=what, name=name,
-                   detects=discrepancy.permutation(max(thr, floor), P, unit))
-
-
-def paired_order(cid: str, diffs, *, level: float, order: str, what: str, unit: str,
-                 name: str | None = None) -> None:
-    """The order 'A > B' of a statement on paired runs: S i.i.d. elements (each its own init
-    and documents, one batched program) trained twice on common random numbers, A with the
-    statement's condition and B without; `diffs` = A_e - B_e per element (or A and B measured
-    on the same element, e.g. a log ratio log A_e - log B_e of two attention means).  Decided
-    by the one-sided seed-clustered Student t: mean(d) >= t_{S-1}(1 - level) x SE + round-off, SE =
-    sd(d) / sqrt(S), the elements' own spread of the difference (nothing calibrated on the
-    effect).  A true mean difference of 0 passes with probability `level` only: the mechanism
-    switched off (B compared with another, independent run without the condition: a different
-    run from the claim's) is rejected with probability 1 - level, and an order of the other
-    sign fails."""
-    from scipy import stats
-
-    from properties import check_at_least
-
-    d = np.asarray(diffs, dtype=np.float64).reshape(-1)
-    if d.size < 3 or not np.all(np.isfinite(d)):
-        raise ValueError(f"diffs: at least 3 finite per-element differences, got {d.size}")
-    if not 0 < level < 0.5:
-        raise ValueError(f"level must be in (0, 0.5), got {level!r}")
-    S = d.size
-    se = float(d.std(ddof=1) / math.sqrt(S))
-    t = float(stats.t.isf(level, S - 1))
-    floor = Tolerance.roundoff(float(np.abs(d).max()) + 1.0, ops=64).value
-    check_at_least(cid, float(d.mean()), Threshold(
-        t * se + floor,
-        f"the order '{order}' on paired runs (common random numbers): one-sided seed-clustered "
-        f"t_{S - 1} {t:.3g} x SE {se:.3g} of the per-element difference over {S} i.i.d. "
-        f"elements (level {level:g}: a mean difference of 0 passes with that probability) + "
-        f"round-off {floor:.2g}", "derived", level),
-        what=f"{what}: mean {d.mean():.4g} over {S} elements (min {d.min():.4g}, max "
-             f"{d.max():.4g}; t = {d.mean() / se if se > 0 else float('inf'):.3g})",
-        name=name, detects=discrepancy.t_mean(max(se, 1e-300), S - 1, level, unit))
-
-
 def order_beyond_seed_noise(cid: str, score: float, scores, calibration: dict, *, level: float,
                             what: str, name: str | None = None, unit: str = "log ratio",
                             audit_seeds: range = EMPIRICAL_AUDIT_SEEDS) -> None:
-    """The order 'A > B' of a statement (score = a log ratio of A to B, one trained element)
-    shown against 0 with its own seed error: score >= t_{n-1} s sqrt(1 + 1/n), s the sd of the
-    same statistic over n calibration elements on seeds disjoint from the audit's (the
-    seed-to-seed noise only: their mean, the size of the effect, is not used).  Under the
-    normal model of that noise, an element whose statistic has mean 0 passes with probability
-    `level` (Student t: the sd is estimated)."""
-    from scipy import stats
+    """The order 'A > B' (score = a log ratio of A to B, one trained element) against 0 with its
+    own seed error from `calibration` (calibration.json: generator seeds disjoint from the
+    audit's, checked here): the harness's `check_above_noise`."""
+    from properties.procedures import check_above_noise
 
-    from properties import check_at_least
-
-    x = np.asarray(scores, dtype=np.float64)
     cal = range(*calibration["generator_seeds"])
     if max(cal.start, audit_seeds.start) < min(cal.stop, audit_seeds.stop):
         raise ValueError(f"calibration seeds {cal} must be disjoint from audit seeds {audit_seeds}")
-    n = x.size
-    t = float(stats.t.isf(level, n - 1))
-    sd = float(x.std(ddof=1))
-    check_at_least(cid, float(score), Threshold(
-        t * sd * math.sqrt(1 + 1 / n),
-        f"the statement's order against 0 with its own seed error: t_{n - 1} {t:.2f} x sd "
-        f"{sd:.3g} x sqrt(1 + 1/{n}), the sd of the statistic over {n} calibration elements "
-        f"(generator seeds [{cal.start}, {cal.stop}) x {calibration['elements_per_seed']}, "
-        f"disjoint from the audit's; the noise only, their mean is not used; Shapiro-Wilk p = "
-        f"{stats.shapiro(x).pvalue:.2g}); one-sided level {level:g} under the normal model of "
-        f"the seed-to-seed spread", "derived", level),
-        what=what, name=name,
-        detects=discrepancy.t_mean(sd, n - 1, level, unit, inflate=math.sqrt(1 + 1 / n)))
+    check_above_noise(cid, score, scores, false_fail=level, what=what, name=name, unit=unit,
+                      noise_from=f"generator seeds [{cal.start}, {cal.stop}) x "
+                                 f"{calibration['elements_per_seed']}, disjoint from the "
+                                 "audit's")
 
 
 # The paper's own setting of the empirical claims (Section 6): T = v = 10.  Its cost on one CPU
@@ -506,6 +402,14 @@ def order_beyond_seed_noise(cid: str, score: float, scores, calibration: dict, *
 # often): ~60 s, so it stays at --size ladder / paper, as do uniform_loss_gap (2100 joint
 # steps), embedding_block and attention_order (12 elements, 2100 joint steps).
 PAPER_TV = 10
+WV_ELEMENTS = {None: 12, PAPER_TV: 16}  # i.i.d. elements per draw of the two W^V claims (one
+# program): 12 at the CI size T = v = 5, 16 at the paper's T = v = 10 (t_15 for the paired order)
+
+
+def wv_elements(tv=None) -> int:
+    """Elements per draw of topic.empirical.wv_blockwise_l2 / wv_diagonal_no_l2 at T = v = tv
+    (None: the CI size 5): 12, or 16 at the paper's 10."""
+    return WV_ELEMENTS[None if tv is None else PAPER_TV]
 PAPER_WHERE = ("Sec. 6: T = v = 10, Dirichlet(0.1) topic mixtures, p_m = 0.15, p_c = p_r = 0.1, "
                "N uniform in an interval lost from the text (100..150 here)")
 PAPER_TV_WHY = ("the paper's T = v = 10 (Sec. 6) runs as the explicit @paper_example at --size "

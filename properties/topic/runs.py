@@ -78,7 +78,7 @@ def _load_calibration(path: Path = CALIBRATION_FILE) -> dict:
     """The stored calibration sets of calibration.json, in the shapes the claim files read:
     {"generator_seeds", "elements_per_seed", <series>: tuple of floats}; generator_seeds is
     range(start, stop) for WV_BLOCKWISE_CALIBRATION (its claim file reads .start/.stop) and the
-    pair (start, stop) for the others (common.normal_bound reads range(*pair))."""
+    pair (start, stop) for the others (common.order_beyond_seed_noise reads range(*pair))."""
     with open(path, encoding="utf-8") as f:
         sets = json.load(f)["sets"]
     out = {}

@@ -11,8 +11,8 @@ of the same statistic over 80 calibration elements on generator seeds 10000..100
 the audit's 0..9999; the noise only -- their mean, the effect, is not used); at the paper's T = v
 = 10 (the @paper_example, --size ladder / paper; that noise was never calibrated there), 12
 i.i.d. elements trained in one program and their mean log ratio >= t_11 x SE, the elements' own
-spread (common.paired_order).  One-sided level 1.5e-5 per draw for (a) and 2e-6 per ratio and
-draw for (b) (9.5e-5 of the claim's 1e-4 share with the paper's draw at ladder, 7.6e-5 under ci).
+spread (the harness's check_paired_order).  One-sided level 1.5e-5 per draw for (a) and 2e-6
+per ratio and draw for (b) (9.5e-5 of the claim's 1e-4 share with the paper's draw at ladder, 7.6e-5 under ci).
   (a) "joint" model: log(same topic / different topic);
   (b) "dv" model (W^V frozen to Definition 2's D^V): log(same word / different topic) and
       log(different topic / same topic).
@@ -32,9 +32,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import attach_plot
-from properties import Claim, audits, examples, null, paper_example, register
+from properties import (Claim, audits, check_paired_order, examples, null, paper_example,
+                        register)
 from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_WHERE,
-                                     order_beyond_seed_noise, paired_order, paper_size_gate,
+                                     order_beyond_seed_noise, paper_size_gate,
                                      run_tv)
 from properties.topic.figures import plot_attention_order
 from properties.topic.runs import EMP, LDA_CALIBRATION, attention_order_scores
@@ -158,8 +159,9 @@ def _check(world, seed, tv, model, ratios, level):
     # the paper's T = v = 10: the elements' own spread (no calibration there)
     what = ", ".join(f"{k} {np.exp(x.mean()):.3f}" for k, x in s.items())
     for m, r in ratios:
-        paired_order(CID, s[r], level=level, order=r.replace("/", " > "), unit="log ratio",
-                     what=f"({model}) log {r} (mean ratios: {what}; T = v = {tv})")
+        check_paired_order(CID, s[r], false_fail=level, order=r.replace("/", " > "),
+                           unit="log ratio",
+                           what=f"({model}) log {r} (mean ratios: {what}; T = v = {tv})")
 
 
 @audits(CID)

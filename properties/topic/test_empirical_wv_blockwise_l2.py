@@ -17,7 +17,8 @@ ridge (same init and documents: common random numbers), and require
       diagonal excess (mean diagonal - mean same-topic off-diagonal entry, c3/v units; Theorem
       2's W* has none) is smaller -- decided on the per-element differences (without - with L2)
       of the paired elements by a one-sided seed-clustered t at level 2e-6 per draw
-      (common.paired_order): data a run without L2 could pass only with that probability.
+      (the harness's check_paired_order): data a run without L2 could pass only with that
+      probability.
 
 Nulls (slot "train"): "no_l2" (the claim's own mechanism switched off: a run without the ridge on
 other elements, generator seed 20000 + seed, so that (B) compares two independent runs without
@@ -32,9 +33,11 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import Claim, audits, examples, null, paper_example, register
-from properties.topic.common import (PAPER_TV, PAPER_TV_WHY, PAPER_WHERE, beyond_relabellings,
-                                     paired_order, paper_size_gate, permutations_for,
+from properties import (Claim, audits, check_beyond_permutations, check_paired_order, examples,
+                        null, paper_example, register)
+from properties.topic.common import (PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
+                                     wv_elements,
+                                     paper_size_gate, permutations_for,
                                      relabelled_contrasts, run_tv)
 from properties.topic.runs import WV_BLOCKWISE, block_contrast, train_wv_blockwise
 from sim import topic as sm
@@ -45,40 +48,35 @@ AUDIT_SEEDS = range(0, 10000)
 PERM_LEVEL = 1.6e-5  # (A), per draw
 ORDER_LEVEL = 2e-6  # (B), per draw (5 draws with the paper's at ladder: 9e-5 of the 1e-4 share)
 PERM_SEED = 10 ** 6  # relabellings from np.random.default_rng(PERM_SEED + seed)
-ELEMENTS, ELEMENTS_TV10 = 12, 16  # i.i.d. elements per draw (one program): T = v = 5, 10
 NULL_SEEDS = 20000  # the null no_l2 trains generator seed NULL_SEEDS + seed: disjoint from the
 # audit's seeds 0..9999 and the calibration's 10000..10003, so never the claim's reference run
 
 
-def elements(tv=None):
-    """Elements per draw at T = v = tv (None: the CI size 5): 12, or 16 at the paper's 10."""
-    return ELEMENTS if tv is None else ELEMENTS_TV10
-
 
 def train(seed, tv=None):
-    """The claim's run: elements(tv) elements trained with the ridge (WV_BLOCKWISE's lam)."""
-    return train_wv_blockwise(seed, S=elements(tv), tv=tv)
+    """The claim's run: wv_elements(tv) elements trained with the ridge (WV_BLOCKWISE's lam)."""
+    return train_wv_blockwise(seed, S=wv_elements(tv), tv=tv)
 
 
 def reference(seed, tv=None):
     """The same elements without the ridge (the same init and documents)."""
-    return train_wv_blockwise(seed, S=elements(tv), lam=0.0, tv=tv)
+    return train_wv_blockwise(seed, S=wv_elements(tv), lam=0.0, tv=tv)
 
 
 def no_l2(seed, tv=None):
     """Null: the claim's mechanism switched off, the ridge off, on other elements (generator
     seed NULL_SEEDS + seed): a run without L2 that is not the claim's reference."""
-    return train_wv_blockwise(NULL_SEEDS + seed, S=elements(tv), lam=0.0, tv=tv)
+    return train_wv_blockwise(NULL_SEEDS + seed, S=wv_elements(tv), lam=0.0, tv=tv)
 
 
 def training_off(seed, tv=None):
     """Null: the optimiser switched off (zero steps)."""
-    return train_wv_blockwise(seed, S=elements(tv), steps=0, tv=tv)
+    return train_wv_blockwise(seed, S=wv_elements(tv), steps=0, tv=tv)
 
 
 def topics_relabelled(seed, tv=None):
     """Null: the trained W^V read against a random relabelling of the word ids."""
-    W = train_wv_blockwise(seed, S=elements(tv), tv=tv)
+    W = train_wv_blockwise(seed, S=wv_elements(tv), tv=tv)
     n = W.shape[-1]
     perm = np.r_[0, 1 + np.random.default_rng(seed).permutation(n - 1)]
     return W[:, perm][:, :, perm]
@@ -109,7 +107,7 @@ register(Claim(
     tolerance="(A) the largest block contrast of P = 62499 random relabellings of the same W^V "
               "(permutation test, exact level 1.6e-5 per draw); (B) one-sided seed-clustered "
               "t_11 x SE of the per-element difference over the 12 elements (t_15 over 16 at T "
-              "= v = 10; level 2e-6 per draw; common.paired_order)",
+              "= v = 10; level 2e-6 per draw; check_paired_order)",
     reading="'Block-wise' read as the paper's own definition (Section 1: entries on average "
             "larger for same-topic pairs, smaller for different-topic pairs): the block "
             "contrast, an order against 0 shown beyond the noise the same statistic has on the "
@@ -151,11 +149,11 @@ def test_empirical_wv_blockwise_l2(world, seed, tv):
     score = float(block_contrast(W, tv)[0])
     P = permutations_for(PERM_LEVEL)
     noise = relabelled_contrasts(W[0], tv, tv, P, PERM_SEED + seed) / unit
-    beyond_relabellings(CID, score, noise, kind="relabellings of the word ids",
-                        what=f"(A) block contrast {score:.4f} c3/v (element 0; T = v = {tv})",
-                        unit="block contrast (c3/v)")
+    check_beyond_permutations(CID, score, noise, kind="relabellings of the word ids",
+                              what=f"(A) block contrast {score:.4f} c3/v (element 0; T = v = {tv})",
+                              unit="block contrast (c3/v)")
     d_l2, d_no = diagonal_excess(W, tv), diagonal_excess(W0, tv)
-    paired_order(CID, d_no - d_l2, level=ORDER_LEVEL, order="more uniform with L2",
-                 unit="diagonal excess (c3/v)",
-                 what=f"(B) diagonal excess without L2 (mean {d_no.mean():.4f}) - with L2 (mean "
-                      f"{d_l2.mean():.4f}), c3/v, T = v = {tv}")
+    check_paired_order(CID, d_no - d_l2, false_fail=ORDER_LEVEL, order="more uniform with L2",
+                       unit="diagonal excess (c3/v)",
+                       what=f"(B) diagonal excess without L2 (mean {d_no.mean():.4f}) - with L2 "
+                            f"(mean {d_l2.mean():.4f}), c3/v, T = v = {tv}")

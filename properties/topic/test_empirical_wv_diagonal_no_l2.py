@@ -14,7 +14,8 @@ common random numbers), and require
       calibrated on the effect);
   (1b) "without L2" as the cause: the excess to be larger than with ridge 1e-3, decided on the
       per-element differences (no ridge - ridge) of the paired elements by a one-sided
-      seed-clustered t at level 2e-6 per draw (common.paired_order): data the ridge-trained run
+      seed-clustered t at level 2e-6 per draw (the harness's check_paired_order): data the
+      ridge-trained run
       could pass only with that probability;
   (2) element 0's held-out loss to be no higher (beyond Monte Carlo error, false-fail 1e-6) than
       that of the same element trained with ridge 1e-3 on W^V (which approaches W*), on the same
@@ -35,11 +36,13 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from properties import attach_plot
-from properties import (Claim, Threshold, audits, check_at_least, discrepancy, examples, null,
-                        paper_example, register)
+from properties import (Claim, Threshold, audits, check_at_least, check_beyond_permutations,
+                        check_paired_order, discrepancy, examples, null, paper_example,
+                        register)
 from properties.topic.figures import plot_wv_diagonal_no_l2
 from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
-                                     beyond_relabellings, paired_order, paper_size_gate,
+                                     wv_elements,
+                                     paper_size_gate,
                                      permutations_for, run_tv, within_topic_diagonal)
 from properties.topic.runs import EMP, WV_DIAGONAL, diagonal_excess, train_wv_diagonal
 from theory import topic as th
@@ -51,36 +54,31 @@ LOSS_FALSE_FAIL = 1e-6
 PERM_LEVEL = 1.6e-5  # (1), per draw
 ORDER_LEVEL = 2e-6  # (1b), per draw (5 draws at ladder: 9.5e-5 with (1) and the loss check)
 PERM_SEED = 3 * 10 ** 6  # permutations from np.random.default_rng(PERM_SEED + seed)
-ELEMENTS, ELEMENTS_TV10 = 12, 16  # i.i.d. elements per draw (one program): T = v = 5, 10
 NULL_SEEDS = 30000  # the null l2_on trains generator seed NULL_SEEDS + seed: disjoint from the
 # audit's seeds 0..9999 and the calibration's 10000..10003, so never the claim's reference run
 
 
-def elements(tv=None):
-    """Elements per draw at T = v = tv (None: the CI size 5): 12, or 16 at the paper's 10."""
-    return ELEMENTS if tv is None else ELEMENTS_TV10
-
 
 def train(seed, tv=None):
-    """The claim's run: elements(tv) elements trained without ridge."""
-    return train_wv_diagonal(seed, S=elements(tv), tv=tv)
+    """The claim's run: wv_elements(tv) elements trained without ridge."""
+    return train_wv_diagonal(seed, S=wv_elements(tv), tv=tv)
 
 
 def reference(seed, tv=None):
     """The same elements with ridge L2 on W^V (the same init, training and held-out
     documents)."""
-    return train_wv_diagonal(seed, S=elements(tv), lam=L2, tv=tv)
+    return train_wv_diagonal(seed, S=wv_elements(tv), lam=L2, tv=tv)
 
 
 def training_off(seed, tv=None):
     """Null: the optimiser switched off (zero steps)."""
-    return train_wv_diagonal(seed, S=elements(tv), steps=0, tv=tv)
+    return train_wv_diagonal(seed, S=wv_elements(tv), steps=0, tv=tv)
 
 
 def l2_on(seed, tv=None):
     """Null: ridge L2 ||W^V||_F^2 on (Theorem 2's regularised problem), on other elements
     (generator seed NULL_SEEDS + seed): a ridge-trained run that is not the claim's reference."""
-    return train_wv_diagonal(NULL_SEEDS + seed, S=elements(tv), lam=L2, tv=tv)
+    return train_wv_diagonal(NULL_SEEDS + seed, S=wv_elements(tv), lam=L2, tv=tv)
 
 
 register(Claim(
@@ -107,7 +105,7 @@ register(Claim(
     tolerance="(1) the largest diagonal excess of P = 62499 within-topic column permutations "
               "of the same W^V (permutation test, exact level 1.6e-5 per draw); (1b) one-sided "
               "seed-clustered t_11 x SE of the per-element difference over the 12 elements (t_15 "
-              "over 16 at T = v = 10; level 2e-6 per draw; common.paired_order); (2) Monte "
+              "over 16 at T = v = 10; level 2e-6 per draw; check_paired_order); (2) Monte "
               "Carlo: -z SE of the paired "
               "difference (false-fail 1e-6)",
     reading="'Tends to a diagonal pattern' read as the paper's 'this type of diagonally "
@@ -155,12 +153,12 @@ def test_empirical_wv_diagonal_no_l2(world, seed, tv):
             f"T = v = {T})")
     noise = within_topic_diagonal(run["WV"][0], T, v, permutations_for(PERM_LEVEL),
                                   PERM_SEED + seed) / unit
-    beyond_relabellings(CID, score, noise, kind="within-topic column permutations",
-                        what="(1) " + what, unit="diagonal excess (c3/v)")
-    paired_order(CID, excess - excess_l2, level=ORDER_LEVEL, order="larger without L2",
-                 unit="diagonal excess (c3/v)",
-                 what=f"(1b) diagonal excess without ridge (mean {excess.mean():.4f}) - with "
-                      f"ridge {L2:g} (mean {excess_l2.mean():.4f}), c3/v, T = v = {T}")
+    check_beyond_permutations(CID, score, noise, kind="within-topic column permutations",
+                              what="(1) " + what, unit="diagonal excess (c3/v)")
+    check_paired_order(CID, excess - excess_l2, false_fail=ORDER_LEVEL,
+                       order="larger without L2", unit="diagonal excess (c3/v)",
+                       what=f"(1b) diagonal excess without ridge (mean {excess.mean():.4f}) - "
+                            f"with ridge {L2:g} (mean {excess_l2.mean():.4f}), c3/v, T = v = {T}")
     d = ref["heldout_loss"][0] - run["heldout_loss"][0]
     se = float(d.std(ddof=1) / math.sqrt(d.size))
     z = float(stats.norm.isf(LOSS_FALSE_FAIL))
