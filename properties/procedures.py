@@ -117,8 +117,8 @@ def check_mc_mean(claim_id: str, samples, predicted, *, false_fail: float, unit:
 
 
 def check_mean_at_least(claim_id: str, samples, threshold, *, false_fail: float,
-                        what: str = "", name: str | None = None, unit: str | None = None
-                        ) -> float:
+                        what: str = "", name: str | None = None, unit: str | None = None,
+                        alternatives_must_pass: bool = False) -> float:
     """mean(samples) >= threshold, one value per independent replicate (seed), decided by the
     seed-clustered one-sided Student t at `false_fail` per side: passes if the lower confidence
     bound m - t SE is at least the level (significantly above); ClaimMismatch if the upper bound
@@ -129,7 +129,10 @@ def check_mean_at_least(claim_id: str, samples, threshold, *, false_fail: float,
     a number (a derived ordering, e.g. a per-seed difference against 0).  Records the rate and
     the smallest shortfall below the level it detects ((t + t_0.05) x SE; relative to the level,
     or, with `unit`, the smallest true mean above the level it shows, by the noncentral t, in
-    that unit: for a level at or near 0).  Returns the lower bound."""
+    that unit: for a level at or near 0).  `alternatives_must_pass`: in an alternative's world
+    (a null that runs through the body on its own data), 'not significantly above' rejects it,
+    as it could not have given the claim's verdict; by default it is not told apart.  Returns
+    the lower bound."""
     cname = _c.check_name("check_mean_at_least", name)
     if not 0 < false_fail < 0.5:
         raise ValueError(f"false_fail must be in (0, 0.5), got {false_fail!r}")
@@ -166,6 +169,10 @@ def check_mean_at_least(claim_id: str, samples, threshold, *, false_fail: float,
     from properties.trend import seeds_needed
     msg = (desc + ": not significantly above or below; "
            + seeds_needed(m - th.value, se, S, 2 * false_fail, "increasing"))
+    if _c._SINK.soft and alternatives_must_pass:
+        _c._fail(_c.ClaimMismatch(desc + ": not significantly above (this alternative's data do "
+                                  "not give the claim's verdict)"), cname)
+        return lo
     if _c._SINK.soft:
         _c._SINK.undecided.append((cname, msg))
         return lo
@@ -367,7 +374,10 @@ def check_paired_order(claim_id: str, diffs, *, false_fail: float, order: str, u
     probability `false_fail` only, so the mechanism switched off (B against another,
     independent run without the condition) is rejected with probability 1 - false_fail; an
     order significantly the other way is a ClaimMismatch; in between, Inconclusive (with the
-    elements a decision would need).  Returns the lower confidence bound of the mean."""
+    elements a decision would need).  In an alternative's world (the null's own paired runs,
+    a different run from the claim's) 'not significantly above' rejects the alternative: its
+    data do not give the claim's verdict, which a null of difference 0 does with probability
+    `false_fail` only.  Returns the lower confidence bound of the mean."""
     d = np.asarray(diffs, dtype=np.float64).reshape(-1)
     if d.size < 3 or not np.all(np.isfinite(d)):
         raise ValueError(f"diffs: at least 3 finite per-element differences, got {d.size}")
@@ -380,7 +390,7 @@ def check_paired_order(claim_id: str, diffs, *, false_fail: float, order: str, u
     se = float(d.std(ddof=1) / math.sqrt(d.size))
     t = d.mean() / se if se > 0 else float("inf")
     return check_mean_at_least(
-        claim_id, d, th, false_fail=false_fail, name=name, unit=unit,
+        claim_id, d, th, false_fail=false_fail, name=name, unit=unit, alternatives_must_pass=True,
         what=f"{what}: mean {d.mean():.4g} over {d.size} elements (min {d.min():.4g}, max "
              f"{d.max():.4g}; t = {t:.3g})")
 

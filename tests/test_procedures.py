@@ -545,3 +545,20 @@ def test_check_beyond_permutations_exact_level_by_simulation():
         except ClaimMismatch:
             pass
     assert abs(passed / 4000 - 1 / (Pn + 1)) < 0.015
+
+
+def test_check_paired_order_rejects_an_alternative_whose_data_do_not_show_the_order():
+    """In an alternative's (soft) world a paired order not significantly above 0 is a failed
+    check (the null could not have given the claim's verdict); check_mean_at_least by default
+    leaves it undecided (not told apart)."""
+    rng = np.random.default_rng(24)
+    d = rng.normal(0, 1, 12)
+    d -= d.mean() - 0.1  # mean 0.1: not significantly above at t_11(0.99) x SE ~ 0.8
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        P.check_paired_order("proc.paired", d, false_fail=0.01, order="A > B", unit="u")
+    assert sink.failed and not sink.undecided
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        P.check_mean_at_least("proc.mean", d, 0.0, false_fail=0.01)
+    assert sink.undecided and not sink.failed
