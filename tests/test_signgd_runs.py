@@ -1,11 +1,12 @@
-"""Unit tests of the SignGD harness helpers in properties/signgd (runs.run_reduced_until,
-common.paired_trend)."""
+"""Unit tests of the SignGD harness helpers in properties/signgd (reduced.run_reduced_until and its
+stop rules, common.paired_trend, the declared path's parameters) and of the package's structure
+(one direction of imports between its shared modules)."""
 
 import numpy as np
 import pytest
 
 from properties import check
-from properties.signgd import runs as R
+from properties.signgd import reduced as R
 from properties.signgd.common import paired_trend
 from sim import signgd as sim
 
@@ -52,3 +53,79 @@ def test_paired_trend_is_seed_clustered():
     assert tr.crit == pytest.approx(stats.t.isf(5e-4, 5), rel=1e-12)
     with pytest.raises(ValueError, match="rungs x seeds"):
         paired_trend("x.y", sizes, R_[:, :1], direction="increasing")
+
+
+def test_all_noise_aligned_incremental_is_the_whole_history_rule():
+    st_ = _state()
+    one = sim.reduced_dynamics(*st_[:7], st_[7], 3000)
+    hist = {k_: one[k_] for k_ in R.REDUCED_KEYS}
+    want = R.first_all_noise_aligned(hist)
+    stop = R.AllNoiseAligned()
+    got = None
+    for end in range(100, 3001, 100):  # as run_reduced_until calls it: the history so far
+        got = stop({k_: v[:end] for k_, v in hist.items()})
+        if got is not None:
+            break
+    assert got == want
+
+
+def test_declared_path_follows_its_clauses():
+    """The path's rungs (setting.PATH_S): m_k, m_v a polylog of d (8, 16 at d = 361), sigma_p the
+    noise clause d^(1/4) n^3 x kappa_p, c = sigma_0 s sigma_p sqrt(m_k) held."""
+    from properties.signgd import setting as S
+    assert (S.path_d(30), S.path_mk(30), S.path_mv(30)) == (361, 8, 16)
+    prev = None
+    for s in S.PATH_S["ladder"]:
+        r = S.path_rung(s, 2.0)
+        assert r["sigma_p"] == pytest.approx(2.0 * r["d"] ** 0.25 * 8 ** 3)
+        assert S.condition31_c(s, r["sigma_p"], r["sigma_0"], r["m_k"]) == pytest.approx(S.PATH_C)
+        assert r["m_k"] == round(8 * (np.log(r["d"]) / np.log(361)) ** 2)
+        if prev is not None:
+            assert r["d"] > prev["d"] and r["m_k"] >= prev["m_k"] and r["m_v"] >= prev["m_v"]
+        prev = r
+    assert set(S.PATH_S["ci"]) <= set(S.PATH_S["ladder"])
+
+
+SHARED = ("setting", "common", "runs", "comparisons", "reduced", "path", "variants", "figures")
+ORDER = ("setting", "common", "reduced", "runs", "comparisons", "path", "variants", "figures")
+
+
+def test_shared_modules_import_one_way():
+    """properties/signgd's shared modules import each other in one direction (ORDER: a module
+    reads only those before it) and only at module level (no function-level import of the
+    paper package: the cycle common <-> runs it replaced)."""
+    import ast
+    import pathlib
+
+    pkg = pathlib.Path(__file__).resolve().parents[1] / "properties" / "signgd"
+    bad = []
+    for name in SHARED:
+        tree = ast.parse((pkg / f"{name}.py").read_text())
+        top = set(id(n) for n in tree.body)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("properties.signgd")):
+                continue
+            dep = node.module.split(".")[2] if node.module.count(".") >= 2 else None
+            if id(node) not in top:
+                bad.append(f"{name}: function-level import of {node.module}")
+            if dep is None or dep not in ORDER or ORDER.index(dep) >= ORDER.index(name):
+                bad.append(f"{name} imports {node.module}")
+    assert not bad, bad
+
+
+def test_check_theta_calls_an_observation_within_both_scales_not_told_apart():
+    """common.check_theta in a rival's world: where the observation is within the word's factor
+    of both the rival's scale and the claim's, the draw cannot tell them apart (Inconclusive);
+    where it is within the claim's only, the rival fails as before."""
+    from properties import Inconclusive
+    from properties.check import ClaimMismatch, Sink, recording
+    from properties.signgd.common import check_theta
+
+    with recording(Sink()):
+        with pytest.raises(Inconclusive, match="both"):
+            check_theta("x.y", 2.0, "x = Theta(rate)", name="t", what="r", rival_ratio=1 / 3.5,
+                        own_ratio=1 / 1.75)
+        with pytest.raises(ClaimMismatch):
+            check_theta("x.y", 3.5, "x = Theta(rate)", name="t", what="r", rival_ratio=1 / 3.5,
+                        own_ratio=1.0)

@@ -1,13 +1,18 @@
-"""Shared statistics of the SignGD properties (no runs, no claims)."""
+"""Shared statistics of the SignGD properties: functions of logged quantities and the checks
+several claims make on them.  No runs and no claims: this module imports nothing of the paper
+package but its setting (runs.py, reduced.py, path.py and the claim files import from it)."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import stats
 
-from properties.check import Threshold, Tolerance, check_at_least, check_close, check_trend
+from properties.check import (Inconclusive, Threshold, Tolerance, check_at_least, check_close,
+                              check_trend)
 from properties.readings import lookup
 from properties.policy import CLAIM_SHARE
+from properties.procedures import check_whp
+from properties.registry import rival
 
 
 # The allocation rule of the false-fail budget (report.CLAIM_SHARE, fixed before any run): a
@@ -72,6 +77,67 @@ def t_crit(false_fail: float, comparisons: int, df: int) -> float:
     """Two-sided Student t critical value at family-wise false-fail `false_fail` (Bonferroni
     over `comparisons`) with `df` degrees of freedom."""
     return float(stats.t.isf(false_fail / (2 * comparisons), df))
+
+# --------------------------------------------------------------------------------------------
+# Pieces of a logged run: values at per-seed steps, Table 2's sign table, Lemma 4.4's votes
+# --------------------------------------------------------------------------------------------
+def at_steps(x, times):
+    """x: (T, S, ...) -> (S, ...) taken at per-seed logged steps `times` (ints)."""
+    return np.stack([x[int(t), j] for j, t in enumerate(times)])
+
+
+def sign_table(a0, b0, a1, b1):
+    """Table 2's 4 x 4 count table of the pairs (rows: the sign of (a, b) at init, columns at the
+    end; order ++, +-, -+, --)."""
+    def lab(a, b):
+        return np.where(a > 0, np.where(b > 0, 0, 1), np.where(b > 0, 2, 3))
+    r, c = lab(a0, b0).ravel(), lab(a1, b1).ravel()
+    M = np.zeros((4, 4), dtype=int)
+    np.add.at(M, (r, c), 1)
+    return M
+
+
+def table_fractions(M):
+    """aligned; P(keep|++); P(++|+-); P(++|-+); P(keep|--); positive share among aligned."""
+    M = np.asarray(M, float)
+    tot = M.sum()
+    al = M[:, 0].sum() + M[:, 3].sum()
+    return np.array([al / tot, M[0, 0] / M[0].sum(), M[1, 0] / (M[1, 0] + M[1, 3]),
+                     M[2, 0] / (M[2, 0] + M[2, 3]), M[3, 3] / M[3].sum(), M[:, 0].sum() / al]), \
+        np.array([tot, M[0].sum(), M[1, 0] + M[1, 3], M[2, 0] + M[2, 3], M[3].sum(), al])
+
+
+def sign_patterns(n):
+    """The 2^n sign patterns of n entries (rows of +-1)."""
+    return np.array([[1 - 2 * ((k >> i) & 1) for i in range(n)] for k in range(2 ** n)], float)
+
+
+VOTE_RULES = ("sum", "majority")
+
+
+def split_votes(alpha, beta, a, b, rule="sum"):
+    """The 2 m_k votes per instance of Lemma 4.4 (alpha_s by sgn sum_i b_{s,i}, then beta_s by
+    -sgn sum_i a_{s,i}; alpha, beta (S, m_k); a, b (S, m_k, n)), each (S, 2 m_k): `off`, the
+    vote not followed; `even`, the voters' signs split evenly (n / 2 each: possible for even n).
+    A neuron follows its vote where neither of its two is off.  rule="majority" counts the
+    voters' signs instead of summing their values (a rival reading of the vote)."""
+    if rule not in VOTE_RULES:
+        raise ValueError(f"rule: {rule!r} is not one of {VOTE_RULES}")
+    n_ = b.shape[-1]
+    if rule == "sum":
+        vb, va = b.sum(-1), a.sum(-1)
+    else:
+        vb, va = np.sign(b).sum(-1), np.sign(a).sum(-1)
+    return dict(off=np.concatenate([np.sign(alpha) != np.sign(vb),
+                                    np.sign(beta) != -np.sign(va)], -1),
+                even=np.concatenate([(b > 0).sum(-1) * 2 == n_, (a > 0).sum(-1) * 2 == n_], -1))
+
+
+def off_vote_neurons(off):
+    """Per instance, the neurons off their vote (either of their two votes off; `off` as
+    split_votes gives it)."""
+    m = off.shape[-1] // 2
+    return (off[..., :m] | off[..., m:]).sum(-1)
 
 
 def _lemma45_checks(cid, q, T4m_all, prefix):
@@ -166,6 +232,16 @@ def stage4_pairs(q, t, T4m):
     return out
 
 
+def vote_time(hist):
+    """(S,) first step at which the majority vote is complete for every neuron: sgn(alpha_s) =
+    sgn(sum_i b_{s,i}) and sgn(beta_s) = -sgn(sum_i a_{s,i}) (Lemma 4.4's event), inf if never;
+    hist: alpha, beta (T, S, m_k), a, b (T, S, m_k, n) logged every step from 0."""
+    a, b = hist["a"], hist["b"]
+    ok = ((np.sign(hist["alpha"]) == np.sign(b.sum(-1)))
+          & (np.sign(hist["beta"]) == -np.sign(a.sum(-1)))).all(-1)
+    return np.where(ok.any(0), np.argmax(ok, 0).astype(float), np.inf)
+
+
 def check_word(cid, v, word, side, sentence, what="", name=None):
     """A statistic read with a glossary word: side '<=' (a tolerance: v <= level, e.g. 'near 0',
     'converged') or '>=' (a score: v >= level, e.g. 'dominates'), decided at the word's level
@@ -217,7 +293,7 @@ def stage1_separation(T):
 
 
 def variant_stats(r, slope):
-    """The Table 3 variant claims' statistics of a runs.variant_run result; `slope(eta, s,
+    """The Table 3 variant claims' statistics of a comparisons.variant_run result; `slope(eta, s,
     sigma_p)` is Lemma 4.1's value-noise growth per step the constant is measured against."""
     T = r["T"]
     p, dev = lemma45_stats(r["s21"], r["s11"], T["T4m"])
@@ -281,26 +357,35 @@ L43_SENT = "|a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p) (Lemma 4.3
 L44_SENT = "|alpha_s|, |beta_s| = Theta(T_3 eta) (Lemma 4.4 (2))"
 
 
-def check_theta(cid, ratio, sentence, *, name, what, rival_ratio=None):
+def _factor(r) -> float:
+    r = float(r)
+    return max(r, 1.0 / r) if np.isfinite(r) and r > 0 else np.inf
+
+
+def check_theta(cid, ratio, sentence, *, name, what, rival_ratio=None, own_ratio=None):
     """A quantity said to be Theta(rate), read with the glossary's 'Theta(1)': the ratio of the
     quantity to the rate (a median over pairs or neurons) within the word's factor of 1,
     max(r, 1/r) <= level (3; bracket 2-5).  `rival_ratio`, in an alternative's world, is the
     ratio of the rival's predicted scale to the claim's own on this draw (a median): where it is
     itself within the level's factor, no reading of the word can tell the two apart on this
     draw, and the alternative is stopped as Inconclusive (reported 'not told apart', never
-    excused)."""
-    from properties import Inconclusive
-
+    excused).  `own_ratio`, in an alternative's world, is the same quantity's ratio to the
+    claim's own rate: where the observation lies within the level's factor of both scales (the
+    rival's and the claim's), this draw cannot tell them apart either (the same report)."""
     level = lookup(THETA_WORD).level
     if rival_ratio is not None:
-        rho = float(rival_ratio)
-        rf = max(rho, 1.0 / rho) if np.isfinite(rho) and rho > 0 else np.inf
+        rf = _factor(rival_ratio)
         if rf <= level:
             raise Inconclusive(f"{cid}: {name}: the rival's scale is within a factor {rf:.3g} "
                                f"of the claim's on this draw (the reading's factor {level:g}): "
                                "not told apart")
+        if own_ratio is not None and _factor(own_ratio) <= level and _factor(ratio) <= level:
+            raise Inconclusive(f"{cid}: {name}: the observation is within the reading's factor "
+                               f"{level:g} of both the rival's scale ({_factor(ratio):.3g}) and "
+                               f"the claim's ({_factor(own_ratio):.3g}) on this draw: not told "
+                               "apart")
     r = float(ratio)
-    factor = max(r, 1.0 / r) if np.isfinite(r) and r > 0 else np.inf
+    factor = _factor(r)
     check_close(cid, factor, 0.0, Tolerance.reading(THETA_WORD, sentence), name=name,
                 what=f"{what}: ratio {r:.3g}, factor {factor:.3g}")
 
@@ -347,13 +432,10 @@ def majority_rule():
 
 
 def votes_by_rule(cid, world, alpha, beta, a, b, at=""):
-    """Lemma 4.4's votes (runs.split_votes) under the rule the prediction slot "vote_rule" names
+    """Lemma 4.4's votes (common.split_votes) under the rule the prediction slot "vote_rule" names
     (sum_rule; the rival majority_rule).  A rival rule that predicts every uneven vote as the sum
     does cannot be told apart on this draw: Inconclusive (reported 'not told apart', never
     excused)."""
-    from properties import Inconclusive
-    from properties.signgd.runs import split_votes
-
     rule = world.prediction(sum_rule, "vote_rule")()
     v = split_votes(alpha, beta, a, b, rule=rule)
     if rule != "sum":
@@ -366,9 +448,7 @@ def votes_by_rule(cid, world, alpha, beta, a, b, at=""):
 
 def stage3_lemma_rivals():
     """The rivals of stage3_lemma_checks' prediction slots, for the claims that carry the checks
-    (signgd.adam, signgd.learnable_head)."""
-    from properties import rival
-
+    (signgd.adam, signgd.learnable_head, signgd.variant_b/c/d)."""
     return (
         rival("noise_init_scale", noise_init_scale, "Lemma 4.3 (1)'s rival: the query/key noise "
               "still at its init scale sigma_0 ||xi_i||_2 at T_2", replaces="noise_scale"),
@@ -393,8 +473,6 @@ def stage3_lemma_checks(cid, world, q, at=""):
     read with the glossary's 'Theta(1)' (check_theta: a rival scale within its factor of the
     lemma's is not told apart); and every uneven vote followed at T_4^- - 1 (signgd.lemma4_4's
     corrected form (a))."""
-    from properties.signgd.runs import at_steps, off_vote_neurons
-
     T = q["T"]
     ok = np.isfinite(T["T2"]) & np.isfinite(T["T4m"])
     check_at_least(cid, float(ok.mean()) - 1.0, EXACT,
@@ -404,14 +482,18 @@ def stage3_lemma_checks(cid, world, q, at=""):
     nscale = world.prediction(noise_l1_scale, "noise_scale")(q)
     rr = rival_ratio(nscale, noise_l1_scale(q))
     for k_ in ("a", "b"):
-        med = float(np.median(np.abs(at_steps(q[k_], T["T2"])) / nscale))
+        x = np.abs(at_steps(q[k_], T["T2"]))
+        med = float(np.median(x / nscale))
         check_theta(cid, med, L43_SENT, name=f"L4.3 (1) {k_}", rival_ratio=rr,
+                    own_ratio=float(np.median(x / noise_l1_scale(q))),
                     what=f"Lemma 4.3 (1): median |{k_}(T_2)| / scale{at}")
     sscale = world.prediction(signal_linear_scale, "signal_scale")(q)
     rr = rival_ratio(sscale, signal_linear_scale(q))
     for k_ in ("alpha", "beta"):
-        med = float(np.median(np.abs(at_steps(q[k_], T["T4m"])) / sscale))
+        x = np.abs(at_steps(q[k_], T["T4m"]))
+        med = float(np.median(x / sscale))
         check_theta(cid, med, L44_SENT, name=f"L4.4 {k_}", rival_ratio=rr,
+                    own_ratio=float(np.median(x / signal_linear_scale(q))),
                     what=f"Lemma 4.4: median |{k_}(T_4^-)| / (eta T_4^-){at}")
     t_end = T["T4m"] - 1
     v = votes_by_rule(cid, world, *(at_steps(q[k_], t_end) for k_ in ("alpha", "beta", "a", "b")),
@@ -422,3 +504,47 @@ def stage3_lemma_checks(cid, world, q, at=""):
                         f"votes not followed at T_4^- - 1{at} (even splits: "
                         f"{int((v['off'] & v['even']).sum())} of {int(v['even'].sum())} off; "
                         f"neurons off: {int(off_vote_neurons(v['off']).sum())})")
+
+
+# --------------------------------------------------------------------------------------------
+# 'With high probability' along the declared path (path.path_run; issue 35)
+# --------------------------------------------------------------------------------------------
+WHP_WORD = "high"  # the glossary word a 'with high probability' is read with: P(no failure)
+
+
+def whp_level() -> float:
+    """The per-run failure probability a 'with high probability' allows at the largest rung: one
+    minus the glossary's 'high' (0.9), i.e. 0.1 (check_whp decides at this one level)."""
+    return 1.0 - lookup(WHP_WORD).level
+
+
+def rung_summary(P) -> str:
+    """The declared path's rungs of a path_run result, in a few words (for a check's `what`)."""
+    return "; ".join(f"s = {r['s']}: d = {r['d']}, m_k = {r['m_k']}, m_v = {r['m_v']}, sigma_p "
+                     f"= {r['sigma_p']:.4g}, sigma_0 = {r['sigma_0']:.3g}, {n_} steps"
+                     for r, n_ in zip(P["rungs"], P["steps"]))
+
+
+def per_rung_counts(sizes, fail, items=None, unit="items") -> str:
+    """'s = 30: 3/24 runs (5/1024 items), ...': the runs with any failure per rung and, beside,
+    the per-item fraction (`items`: (failing items, all items), each rungs x seeds)."""
+    parts = []
+    for i, s in enumerate(sizes):
+        f = np.asarray(fail[i], dtype=bool)
+        txt = f"s = {s}: {int(f.sum())}/{f.size} runs"
+        if items is not None:
+            k, n = items
+            txt += f" ({int(np.sum(k[i]))}/{int(np.sum(n[i]))} {unit})"
+        parts.append(txt)
+    return ", ".join(parts)
+
+
+def check_path_whp(cid, P, fail, *, false_fail, name, what, items=None, unit="items"):
+    """'With high probability' of one statement along the declared path P (a path_run result):
+    check_whp of the per-run failures `fail` (rungs x seeds, True where the run has ANY failure
+    of the statement) at whp_level(), with the per-item fraction reported beside (`items`)."""
+    fail = np.asarray(fail, dtype=bool)
+    desc = per_rung_counts(P["sizes"], fail, items, unit)
+    return check_whp(cid, P["sizes"], list(fail), whp_level(), false_fail=false_fail,
+                     word=f"'{WHP_WORD}' probability, the glossary's {lookup(WHP_WORD).level:g}",
+                     name=name, what=f"{what}: {desc} [{rung_summary(P)}]")

@@ -8,9 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from properties import figstyle
-from properties.signgd.runs import (CANON, L43_CANON, L43_DELTA, L43_S, L43_SEEDS, N_SAMPLES,
-                                    TABLE2_FR, TABLE2_N, l43_runs, sign_patterns, stage_run,
-                                    table_at_end_of_stage3, table_fractions)
+from properties.readings import lookup
+from properties.signgd.common import sign_patterns, stage4_pairs, table_fractions
+from properties.signgd.comparisons import GD_RATES, OPT_SEEDS, RATE_LADDER, gd_runs, rate_runs
+from properties.signgd.runs import (L43_CANON, L43_DELTA, L43_SEEDS, TABLE2_FR, TABLE2_N,
+                                    l43_runs, stage_run, table_at_end_of_stage3)
+from properties.signgd.setting import CANON, L43_S, N_SAMPLES
 
 # the stage times of sim.signgd.STAGE_DEFINITIONS, as they are named on a figure
 STAGE_LABELS = {
@@ -202,9 +205,8 @@ def plot_losses(cid):
 
 def plot_gd_faster(path):
     """signgd.gd.faster, from the runs its properties read (seed 11): L_S of SignGD and GD at the
-    common rate 1e-4 (Fig. 2 (c), runs.gd_runs 'fair'), and each optimizer at its own rate with
-    the rate ladder's T marked (runs.rate_runs)."""
-    from properties.signgd.runs import OPT_SEEDS, RATE_LADDER, gd_runs, rate_runs
+    common rate 1e-4 (Fig. 2 (c), comparisons.gd_runs 'fair'), and each optimizer at its own rate with
+    the rate ladder's T marked (comparisons.rate_runs)."""
     sgn, gd = gd_runs(11, 1.0)["fair"]
     ladder = rate_runs(11)
     with figstyle.figure(path, 1, 2, figsize=(10, 4)) as (fig, ax):
@@ -233,8 +235,6 @@ def plot_gd_qk_not_learned(path):
     (the shared gd_runs of seed 11): training loss to its stop at L_S <= 0.05, and max over
     samples of |s_21 - 1/2|; 'basically not learned' is the band [0, 'near 1/2'] (glossary), the
     L = 2 runs lie above it (at L = 3, the sentence's own setting, GD stays inside)."""
-    from properties.readings import lookup
-    from properties.signgd.runs import GD_RATES, gd_runs
     level = lookup("near 1/2").level
     r = gd_runs(11, 1.0)
     with figstyle.figure(path, 1, 2, figsize=(10, 3.9)) as (fig, ax):
@@ -263,7 +263,6 @@ def plot_gd_qk_not_learned(path):
 
 
 def _stage4(cfg=CANON):
-    from properties.signgd.common import stage4_pairs
     tr, q, st_ = stage_run(*cfg)
     return tr, q, st_, stage4_pairs(q, tr.t, st_["T4m"])
 

@@ -34,13 +34,15 @@ from hypothesis import example, given
 
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
                         examples, null, register, rival)
+from properties.cache import run_cache
 from properties.discrepancy import binomial_fraction
-from properties.signgd.common import (L45_SENT, STAGE_ORDER_SENT, check_intervals, check_word,
-                                      exact, stage1_separation, lemma45_stats, stage3_lemma_checks,
-                                      stage3_lemma_rivals)
-from properties.signgd.runs import (CAP, LOG, OPT_SEEDS, OPT_SETTING, SEED, TAIL,
-                                    all_noise_aligned, attention_frozen_null, held_at_init,
-                                    problem_and_init, signgd_draw_note)
+from properties.signgd.common import (check_intervals, check_word, exact, L45_SENT, lemma45_stats,
+                                      stage1_separation, stage3_lemma_checks, stage3_lemma_rivals,
+                                      STAGE_ORDER_SENT)
+from properties.signgd.setting import CAP, LOG, SEED, signgd_draw_note, TAIL
+from properties.signgd.runs import (all_noise_aligned, attention_frozen_null, held_at_init,
+                                    problem_and_init)
+from properties.signgd.comparisons import OPT_SEEDS, OPT_SETTING
 from sim import signgd as sim
 
 CID, CIDB, CIDQ = "signgd.adam", "signgd.adam.beta0", "signgd.adam.query_noise"
@@ -182,17 +184,19 @@ def adam_signals_frozen(seed, eta=RATE):
 adam_attention_frozen = attention_frozen_null(adam_run)
 
 
-def signgd_as_adam(seed):
-    """Null of the query-noise claim: optimizer swapped back to SignGD (same data, init, horizon)."""
-    return _opt_runs(seed)["sg"]
-
-
 SIMILAR = ("Adam exhibits similar behaviors to SignGD in optimization and generalization "
            "(Section 3.2)")
-# (ii)'s end-state words, as the SignGD properties read them (signgd.gd.faster's 'converged' for
-# a training loss compared across optimizers; signgd.theorem3_2.item2-4's words for the rest)
-END_WORDS = {"train_loss": ("converged", "<=", SIMILAR),
-             "test_loss": ("constant order", ">=", SIMILAR),
+# (ii)'s end-state words (issue 35: the words the statement uses): 'shares its convergence' is
+# SignGD's convergence, Theorem 3.2 (1)'s '-> epsilon'; 'high test loss' its generalization,
+# Theorem 3.2 (2)'s 'constant order'; memorisation and attention as signgd.theorem3_2.item3-4
+CONVERGENCE = ("Adam ... shares its convergence and generalization (fast convergence, high test "
+               "loss): SignGD's training loss converges to epsilon (Theorem 3.2 (1))")
+HIGH_TEST_LOSS = ("Adam ... shares its convergence and generalization (fast convergence, high "
+                  "test loss): SignGD's test loss is of constant order (Theorem 3.2 (2))")
+# (the training loss's '-> epsilon' is its own property, test_signgd_adam_converges: a strict
+# expected failure at the level, as Lemma 4.5's 'near 1/2' is; the other checks keep their
+# alternatives)
+END_WORDS = {"test_loss": ("constant order", ">=", HIGH_TEST_LOSS),
              "ratio": ("dominates", ">=", SIMILAR), "s21": ("near 0", "<=", SIMILAR)}
 
 
@@ -233,8 +237,10 @@ register(Claim(
                 "noise aligned, Section 3.2's exception leaving its negative query noise); seed "
                 "11 (the sheet's CPU setting) and seed 12345 explicit examples",
     prediction="at each rate: (ii) at Adam's end of training: every key noise with sgn alpha "
-               "(Lemma 4.6), L_S 'converged', L_D of 'constant order', V_i 'dominates' |V_mu|, "
-               "s_21 'near 0' (the glossary: 0.05, 0.1, a factor 2, 0.05), and "
+               "(Lemma 4.6), L_S '-> epsilon' (the statement's 'shares its convergence': "
+               "Theorem 3.2 (1)'s word), L_D of 'constant order' ('high test loss': Theorem 3.2 "
+               "(2)'s), V_i 'dominates' |V_mu|, s_21 'near 0' (the glossary: 1e-3, 0.1, a factor "
+               "2, 0.05), and "
                "the step with every key noise aligned within a 'Theta(1)' factor of SignGD's; "
                "(iii) stage by "
                "stage (every step, sim.signgd.stage_times with completed turns): min(T_2, T_3) "
@@ -323,10 +329,50 @@ register(Claim(
 ))
 
 
+QN_SEEDS = 16  # seeds per draw of signgd.adam.query_noise: ~120 wrong-sign query noises
+
+
+@run_cache(maxsize=4)
+def query_noise_run(seed0: int, optimizer: str = "adam"):
+    """QN_SEEDS seeds of the sheet's CPU setting (seed0 + k), on the same data and init: Adam
+    (0.9, 0.999) / eps 1e-15 at lr 6e-5 to its own end of training (signgd.adam's: 1.25 x the
+    first logged step with every key noise aligned, logged every 10 steps), or SignGD at its
+    own (1.25 x the first step with every noise aligned: runs.stage_run's rule).  Per seed:
+    sgn alpha and sgn a at t_ref (the first logged step with every key noise aligned, the
+    optimizer's own) and at the end; t_ref and the end."""
+    prob, p0 = problem_and_init([seed0 + k for k in range(QN_SEEDS)], 30, n_test=8)
+    if optimizer == "adam":
+        kw = dict(optimizer="adam", betas=(0.9, 0.999), stop=all_key_noise_aligned)
+    else:
+        kw = dict(optimizer="signgd", stop=all_noise_aligned)
+    tr = sim.train(prob, p0, eta=RATE, steps=CAP, log_every=10, log=("alpha", "a", "b"),
+                   tail=TAIL, **kw)
+    q = sim.squeeze_L2(tr.q)
+    sa = np.sign(q["alpha"])[..., None]
+    ok = (np.sign(q["b"]) == sa).all((-1, -2))  # (T, S): every key noise of the seed aligned
+    k = np.where(ok.any(0), np.argmax(ok, 0), len(tr.t) - 1)
+    j = np.arange(ok.shape[1])
+    return dict(alpha_ref=np.sign(q["alpha"][k, j]), a_ref=np.sign(q["a"][k, j]),
+                alpha_end=np.sign(q["alpha"][-1]), a_end=np.sign(q["a"][-1]),
+                t_ref=tr.t[k].astype(float), end=int(tr.t[-1]), optimizer=optimizer)
+
+
+def signgd_query_noise_run(seed0):
+    """Null of signgd.adam.query_noise: the optimizer swapped, SignGD on the same data and init
+    to its own end of training (every noise aligned: it turns all of them)."""
+    return query_noise_run(seed0, "signgd")
+
+
 def adam_turns_none():
     """The claim: per sign of alpha, the fraction of wrong-sign query noise that turns is 0 (read
-    with the glossary's 'small': |fraction - 0| <= its level)."""
+    with the glossary's 'near 0': |fraction - 0| <= its level)."""
     return {1: 0.0, -1: 0.0}
+
+
+def aligns_later():
+    """Rival: 'Adam aligns, later': Adam's Stage IV as SignGD's, the wrong-sign query noise
+    aligning after the key noise (Lemma 4.7's delay), every one by Adam's own end of training."""
+    return {1: 1.0, -1: 1.0}
 
 
 def literal_negative():
@@ -340,36 +386,46 @@ register(Claim(
     id=CIDQ, where="Section 3.2 (last sentences), App. B.3",
     statement="With beta_1, beta_2 close to 1, unlike SignGD, Adam does not exhibit the sign "
               "alignment of (negative) query noise with the query signal in Stage IV.",
-    assumptions=OPT_SETTING + f"; Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5; {OPT_SEEDS} "
-                "seeds per draw; seeds 11 and 12345 explicit examples",
-    prediction="of the query noise with sgn a != sgn alpha at t_ref (SignGD's T_4^+, all key noise "
-               "aligned), the fraction that has the sign of alpha at the end (SignGD's 1.25 t*): "
-               "0 under Adam ('does not exhibit'), for each sign of alpha",
-    simulation="sim.signgd.train, Adam vs SignGD on the same data and init (the shared run of "
-               "signgd.adam)",
-    metric="pooled fraction over the draw's seeds, per sign of alpha, of the wrong-sign query "
+    assumptions=OPT_SETTING + f"; Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5; {QN_SEEDS} "
+                "seeds per draw (seed0 + k); seeds 11 and 12345 explicit examples",
+    prediction="of the query noise with sgn a != sgn alpha at t_ref (Adam's own first step with "
+               "every key noise aligned), the fraction that has the sign of alpha at the end "
+               "(Adam's own end of training, 1.25 t_ref): 0 under Adam ('does not exhibit'), "
+               "pooled over both signs of alpha",
+    simulation="sim.signgd.train(optimizer='adam'), QN_SEEDS seeds per draw, logged every 10 steps "
+               "to Adam's own end of training (query_noise_run)",
+    metric="pooled fraction over the draw's seeds and both signs of alpha of the wrong-sign query "
            "noise at t_ref aligned at the end",
-    tolerance="the turned fraction read with the glossary's 'small' against its scale 1 (level "
-              "0.1, bracket 0.05-0.2), an exact count at the reading's level; its resolution is "
+    tolerance="the turned fraction read with the glossary's 'near 0' against its scale 1 (level "
+              "0.05, bracket 0.025-0.1), an exact count at the reading's level; its resolution is "
               "the per-pair turning probability the count detects (binomial, "
-              "properties.discrepancy); a draw with nothing to count is inconclusive, not a pass",
-    reading="Measured at SignGD's horizon (t_ref = SignGD's T_4^+, the end = SignGD's 1.25 t*), "
-            "not at Adam's own (1.25 x its all-key-noise step, signgd.adam): that leaves only "
-            "0.25 T_4^+ after the key noise, while SignGD's own query noise turns well after its "
-            "T_4^+ (Lemma 4.7's delay), so 'not aligned by then' would not be evidence. "
-            "'Negative query noise' read as query noise whose sign is opposite to its query "
-            "signal (the pairs Stage IV must turn). Rival: the literal reading (a_{s,i} < 0: only "
-            "neurons with alpha > 0 fail to align, the wrong-sign positive query noise of neurons "
-            "with alpha < 0 aligns, turned fraction >= 0.9 there). Null: SignGD in place of Adam "
-            "(the optimizer swapped: it turns all of them).",
+              "properties.discrepancy: ~0.1 with ~120 pairs per draw); a draw with nothing to "
+              "count is inconclusive, not a pass",
+    reading="Measured at Adam's own end of training (issue 35; as signgd.adam reads 'the end of "
+            "training': 1.25 x its first step with every key noise aligned, t_ref), on "
+            f"{QN_SEEDS} seeds per draw, so that a per-pair turning probability of ~0.1 is "
+            "detected. Until issue 35 it was read at SignGD's horizon (t_ref = SignGD's T_4^+, "
+            "the end = SignGD's 1.25 t*) with 2 seeds per draw (15 pairs: only a turning "
+            "probability >= 0.28 detectable) and the word 'small' (0.1: at that level a turning "
+            "probability of 0.1 is never detected); 'does not exhibit' is now the glossary's "
+            "'near 0' (0.05). 'Negative query noise' read as query noise whose sign is opposite "
+            "to its query signal (the pairs Stage IV must turn). Rivals: the literal reading "
+            "(a_{s,i} < 0: only neurons with alpha > 0 fail to align, those with alpha < 0 "
+            "align), and 'Adam aligns, later' (Adam's Stage IV as SignGD's: the query noise "
+            "aligns after the key noise, every one by Adam's own end of training). Null: SignGD "
+            "in place of Adam, at its own end of training (the optimizer swapped: it turns all "
+            "of them).",
     paper_setting="App. B.3's Adam runs (Figs. 6-8) lost their setting and Adam's hyperparameters "
                   "in extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "
                   "1e-3, eta = 6e-5) with Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5 stands in.",
     alternatives=(
-        null("signgd", signgd_as_adam, "optimizer swapped: SignGD on the same data, init and "
-             "horizon", replaces="adam"),
+        null("signgd", signgd_query_noise_run, "optimizer swapped: SignGD on the same data and "
+             "init, to its own end of training", replaces="qn_run"),
         rival("literal_negative", literal_negative, "the literal reading of 'negative query "
               "noise' (a < 0): only neurons with alpha > 0 keep theirs unaligned",
+              replaces="turned"),
+        rival("aligns_later", aligns_later, "'Adam aligns, later': its query noise aligns after "
+              "the key noise as SignGD's does (Lemma 4.7), every one by its own end of training",
               replaces="turned"),
     ),
 ))
@@ -407,7 +463,6 @@ AT_SIGNGD_FAILS = ("at lr 1.2e-4 Adam has not turned every key noise by SignGD's
 def _end_stats(q):
     sa = np.sign(q["alpha"][-1])[..., None]
     return dict(key_aligned=float((np.sign(q["b"][-1]) == sa).mean()),
-                train_loss=float(q["train_loss"][-1].max()),
                 test_loss=float(q["test_loss"][-1].min()),
                 ratio=float((q["V"][-1] / np.abs(q["V_mu"][-1])[:, None]).min()),
                 s21=float(q["s21"][-1].max()))
@@ -487,6 +542,25 @@ def test_signgd_adam_stages(world, seed):
         stage3_lemma_checks(CID, world, q, f" (lr {eta:g})")
 
 
+CONVERGE_FAILS = ("Theorem 3.2 (1)'s '-> epsilon' (1e-3) at Adam's own end of training: L_S is "
+                  "2.5e-3 to 9.8e-3 on the ci draws (within the looser 1e-2): Adam's end of "
+                  "training is set by its key-noise alignment, before its loss reaches epsilon")
+
+
+@audits(CID, fails=CONVERGE_FAILS)
+@examples(1)
+@adam_draws
+def test_signgd_adam_converges(seed):
+    """(ii)'s training loss in the statement's words ('shares its convergence': Theorem 3.2 (1)'s
+    '-> epsilon') at Adam's own end of training, at each rate, read at the word's three levels
+    (its own property: a failure at the level is reported beside the checks that keep their
+    alternatives)."""
+    for eta in ADAM_RATES:
+        q = adam_run(seed, eta)
+        check_word(CID, float(q["train_loss"][-1].max()), "-> epsilon", "<=", CONVERGENCE,
+                   what=f"(ii) max over seeds L_S at Adam's own end (lr {eta:g})")
+
+
 L45_FAILS = ("Lemma 4.5's 'near 1/2' at the glossary's level 0.05: Adam's max |s_11 - 1/2| up to "
              "T_4^- is above 0.05 on every ci draw (worst 0.063, lr 3e-5), as SignGD's own is 0.067 (signgd.lemma4_5, "
              "reading-dependent); within the looser 0.1")
@@ -506,38 +580,35 @@ def test_signgd_adam_lemma4_5_near(seed):
                    what=f"(iii) Lemma 4.5: max |s11 - 1/2| up to T_4^- = {dev:.3g} (lr {eta:g})")
 
 
-def _turned(sg, run):
-    """Pooled over seeds, per sgn alpha (+1, -1): [turned, wrong] of the query noise with the
-    wrong sign at t_ref (SignGD's T_4^+; the end if it has none), turned = sgn alpha at the end."""
-    sa0 = np.sign(sg["alpha"])[..., None]
-    T4p = _first_from((np.sign(sg["b"]) == sa0).all((-1, -2)), sg["t"])
-    out = {1: [0, 0], -1: [0, 0]}
-    for j, t_ref in enumerate(T4p):
-        k = int(np.searchsorted(run["t"], t_ref if np.isfinite(t_ref) else run["t"][-1]))
-        sa = np.sign(run["alpha"][k, j])[:, None] * np.ones_like(run["a"][k, j])
-        wrong = np.sign(run["a"][k, j]) != sa
-        turned = wrong & (np.sign(run["a"][-1, j]) == np.sign(run["alpha"][-1, j])[:, None])
-        for s_ in (1, -1):
-            out[s_][0] += int((turned & (sa == s_)).sum())
-            out[s_][1] += int((wrong & (sa == s_)).sum())
-    return out
+def _turned(r):
+    """Per sgn alpha at t_ref (+1, -1): [turned, wrong] of the query noise with the wrong sign at
+    t_ref, turned = the sign of alpha at the end (query_noise_run's signs, pooled over seeds)."""
+    sa = r["alpha_ref"][..., None] * np.ones_like(r["a_ref"])
+    wrong = r["a_ref"] != sa
+    turned = wrong & (r["a_end"] == r["alpha_end"][..., None])
+    return {s_: [int((turned & (sa == s_)).sum()), int((wrong & (sa == s_)).sum())]
+            for s_ in (1, -1)}
 
 
 @audits(CIDQ)
 @examples(1)
 @adam_draws
 def test_signgd_adam_query_noise(world, seed):
-    run = world.simulation(adam_at_signgd_horizon, "adam", pure=True)(seed)
-    by = _turned(signgd_run(seed), run)
-    if by[1][1] + by[-1][1] == 0:
+    """Of the wrong-sign query noise at Adam's own t_ref, the fraction aligned at Adam's own end
+    of training, pooled over the seeds and both signs of alpha, 'near 0'; the prediction per
+    sign of alpha (the rival 'literal_negative' predicts 1 for one sign), pooled by the counts."""
+    r = world.simulation(query_noise_run, "qn_run", pure=True)(seed)
+    by = _turned(r)
+    wrong = by[1][1] + by[-1][1]
+    if wrong == 0:
         raise Inconclusive(f"{CIDQ}: seed {seed}: no query noise with the wrong sign at t_ref, "
                            "nothing to count")
     want = world.prediction(adam_turns_none, "turned")()
-    tol = Tolerance.reading("small", QN_SENT)
-    for s_, (turned, wrong) in by.items():
-        if wrong == 0:
-            continue
-        check_close(CIDQ, turned / wrong, want[s_], tol, name="turned fraction",
-                    what=f"turned fraction, sgn alpha = {s_:+d}: {turned}/{wrong}, predicted "
-                         f"{want[s_]:g}",
-                    detects=binomial_fraction(wrong, tol.value, "turned fraction"))
+    pred = sum(want[s_] * by[s_][1] for s_ in by) / wrong
+    turned = by[1][0] + by[-1][0]
+    tol = Tolerance.reading("near 0", QN_SENT)
+    check_close(CIDQ, turned / wrong, pred, tol, name="turned fraction",
+                what=f"turned fraction {turned}/{wrong} (sgn alpha = +1: {by[1][0]}/{by[1][1]}, "
+                     f"-1: {by[-1][0]}/{by[-1][1]}) at the end {r['end']} ({r['optimizer']}), "
+                     f"predicted {pred:.3g}",
+                detects=binomial_fraction(wrong, tol.value, "turned fraction"))

@@ -26,8 +26,8 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         check_trend, examples, null, register, rival)
 from properties.signgd.common import claim_rate
 from properties.settings import size
-from properties.signgd.runs import (CANON, M_K, M_V, N_SAMPLES, REDUCED_KEYS, SEED, SETTING,
-                                    heldout_margins, reduced_setup, signgd_draw_note)
+from properties.signgd.setting import CANON, M_K, M_V, N_SAMPLES, SEED, SETTING, signgd_draw_note
+from properties.signgd.reduced import heldout_margins, REDUCED_KEYS, reduced_setup
 from sim import signgd as sim
 
 CID = "signgd.appendix_f1"
@@ -81,7 +81,7 @@ def sigma0_off(seed0):
 
 # The ladder in the problem size (issue 20): 'small' and 'Theta(1)' along s at a fixed Condition
 # 3.1 parameter c = sigma_0 s sigma_p sqrt(m_k), on the exact reduced dynamics with the exact
-# held-out margins (runs.heldout_margins, cross-checked against the full simulator in
+# held-out margins (reduced.heldout_margins, cross-checked against the full simulator in
 # signgd.theorem3_2.item2).  The two c's are the one-size property's end rungs (c at sigma_0 =
 # 1e-3 and 0.3 at s = 30); eta = 6e-5 (30 / s)^{3/2} for both (one eta per rung, as the one-size
 # run uses one eta for every sigma_0; at the small c it is the stage ladders' eta sqrt(s) /

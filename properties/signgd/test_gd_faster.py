@@ -3,7 +3,7 @@ the optimizers at the common rate 1e-4 (Section 3.2).
 
 Two properties on the same draws (seed0 of OPT_SEEDS seeds, the sheet's CPU setting):
 
-* the comparison of Fig. 2 (c) (runs.gd_runs(seed, 1)['fair'], lr 1e-4, 1000 steps): L_S under
+* the comparison of Fig. 2 (c) (comparisons.gd_runs(seed, 1)['fair'], lr 1e-4, 1000 steps): L_S under
   SignGD at or below GD's at every logged step from 100 on; SignGD's L_S(1000) <= 0.05 and GD's
   >= 0.5 (the readings of 'converged' / 'not yet');
 * the rates, an asymptotic statement in the training time t, decided by a trend (check_trend)
@@ -25,8 +25,8 @@ from properties import (Claim, Threshold, Tolerance, attach_plot, audits, check_
                         check_trend, examples, null, register, rival)
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_gd_faster
-from properties.signgd.runs import (GD_SETTING, OPT_SEEDS, RATE_LADDER, SEED, gd_runs, rate_runs,
-                                    signgd_draw_note)
+from properties.signgd.setting import SEED, signgd_draw_note
+from properties.signgd.comparisons import gd_runs, GD_SETTING, OPT_SEEDS, RATE_LADDER, rate_runs
 
 CID = "signgd.gd.faster"
 EXACT = exact()
@@ -84,7 +84,7 @@ register(Claim(
                "signgd.theorem3_2.item1) and like T^0 under GD (L ~ 1/t: the margin grows like "
                "log t)",
     simulation="sim.signgd.train, optimizer 'signgd' vs 'gd', same data and init "
-               "(runs.gd_runs 'fair', runs.rate_runs)",
+               "(comparisons.gd_runs 'fair', comparisons.rate_runs)",
     metric="min over seeds and logged t >= 100 of L_S^GD - L_S^SignGD; L_S at 1000; fitted "
            "log-log slope of r(T) against T over 7 T per optimizer",
     tolerance="the order at every step is an exact inequality; the end levels are the glossary "

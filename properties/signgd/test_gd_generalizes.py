@@ -25,8 +25,9 @@ from scipy import stats
 from properties import Claim, Threshold, audits, check_at_least, examples, null, register, rival
 from properties.discrepancy import t_mean
 from properties.signgd.common import claim_rate
-from properties.signgd.runs import (CAP, GD_RATES, GD_SETTING, SEED, problem_and_init,
-                                    signgd_draw_note)
+from properties.signgd.setting import CAP, SEED, signgd_draw_note
+from properties.signgd.runs import problem_and_init
+from properties.signgd.comparisons import GD_RATES, GD_SETTING
 from sim import signgd as sim
 
 CID = "signgd.gd.generalizes"

@@ -26,8 +26,9 @@ from properties import (Claim, Threshold, Tolerance, attach_plot, audits, check_
                         check_close, examples, null, register, rival)
 from properties.readings import lookup
 from properties.signgd.figures import plot_gd_qk_not_learned
-from properties.signgd.runs import (GD_L, GD_L_SETTING, GD_RATES, GD_SETTING, SEED, gd_runs,
-                                    gd_runs_long_context, signgd_draw_note)
+from properties.signgd.setting import SEED, signgd_draw_note
+from properties.signgd.comparisons import (GD_L, GD_L_SETTING, GD_RATES, gd_runs,
+                                           gd_runs_long_context, GD_SETTING)
 
 CID = "signgd.gd.qk_not_learned"
 L2 = "L = 2 (the main text's setting; the sentence is B.4's, L > 2)"
@@ -91,8 +92,8 @@ register(Claim(
     prediction=f"at the GD stop, max over samples and attention entries |s - 1/L| (L = {GD_L}) "
                "'near' the uniform attention (the glossary's 'near 1/2' level 0.05) at both "
                "rates; the reading 'L = 2': max |s_21 - 1/2| within it",
-    simulation="sim.signgd.train(optimizer='gd') (properties.signgd.runs.gd_runs_long_context; "
-               "the reading 'L = 2': runs.gd_runs)",
+    simulation="sim.signgd.train(optimizer='gd') (properties.signgd.comparisons.gd_runs_long_context; "
+               "the reading 'L = 2': comparisons.gd_runs)",
     metric="max over seeds, samples and attention entries of |s - 1/L| at the stop step, per GD "
            "rate (L = 2: max over seeds and samples of |s_21 - 1/2|)",
     tolerance="'basically not learned' read as the glossary's 'near 1/2' of the uniform "

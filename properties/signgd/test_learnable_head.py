@@ -33,11 +33,11 @@ from properties import (Claim, Threshold, Tolerance, audits, check_at_least, che
                         examples, null, register, rival)
 from properties.cache import run_cache
 from properties.settings import size
-from properties.signgd.common import (L45_SENT, THM32_SENTS, check_word, claim_rate, exact,
-                                      lemma45_stats, stage3_lemma_checks, stage3_lemma_rivals)
-from properties.signgd.runs import (CAP, LOG, M_V, RANGE, SEED, SETTING, TAIL, H,
-                                    all_noise_aligned, condition31_c, held_at_init,
-                                    problem_and_init, signgd_draw_note, training_off)
+from properties.signgd.common import (check_word, claim_rate, exact, L45_SENT, lemma45_stats,
+                                      stage3_lemma_checks, stage3_lemma_rivals, THM32_SENTS)
+from properties.signgd.setting import (CAP, condition31_c, H, LOG, M_V, RANGE, SEED, SETTING,
+                                       signgd_draw_note, TAIL)
+from properties.signgd.runs import all_noise_aligned, held_at_init, problem_and_init, training_off
 from sim import signgd as sim
 
 CID = "signgd.learnable_head"

@@ -36,8 +36,8 @@ from hypothesis import strategies as st
 from properties import (Claim, Tolerance, audits, check_at_least, check_close, check_trend,
                         examples, null, register, rival)
 from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (MV_ROWS, N_SAMPLES, SEED, SETTING, STAGES, d_positive,
-                                    problem_and_init, signgd_draw_note)
+from properties.signgd.setting import MV_ROWS, N_SAMPLES, SEED, SETTING, signgd_draw_note, STAGES
+from properties.signgd.runs import d_positive, problem_and_init
 from sim import signgd as sim
 
 CID = "signgd.lemma4_1"

@@ -23,8 +23,9 @@ from hypothesis import example, given
 from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
                         null, register, rival)
 from properties.signgd.common import claim_rate, clustered_fractions, t_crit
-from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, random_sign_run,
-                                    stage2_run, untrained_run, signgd_draw_note)
+from properties.signgd.setting import SETTING, signgd_draw_note
+from properties.signgd.runs import (random_sign_run, S2_CANON, S2_RUN, S2_SEEDS, stage2_run,
+                                    untrained_run)
 
 CID = "signgd.lemma4_2"
 DRAWS = 4  # under ci: the explicit canonical draw and three drawn ones

@@ -27,8 +27,8 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, e
                         register, rival)
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import (L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, L43_SETTING,
-                                    N_SAMPLES, l43_runs, signgd_draw_note)
+from properties.signgd.setting import N_SAMPLES, signgd_draw_note
+from properties.signgd.runs import L43_CANON, L43_DELTA, L43_PRINTED, L43_RUN, l43_runs, L43_SETTING
 
 # The properties' bodies keep the run's old name: under `ci` Hypothesis seeds a property's
 # generated draws by its source text, so renaming it there would change the draws.

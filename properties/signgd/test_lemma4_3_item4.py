@@ -21,8 +21,8 @@ from properties import (Claim, Threshold, audits, check_at_least, check_trend, e
                         loglog_slope, null, register, rival)
 from properties.signgd.common import claim_rate
 from properties.signgd.figures import plot_l43
-from properties.signgd.runs import (L43_S, L43_SEEDS, L43_SETTING, l43_run, l43_runs,
-                                    signgd_draw_note)
+from properties.signgd.setting import L43_S, signgd_draw_note
+from properties.signgd.runs import l43_run, l43_runs, L43_SEEDS, L43_SETTING
 
 CID = "signgd.lemma4_3.item4"
 BOOT = 2000

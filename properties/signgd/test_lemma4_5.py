@@ -19,8 +19,8 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, e
                         register, rival)
 from properties.signgd.common import exact
 from properties.signgd.figures import plot_softmax
-from properties.signgd.runs import (S2_CANON, S2_RUN, S2_SEEDS, SETTING, attention_frozen_null,
-                                    stage2_run, signgd_draw_note)
+from properties.signgd.setting import SETTING, signgd_draw_note
+from properties.signgd.runs import attention_frozen_null, S2_CANON, S2_RUN, S2_SEEDS, stage2_run
 
 CID = "signgd.lemma4_5"
 SENTENCE = "s_21 decays exponentially fast while s_11 stays near 1/2, until a time T_4^-"

@@ -3,7 +3,7 @@ Decided per pair with ties as ties (issue 35) and per seed (completion order); t
 rested on tied pairs is withdrawn.
 
 Runs: the stage runs (runs.stage_run: 1.25 t*, t* the first step with every seed's noise aligned),
-on the draws of Theorem 3.2 (runs.T32_EXAMPLES: the sheet's CPU setting and the slow and fast
+on the draws of Theorem 3.2 (setting.T32_EXAMPLES: the sheet's CPU setting and the slow and fast
 corners of the sweep, cached and shared with signgd.theorem3_2, lemma4_6, lemma4_8; under ci
 only these, dev / thorough add drawn ones).  Per-pair events by common.stage4_pairs.
 
@@ -11,6 +11,12 @@ only these, dev / thorough add drawn ones).  Per-pair events by common.stage4_pa
   none has its query noise aligned (for good) strictly before its key noise; a pair whose two
   noises align at the same step is a tie at step resolution, not a failure
   (properties.procedures.check_event_order; the tie fraction is reported).
+* With high probability (issue 35's rule), on the declared path of the stage lemmas
+  (setting.PATH_S, path.path_run; the same path, rule and statistic as signgd.lemma4_3 (2),
+  lemma4_4, lemma4_6 and stage_order): per run, a failure is a both-wrong pair whose query noise
+  aligns strictly first, or a seed whose last query noise aligns strictly before its last key
+  noise (T_q < T_4^+); ties are not failures; check_whp along the path, the per-pair fraction
+  and the ties beside.
 * Printed, per seed (completion): T_q > T_4^+, where T_4^+ is the first step from which every key noise has
   sgn alpha and T_q the same for every query noise.  (The old corrected form T_4 >= T_4^+ held
   by definition, T_4 being the step from which both are aligned; T_4 > T_4^+ strictly is the
@@ -25,19 +31,23 @@ from __future__ import annotations
 
 
 import numpy as np
+import pytest
 from hypothesis import given
 
 from properties import (Claim, attach_plot, audits, check_at_least, check_event_order, null,
                         register, rival)
 from properties.discrepancy import deterministic
-from properties.signgd.common import exact
+from properties.signgd.common import check_path_whp, claim_rate, exact
 from properties.signgd.figures import plot_lemma4_7
-from properties.signgd.runs import (H, RANGE, SETTING, STAGES, STAGE_RUN, attention_frozen_null,
-                                    ci_draws, shared_draws, stage4_events, stage4_run_events,
-                                    signgd_draw_note)
+from properties.signgd.setting import (ci_draws, H, RANGE, SETTING, shared_draws, signgd_draw_note,
+                                       STAGE_RUN, STAGES)
+from properties.signgd.path import path_run
+from properties.signgd.runs import attention_frozen_null, stage4_events, stage4_run_events
+from properties.signgd.setting import PATH_CLAUSES, PATH_DRAWS, path_draws
 
 CID = "signgd.lemma4_7"
 EXACT = exact("exact inequality between integer step counts (deterministic event times of the run)")
+WHP_FF = claim_rate(len(PATH_DRAWS))  # the path's check_whp per draw (the other checks: rate 0)
 
 
 # Null: W_Q, W_K not trained (alpha, a, b keep their init values); same horizon and T_4^-
@@ -64,7 +74,7 @@ register(Claim(
     draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.7 (Stage IV), Section 4.1; Fig. 1 (d)",
     statement="Query noise aligns with the query signal later (delayed) than key noise.",
-    assumptions=SETTING + "; " + RANGE + "; draws: runs.T32_EXAMPLES (the sheet's CPU setting, "
+    assumptions=SETTING + "; " + RANGE + "; draws: setting.T32_EXAMPLES (the sheet's CPU setting, "
                 "8 seeds, and the slow and fast corners, 4 seeds); dev / thorough add drawn ones "
                 "(4 seeds)",
     prediction="per pair: for no pair with both signs against alpha at T_4^- does the query "
@@ -92,7 +102,15 @@ register(Claim(
             "wrong-sign key noise aligned in only 2 of 62, 0 of 31, 1 of 31 neurons (median "
             "turn 222, 544, 59 steps before): under that reading the description fails, but a "
             "one-step move is a weak reading of 'starts aligning' and the formula was lost, so "
-            "no verdict is drawn. " + STAGES,
+            "no verdict is drawn. With high probability (issue 35): decided along the declared "
+            "path by check_whp (per run: any query-first pair or T_q < T_4^+; ties are ties; "
+            "level one minus the glossary's 'high', 0.1): " + PATH_CLAUSES + ". Result: one run "
+            "of all on the path has a pair in the other order (ci, 24 seeds: 1 of 24 at s = 30 "
+            "on one draw; --size ladder, 128 seeds: 1, 0, 0, 0 of 128 on one draw, 0 on the "
+            "others); undecided at both sizes: at the largest rung 0 of 128 puts the upper bound "
+            "at 0.087 < 0.1, but the procedure asks the failure rate to fall significantly or to "
+            "be below the level at every rung, and one failing run of 128 at s = 30 is neither "
+            "(its upper bound ~0.12). " + STAGES,
     paper_setting="Lemma 4.7 holds under Condition 3.1 (no numbers), and Fig. 1 (d)'s run (Table 3 "
                   "row (a), App. B.1) lost its numbers in extraction; the sheet's CPU setting (n = "
                   "8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and the sweep's slow and "
@@ -152,3 +170,27 @@ def test_signgd_lemma4_7(world, cfg):
     else:
         worst = float(np.max(np.abs(gap))) if np.all(np.isfinite(gap)) else np.inf
         check_at_least(CID, -worst, EXACT, what=f"T_q = T_4^+ in every seed (gaps {gap.tolist()})")
+
+
+@pytest.mark.xdist_group("signgd-path")
+@audits(CID)
+@path_draws
+def test_signgd_lemma4_7_path(world, cfg):
+    """Lemma 4.7 with high probability along the declared path: per run, no both-wrong pair whose
+    query noise aligns strictly before its key noise and no seed whose query noise completes
+    strictly first (T_q < T_4^+); ties at step resolution are ties.  The rivals order the pairs
+    otherwise (key noise last; all together), and their failures are counted the same way."""
+    P = world.simulation(path_run, "path", pure=True)(*cfg)
+    order = world.prediction(query_after_key, "order")()
+    with np.errstate(invalid="ignore"):
+        gap = P["Tq"] - P["Tk"]  # (rungs, seeds): T_q - T_4^+
+    if order > 0:  # the lemma: the query noise later (ties allowed)
+        bad, seed_bad = P["query_first"], gap < 0
+    elif order < 0:  # rival: the key noise later
+        bad, seed_bad = P["key_first"], gap > 0
+    else:  # rival: together
+        bad, seed_bad = P["key_first"] + P["query_first"], gap != 0
+    ties = ", ".join(f"s = {s}: {int(np.sum(t_))}" for s, t_ in zip(P["sizes"], P["ties"]))
+    check_path_whp(CID, P, (bad > 0) | seed_bad, items=(bad, P["both"]), unit="both-wrong pairs "
+                   "in the other order", false_fail=WHP_FF, name="order along the path",
+                   what=f"runs with a pair or a seed in the other order (tied pairs: {ties})")

@@ -26,8 +26,8 @@ from properties import (Claim, Threshold, audits, check_at_least, check_trend, e
                         register, rival)
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact
-from properties.signgd.runs import (M_K, M_V, N_SAMPLES, SEED, SETTING, attention_frozen_null,
-                                    held_at_init, signgd_draw_note)
+from properties.signgd.setting import M_K, M_V, N_SAMPLES, SEED, SETTING, signgd_draw_note
+from properties.signgd.runs import attention_frozen_null, held_at_init
 from sim import signgd as sim
 
 CID = "signgd.longer_context"

@@ -18,7 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import SEED, SETTING, Case
+from properties.signgd.setting import Case, SEED, SETTING
 from sim import signgd as sim
 
 CID = "signgd.reduced_dynamics"

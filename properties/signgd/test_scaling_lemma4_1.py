@@ -27,7 +27,7 @@ from hypothesis import example, given
 from properties import (Claim, Tolerance, audits, check_close, examples, loglog_slope, null,
                         register, rival)
 from properties.signgd.common import claim_rate
-from properties.signgd.runs import M_V, N_SAMPLES, SEED, SETTING
+from properties.signgd.setting import M_V, N_SAMPLES, SEED, SETTING
 from sim import signgd as sim
 
 CID = "signgd.scaling_lemma4_1"

@@ -35,15 +35,19 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
 from hypothesis import Phase, given
 from hypothesis import strategies as st
 
 from properties import Claim, audits, examples, loglog_slope, null, register, rival
 from properties.settings import size
-from properties.signgd.common import claim_rate, paired_trend
-from properties.signgd.runs import (MV_ROWS, condition31_c, condition31_note, SEED, SETTING, STAGES, as_trace, batched,
-                                    explicit_draws, reduced_init, run_reduced_until,
-                                    seed_batches)
+from properties.signgd.common import check_path_whp, claim_rate, paired_trend, vote_time
+from properties.signgd.path import path_run
+from properties.signgd.setting import (MV_ROWS, PATH_CLAUSES, PATH_DRAWS, SEED, SETTING, STAGES,
+                                       condition31_c, condition31_note, explicit_draws, path_draws,
+                                       signgd_draw_note)
+from properties.signgd.reduced import (as_trace, batched, reduced_init, run_reduced_until,
+                                       seed_batches)
 from sim import signgd as sim
 
 CID = "signgd.stage_order"
@@ -53,7 +57,7 @@ SO_EPS = 0.1  # eta sqrt(s) / sigma_0 on the sigma_0 ladder (T_1 of a few steps)
 # ran): eps = 0.03, where the pairs' chattering at a zero crossing that made the 'every pair' T_2
 # grow with s at eps = 0.1 is gone (exploration, seeds 80000-84047: see the reading), T_4^-'s
 # lookback in the analysis's time units (sim.signgd.turn_lookback: 220 steps, the CPU setting's
-# 20 steps x 0.329 / 0.03), seeds no earlier run used, runs.seed_batches of them per rung
+# 20 steps x 0.329 / 0.03), seeds no earlier run used, reduced.seed_batches of them per rung
 SO_S_EPS = 0.03
 SO_S_LOOKBACK = sim.turn_lookback(SO_S_EPS)
 SO_S_SEED_OFFSET = 5000
@@ -87,7 +91,9 @@ SO_RUN = st.tuples(SEED, st.floats(1.0, 2.0))
 SO_DRAWS = (SO_CANON, (113, 1.0), (500, 1.7))
 shared_draws = explicit_draws(SO_DRAWS)
 DRAWS = 3  # the shared draws (SO_DRAWS), the only ones under ci
-FALSE_FAIL = claim_rate(DRAWS, 3)  # per trend check: three per draw, the claim share over 3 draws
+# per check: three trends and (issue 35) the declared path's check_whp per draw, the claim share
+# over 3 draws (it was claim_rate(DRAWS, 3) before the path's check was added)
+FALSE_FAIL = claim_rate(DRAWS, 4)
 # T_3 / T_2 along s at its third look (eps 0.1 at ci, eps 0.1 with 24 seeds under --size ladder,
 # then the design of 2026-12-05): its rate divided by the number of looks (Bonferroni over them)
 S_LOOKS = 3
@@ -122,15 +128,6 @@ class _AllTurned:
         return float(self.first.max()) if np.isfinite(self.first).all() else None
 
 
-def vote_time(hist):
-    """(S,) first step at which the majority vote is complete for every neuron: sgn(alpha_s) =
-    sgn(sum_i b_{s,i}) and sgn(beta_s) = -sgn(sum_i a_{s,i}) (Lemma 4.4's event), inf if never."""
-    a, b = hist["a"], hist["b"]
-    ok = ((np.sign(hist["alpha"]) == np.sign(b.sum(-1)))
-          & (np.sign(hist["beta"]) == -np.sign(a.sum(-1)))).all(-1)
-    return np.where(ok.any(0), np.argmax(ok, 0).astype(float), np.inf)
-
-
 @functools.lru_cache(maxsize=4)
 def ladders(seed0: int, sigma_p: float, n_seeds: int = SO_SEEDS):
     """Stage times on the m_v and sigma_0 ladders, n_seeds seeds per rung (the same seeds on
@@ -161,7 +158,7 @@ def ladders(seed0: int, sigma_p: float, n_seeds: int = SO_SEEDS):
 def s_ladder(seed0: int, sigma_p: float, n_seeds: int, s_rungs: tuple):
     """Stage times on the s ladder (the design of 2026-12-05): s in s_rungs with sigma_0 = 0.03 /
     s, eps = SO_S_EPS, T_4^- with SO_S_LOOKBACK steps; seeds seed0 + SO_S_SEED_OFFSET + k, the
-    same on every rung, in runs.seed_batches each run to its last T_4^-.  Returns dict(sizes,
+    same on every rung, in reduced.seed_batches each run to its last T_4^-.  Returns dict(sizes,
     T1/T2/T3/T3v/T4m: (rungs, seeds), steps: the longest batch per rung)."""
     first = int(seed0) + SO_S_SEED_OFFSET
     keys = ("T1", "T2", "T3", "T3v", "T4m")
@@ -201,25 +198,46 @@ def sized_ladders(seed0, sigma_p):
 # --------------------------------------------------------------------------------------------
 # Alternatives
 # --------------------------------------------------------------------------------------------
-def stage_exponents():
-    """The directions in which T_2 / T_1 (along m_v), T_3 / T_2 (along s) and T_4^- / T_3 (along
-    sigma_0) grow (their [D] rates m_v^{1/2}, s^{1/2}, sigma_0^{-1} are reported, not asserted:
-    see the reading); the trends' own rivals are the exponents 0 and 1 (m_v) / -2 (sigma_0)."""
-    return {"m_v": "increasing", "s": "increasing", "sigma_0": "decreasing"}
+def stage_laws():
+    """How T_2 / T_1 (along m_v), T_3 / T_2 (along s) and T_4^- / T_3 (along sigma_0) behave: the
+    directions '<<' asserts (their [D] rates m_v^{1/2}, s^{1/2}, sigma_0^{-1} are reported, not
+    asserted: see the reading); the trends' own rivals are the exponents 0 and 1 (m_v, s) / -2
+    (sigma_0)."""
+    return {"m_v": ("direction", "increasing"), "s": ("direction", "increasing"),
+            "sigma_0": ("direction", "decreasing")}
+
+
+def steeper_laws():
+    """Rival on the claimed side of each '<<' (it passes a direction check, so the check must
+    resolve it): T_2 / T_1 ~ m_v (T_1 set by v(0)'s variance 2 sigma_0^2 / m_v instead of its
+    spread), T_3 / T_2 ~ s (a pair's alignment time from a noise init of scale sigma_0 instead of
+    sigma_0 sqrt(s) sigma_p), T_4^- / T_3 ~ sigma_0^-2 (T_3 ~ sigma_0 / eta read at a fixed step
+    eta instead of a fixed eps = eta sqrt(s) / sigma_0)."""
+    return {"m_v": ("exponent", 1.0), "s": ("exponent", 1.0), "sigma_0": ("exponent", -2.0)}
 
 
 TREND_RIVALS = {"m_v": (0.0, 1.0), "s": (0.0, 1.0), "sigma_0": (0.0, -2.0)}
+STAGE_CHAIN = ("T1", "T2", "T3", "T4m", "T4p", "T4")
 
 
-def s_direction():
-    """T_2 << T_3: T_3 / T_2 grows along s (its own slot, so that its rival replaces it alone)."""
-    return "increasing"
+def stage_chain():
+    """The printed order T_1 << T_2 << T_3 << T_4^- < T_4^+ < T_4."""
+    return STAGE_CHAIN
 
 
 def vote_first():
     """Rival: T_3 << T_2, the majority vote completes before the pairs align (as it does in a
-    share of seeds at the CPU size, eps = 0.33): T_3 / T_2 falls along s."""
-    return "decreasing"
+    share of seeds at the CPU size, eps = 0.33): the chain T_1, T_3, T_2, T_4^-, ..., so T_3 / T_2
+    falls along s."""
+    return ("T1", "T3", "T2", "T4m", "T4p", "T4")
+
+
+def s_law(laws, chain):
+    """T_3 / T_2's law along s under a chain: as `laws` says where T_2 comes before T_3, the
+    other direction where the chain puts T_3 first."""
+    if chain.index("T2") < chain.index("T3"):
+        return laws["s"]
+    return ("direction", "decreasing")
 
 
 REFERENCE = {"m_v": 16, "s": 30, "sigma_0": 1e-3}
@@ -241,6 +259,8 @@ def so_draw_note(cfg):
     """Condition 3.1's [D] clause over the three ladders of a draw (seed0, sigma_p): the m_v
     ladder at s = 30, sigma_0 = 1e-3; the s ladder at sigma_0 s = 0.03; the sigma_0 ladder at
     s = 30."""
+    if tuple(cfg) in PATH_DRAWS:  # the path property's draw (seed0, kappa_p)
+        return signgd_draw_note(cfg=cfg)
     sp = float(cfg[1])
     cs = ([condition31_c(30, sp, 1e-3), condition31_c(1.0, sp, 0.03)]
           + [condition31_c(30, sp, s0) for s0 in SO_SIGMA0])
@@ -276,11 +296,13 @@ register(Claim(
            "the majority vote is complete (Lemma 4.4's event), or T_4^- if that comes first",
     tolerance="check_trend: each ratio's slope beyond t x its seed-clustered SE in the stated "
               "direction (one slope per seed, Student t on seeds - 1 dof), false-fail "
-              f"{FALSE_FAIL:.3g} per ratio and draw (the claim share 1e-4 over {DRAWS} draws x 3 "
-              f"ratios), {S_FALSE_FAIL:.3g} for T_3 / T_2 along s (that rate over its "
+              f"{FALSE_FAIL:.3g} per ratio and draw (the claim share 1e-4 over {DRAWS} draws x 4 "
+              f"checks), {S_FALSE_FAIL:.3g} for T_3 / T_2 along s (that rate over its "
               f"{S_LOOKS} looks), else inconclusive; the trends' rivals (exponents 0 and 1 for "
               "m_v and s, 0 and -2 for sigma_0) rejected where outside the slope's band; no "
-              "allowance",
+              "allowance. The chain on the declared path: check_whp (Cochran-Armitage along the "
+              "path, Clopper-Pearson at the largest rung against one minus the glossary's "
+              f"'high', 0.1), false-fail {FALSE_FAIL:.3g} per draw",
     reading=STAGES + ". The paper defines its stage times by formulas lost from the text "
             "(Section 4.2: 'Let [lost], we call Stage II'; Section 4.3: 'Recall [lost]. Let "
             "[lost], we call Stage III'; signgd.lemma4_1 for T_1): T_1, T_2, T_3 here are the "
@@ -321,34 +343,58 @@ register(Claim(
             "rejected on each; the [D] rate 1/2 reported, not asserted); at ci (12 seeds, s = "
             "15..120) inconclusive. T_4^- < T_4^+ <= T_4 hold by the definitions (a wrong-sign "
             "key noise exists at T_4^-; T_4 also needs the query noise); the strictness of T_4^+ "
-            "< T_4 is signgd.lemma4_7's.",
+            "< T_4 is signgd.lemma4_7's. The ladders' clauses of Condition 3.1: c = sigma_0 s "
+            "sigma_p sqrt(m_k) held or driven down (followed); NOT followed: the noise clause "
+            "sigma_p = Omega(d^{1/4} n^3) (sigma_p = 1-2 against ~2.2e3 at d = 361, n = 8), the "
+            "width clause along s (m_k = 8 held as d grows), n large (n = 8), eta small (eps "
+            "held). Issue 35: the order itself, per run (seed), is decided with high probability "
+            "on the declared path of the stage lemmas (property path; the path, rule and "
+            "statistic of signgd.lemma4_3 (2), lemma4_4, lemma4_6, lemma4_7), where the width "
+            "and noise clauses are followed: " + PATH_CLAUSES + ". Alternatives: null sizes_off "
+            "(flat: a direction check now rejects an exactly flat sequence), rival steeper_laws "
+            "(the next simple rate on the claimed side of each '<<', which a direction check "
+            "alone would pass), rival vote_first (T_3 before T_2: the s trend's opposite "
+            "direction, and on the path a chain with T_3 first).",
     asymptotic="m_v, s, sigma_0 (T_2/T_1 ~ m_v^1/2, T_3/T_2 ~ s^1/2, T_4^-/T_3 ~ sigma_0^-1)",
     plot=lambda path: _plot_stage_order(path),
     paper_setting="Section 4's order T_1 << ... < T_4 is asymptotic under Condition 3.1 (the stage "
                   "times' formulas were lost), and Table 3 row (a), the setting of Figs. 1-2 and "
                   "Table 2 (App. B.1), lost its numbers in extraction; it is decided on ladders in "
                   "m_v (4..256), sigma_0 (5e-4..2e-3) and s (15..120) at m_k = 8 around the "
-                  "sheet's CPU setting.",
+                  "sheet's CPU setting, and on the declared path of the stage lemmas.",
     alternatives=(
         null("sizes_off", ladders_sizes_off, "the ladder's parameter switched off: every rung "
              "is the reference rung's run", replaces="ladders"),
+        rival("steeper_laws", steeper_laws, "each '<<' at the next simple rate on its claimed "
+              "side (T_2 / T_1 ~ m_v, T_3 / T_2 ~ s, T_4^- / T_3 ~ sigma_0^-2: see "
+              "steeper_laws), which a direction check alone would pass", replaces="laws"),
         rival("vote_first", vote_first, "T_3 << T_2: the majority vote completes before the "
               "query and key noise align (as in a share of seeds at the CPU size), so T_3 / T_2 "
-              "falls along s", replaces="s_direction"),
+              "falls along s (and on the declared path, T_3 before T_2 in every run)",
+              replaces="chain"),
     ),
 ))
 
 
-def _ratio_trend(L, ex, k_, num, den, name, false_fail=FALSE_FAIL):
+def _trend(m, R, law, k_, name, false_fail, what):
+    """One '<<' ratio R (rungs x seeds) along ladder m by its law ('direction', d) or ('exponent',
+    e), seed-clustered (paired_trend), with the trend's own rivals."""
+    kind, v = law
+    paired_trend(CID, m["sizes"], R, **({"direction": v} if kind == "direction" else
+                                         {"exponent": v}),
+                 false_fail=false_fail, rivals=TREND_RIVALS[k_], name=f"{name} along {k_}",
+                 what=what)
+
+
+def _ratio_trend(L, law, k_, num, den, name, false_fail=FALSE_FAIL):
     m = L[k_]
     T = dict(m, T3=np.minimum(m["T3v"], m["T4m"]))  # Stage III ends by T_4^- at the latest
     R = T[num] / T[den]
     rate = loglog_slope(m["sizes"], np.exp(np.log(R).mean(1)))
-    paired_trend(CID, m["sizes"], R, direction=ex[k_], false_fail=false_fail,
-                 rivals=TREND_RIVALS[k_], name=f"{name} along {k_}",
-                 what=f"{name} along {k_} (log-log slope of the geometric means {rate:.3g}; "
-                      f"[D] rate {'1/2' if k_ == 's' else '-1'}; T_3 = T_4^- in "
-                      f"{int((m['T3v'] >= m['T4m']).sum())} of {m['T3v'].size} seed-rungs)")
+    _trend(m, R, law, k_, name, false_fail,
+           f"{name} along {k_} (log-log slope of the geometric means {rate:.3g}; [D] rate "
+           f"{'1/2' if k_ == 's' else '-1'}; T_3 = T_4^- in {int((m['T3v'] >= m['T4m']).sum())} "
+           f"of {m['T3v'].size} seed-rungs)")
 
 
 @audits(CID)
@@ -356,16 +402,16 @@ def _ratio_trend(L, ex, k_, num, den, name, false_fail=FALSE_FAIL):
 @shared_draws
 @given(cfg=SO_RUN)
 def test_signgd_stage_order(world, cfg):
-    """T_1 << T_2 (along m_v) and T_3 << T_4^- (along sigma_0), directions with trend rivals."""
+    """T_1 << T_2 (along m_v) and T_3 << T_4^- (along sigma_0), directions with trend rivals and
+    the rival steeper_laws (the next rate on the claimed side of each)."""
     L = world.simulation(sized_ladders, "ladders", pure=True)(*cfg)
-    ex = world.prediction(stage_exponents, "exponents")()
+    laws = world.prediction(stage_laws, "laws")()
     m = L["m_v"]
-    paired_trend(CID, m["sizes"], m["T2"] / np.maximum(m["T1"], 1), direction=ex["m_v"],
-                 rivals=TREND_RIVALS["m_v"], false_fail=FALSE_FAIL, name="T_2 / T_1 along m_v",
-                 what=f"T_2 / T_1 along m_v (log-log slope of the geometric means "
-                      f"{loglog_slope(m['sizes'], np.exp(np.log(m['T2'] / np.maximum(m['T1'], 1)).mean(1))):.3g}; "
-                      "[D] rate 1/2)")
-    _ratio_trend(L, ex, "sigma_0", "T4m", "T3", "T_4^- / T_3")
+    R = m["T2"] / np.maximum(m["T1"], 1)
+    _trend(m, R, laws["m_v"], "m_v", "T_2 / T_1", FALSE_FAIL,
+           f"T_2 / T_1 along m_v (log-log slope of the geometric means "
+           f"{loglog_slope(m['sizes'], np.exp(np.log(R).mean(1))):.3g}; [D] rate 1/2)")
+    _ratio_trend(L, laws["sigma_0"], "sigma_0", "T4m", "T3", "T_4^- / T_3")
 
 
 @audits(CID)
@@ -375,12 +421,43 @@ def test_signgd_stage_order(world, cfg):
 def test_signgd_stage_order_t2_t3(world, cfg):
     """T_2 << T_3 along s (direction), on the s ladder of 2026-12-05 (eps = 0.03, T_4^- in the
     analysis's time units, fresh seeds) at the rate of its third look; the check's own
-    alternatives are the trend's rivals, exponents 0 (T_3 grows no faster than T_2) and 1, and
-    it runs against the claim's null (sizes_off: flat, so a direction check can only call it not
-    told apart; its content, no trend, is the rival 0) and the rival vote_first (T_3 << T_2)."""
+    alternatives are the trend's rivals, exponents 0 (T_3 grows no faster than T_2) and 1, the
+    rival steeper_laws (T_3 / T_2 ~ s, on the claimed side), the claim's null (sizes_off: flat,
+    rejected as decisively not increasing) and the rival vote_first (T_3 << T_2)."""
     L = world.simulation(sized_ladders, "ladders", pure=True)(*cfg)
-    ex = dict(stage_exponents(), s=world.prediction(s_direction, "s_direction")())
-    _ratio_trend(L, ex, "s", "T3", "T2", "T_3 / T_2", false_fail=S_FALSE_FAIL)
+    law = s_law(world.prediction(stage_laws, "laws")(), world.prediction(stage_chain, "chain")())
+    _ratio_trend(L, law, "s", "T3", "T2", "T_3 / T_2", false_fail=S_FALSE_FAIL)
+
+
+CHAIN_PATH_FAILS = ("on the declared path T_2 < T_3 fails in every run at every rung: T_2, the step "
+                    "from which every pair is aligned, comes just before T_4^- (median 711 against "
+                    "749 at s = 30, draw (11, 1.0)) while the vote completes at ~40, because some "
+                    "pair is locked in a period-2 sign cycle at zero (its members swap signs by "
+                    "the same step eta ||xi_i||_1) until the signal terms, ~1/sigma_p of the "
+                    "noise's under the noise clause, break it")
+
+
+@pytest.mark.xdist_group("signgd-path")
+@audits(CID, fails=CHAIN_PATH_FAILS)
+@path_draws
+def test_signgd_stage_order_path(world, cfg):
+    """The order with high probability along the declared path (issue 35; the path, rule and
+    statistic of signgd.lemma4_3 (2), lemma4_4, lemma4_6, lemma4_7): per run, a failure is any
+    link of the chain T_1 < T_2 < T_3 < T_4^- < T_4^+ < T_4 out of order or never reached (T_3 the
+    first step with the vote complete, capped at T_4^-, as on the ladders); check_whp along the
+    path, the failing links beside."""
+    P = world.simulation(path_run, "path", pure=True)(*cfg)
+    chain = world.prediction(stage_chain, "chain")()
+    T = {k_: P[k_] for k_ in ("T1", "T2", "T4m", "T4p", "T4")}
+    T["T3"] = np.minimum(P["T3v"], P["T4m"])
+    links = list(zip(chain[:-1], chain[1:]))
+    bad = np.stack([~(T[x] < T[y]) for x, y in links])  # (links, rungs, seeds); inf < inf False
+    per_link = ", ".join(f"{x} < {y}: " + "/".join(str(int(b_.sum())) for b_ in b)
+                         for (x, y), b in zip(links, bad))
+    check_path_whp(CID, P, bad.any(0), items=(bad.sum(0), np.full(bad.shape[1:], len(links))),
+                   unit="links", false_fail=FALSE_FAIL, name="the chain along the path",
+                   what=f"runs with a link of the chain out of order (failing runs per link and "
+                        f"rung: {per_link})")
 
 
 def _plot_stage_order(path):

@@ -22,8 +22,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.runs import (SEED, SETTING, T1_MV_GRID, T1_SEEDS, EpsConfig, t1_run,
-                                    signgd_draw_note)
+from properties.signgd.setting import EpsConfig, SEED, SETTING, signgd_draw_note
+from properties.signgd.runs import T1_MV_GRID, t1_run, T1_SEEDS
 from theory import signgd as th
 
 CID = "signgd.t1_closed_form"

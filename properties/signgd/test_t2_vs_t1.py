@@ -26,8 +26,9 @@ import numpy as np
 
 from properties import Claim, audits, check_at_least, examples, null, register, rival
 from properties.signgd.common import claim_rate, exact, paired_trend
-from properties.signgd.runs import (MV_GRID, TT_CANON, TT_RANGE, TT_SEEDS, TT_SETTING, tt_run,
-                                    tt_runs, signgd_draw_note)
+from properties.signgd.setting import signgd_draw_note
+from properties.signgd.runs import (MV_GRID, TT_CANON, TT_RANGE, tt_run, tt_runs, TT_SEEDS,
+                                    TT_SETTING)
 from theory import signgd as th
 
 CID = "signgd.t2_vs_t1"

@@ -25,11 +25,12 @@ from hypothesis import example, given
 from scipy import stats
 
 from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.common import (FRACTION_NAMES, claim_rate, clustered_fractions, t_crit,
+from properties.signgd.common import (claim_rate, clustered_fractions, FRACTION_NAMES, t_crit,
                                       table_parts)
 from properties.signgd.figures import plot_table2
-from properties.signgd.runs import (COLS, S2_CANON, S2_RUN, S2_SEEDS, SETTING, TABLE2,
-                                    random_sign_run, stage2_run, untrained_run, signgd_draw_note)
+from properties.signgd.setting import SETTING, signgd_draw_note
+from properties.signgd.runs import (COLS, random_sign_run, S2_CANON, S2_RUN, S2_SEEDS, stage2_run,
+                                    TABLE2, untrained_run)
 
 CID = "signgd.table2"
 DRAWS = 4  # under ci: the canonical draw and three drawn
@@ -80,6 +81,19 @@ def follow_query_table():
     return f, se
 
 
+def resolve_positive_table():
+    """Rival (a positive share that could pass the other checks' reading of 'either sign'):
+    Lemma 4.2's 'a disagreeing pair resolves to either sign with conditional probability at
+    least about 1/2' read as every disagreeing pair resolving to ++, so that P(++|+-) = P(++|-+)
+    = 1 and the positive share of the aligned pairs is ~0.74 instead of ~1/2 (Table 2's rows
+    with each disagreeing row's -- column moved to ++)."""
+    M = TABLE2_M.copy()
+    for row in (1, 2):
+        M[row, 0] += M[row, 3]
+        M[row, 3] = 0.0
+    return _paper_side(M)
+
+
 register(Claim(
     draw_note=signgd_draw_note,
     id=CID, where="Table 2 (Section 3.1), 2000 (neuron, sample) pairs",
@@ -118,7 +132,8 @@ register(Claim(
             "The aligned fraction = 1 in the correction is the finiteness of T_2, not a "
             "separate measurement; the five conditional fractions are the evidence. Rivals: "
             "the printed table; the aligned fraction 0.80 (issue 11); keep = 1/2 (no memory); "
-            "disagreeing pairs follow the query. Nulls: no training; aligned pairs with a "
+            "disagreeing pairs follow the query; disagreeing pairs resolve to ++ (a positive "
+            "share ~0.74: issue 35, the positive-share check's own rival). Nulls: no training; aligned pairs with a "
             "fair random sign independent of the init.",
     plot=lambda path: plot_table2(path),
     alternatives=(
@@ -128,6 +143,9 @@ register(Claim(
               "probability 1/2' for every pair, P(keep | agree) = 1/2", replaces="table"),
         rival("follow_query", follow_query_table, "a disagreeing pair takes the query noise's "
               "init sign: P(++|+-) = 1, P(++|-+) = 0", replaces="table"),
+        rival("resolve_positive", resolve_positive_table, "every disagreeing pair resolves to ++ "
+              "('either sign with probability at least about 1/2' read at its bound): positive "
+              "share of the aligned pairs ~0.74", replaces="table"),
         null("untrained", untrained_run, "training off: the end signs are the init signs",
              replaces="run"),
         null("random_sign", random_sign_run, "alignment without memory: both members take one "

@@ -4,7 +4,7 @@ empirically' for non-orthogonal sparse (supports from all of [d], s = 30, d = 36
 Table 3's numbers were lost (the sheet keeps only the row names), so what is read is the printed
 outcome, the same for every row: the theory's statements hold on this data.  The claim's
 statement lists the items re-checked; the property encodes each with the orthogonal-sparse
-properties' levels (common.VARIANT_OUTCOME), on runs.variant_run (2 seeds per draw, logged
+properties' levels (common.VARIANT_OUTCOME), on comparisons.variant_run (2 seeds per draw, logged
 every step to 1.25 t*).
 
 What is automatic and left out of the checks: the stop rule ends the run at 1.25 t*, t* the first
@@ -23,8 +23,8 @@ from __future__ import annotations
 from hypothesis import example, given
 
 from properties import audits, examples, register
-from properties.signgd.runs import SEED
-from properties.signgd.variants import variant_check, variant_claim
+from properties.signgd.setting import SEED
+from properties.signgd.variants import variant_check, variant_claim, variant_lemma_check
 
 CID = "signgd.variant_b"
 NAME = "b"
@@ -42,3 +42,13 @@ register(variant_claim(
 @given(seed=SEED)
 def test_signgd_variant_b(world, seed):
     variant_check(CID, NAME, world, seed)
+
+
+@audits(CID)
+@examples(1)
+@example(seed=11)
+@example(seed=12345)
+@given(seed=SEED)
+def test_signgd_variant_b_lemmas(world, seed):
+    """Lemmas 4.3 (1) and 4.4 on this variant's run (issue 35), as signgd.adam carries them."""
+    variant_lemma_check(CID, NAME, world, seed)

@@ -1,0 +1,129 @@
+"""The runs of the declared path of the stage lemmas (issue 35): the exact reduced dynamics
+(reduced.py) from the full model's init on every rung of setting.PATH_S, each batch of seeds run
+to 1.25 x the first step with every noise aligned (the stage runs' stop rule), and per seed the
+statistics signgd.lemma4_3 (1), (2), lemma4_4, lemma4_6, lemma4_7 and stage_order read.
+
+A "with high probability" statement is decided on these runs by properties.procedures.check_whp:
+per run (seed) "any failure" of the statement, per rung, along the path; the per-item fractions
+are reported beside.  The path itself (its rungs, the clauses of Condition 3.1 it follows and
+those it does not) is declared in setting.py.  Data, not claims.  Imports go one way:
+setting.py, common.py and reduced.py are read here; the claim files read this module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from properties.cache import run_cache
+from properties.settings import size
+from properties.signgd.common import off_vote_neurons, split_votes, stage4_pairs, vote_time
+from properties.signgd.reduced import (AllNoiseAligned, as_trace, reduced_setup,
+                                       reduced_softmax, run_reduced_until, seed_batches)
+from properties.signgd.setting import (PATH_CAP, PATH_CHUNK, PATH_S, PATH_SEED_OFFSET, PATH_SEEDS,
+                                       TAIL, path_rung)
+from sim import signgd as sim
+
+# the per-seed statistics of a rung (rungs x seeds once stacked); the per-seed arrays of other
+# shapes (a, b at T_2, the per-sample softmax deviations) are kept per rung in lists
+PER_SEED = ("T1", "T2", "T3", "T3v", "T4m", "T4p", "T4", "Tq", "Tk",
+            # signgd.lemma4_4: neurons off their vote at T_4^- - 1; the 2 m_k votes by even /
+            # uneven voters, off, as trained and with alpha, beta at init (the null)
+            "off_vote", "neurons", "votes", "even", "off_even", "off_uneven", "off_even_frozen",
+            "off_uneven_frozen",
+            # signgd.lemma4_6: wrong-sign key noises at T_4^-, those that never turn, those that
+            # move away from sgn alpha after their turn; and with alpha, a, b at init (the null)
+            "wrong", "never", "back", "wrong_frozen",
+            # signgd.lemma4_7: both-wrong pairs at T_4^- and their order (align_b vs align_a)
+            "both", "key_first", "query_first", "ties")
+PER_RUNG = ("a_T2", "b_T2", "c", "xi_l2", "eta", "sigma_0", "dev_T2", "dev_T3", "dev_T4m")
+
+
+def _softmax_dev(h, k, j):
+    """Per seed and sample, max(|s_11 - 1/2|, |s_21 - 1/2|) at the per-seed steps k (S, n)."""
+    s11, s21 = reduced_softmax(h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j])
+    return np.maximum(np.abs(s11 - 0.5), np.abs(s21 - 0.5))
+
+
+def _batch(seeds, rung):
+    """One batch of seeds on one rung: the reduced run to 1.25 x the first step with every noise
+    aligned, and its per-seed statistics (PER_SEED) and per-rung pieces (PER_RUNG)."""
+    st_, prob, _ = reduced_setup(seeds, rung["s"], rung["sigma_p"], rung["sigma_0"], rung["eps"],
+                                 m_v=rung["m_v"], m_k=rung["m_k"], d=rung["d"])
+    h = run_reduced_until(st_, AllNoiseAligned(), TAIL, PATH_CAP, chunk=1000)
+    tr = as_trace(h)
+    T = sim.stage_times(tr)
+    last = len(tr.t) - 1
+    S, j = len(seeds), np.arange(len(seeds))
+    ev = stage4_pairs(h, tr.t, T["T4m"])
+    out = {k_: T[k_] for k_ in ("T1", "T2", "T3", "T4m", "T4p", "T4")}
+    out.update(Tq=ev["Tq"], Tk=ev["Tk"], T3v=vote_time(h))
+
+    def at(x):  # per-seed step of an event, the last step where it never came
+        return np.where(np.isfinite(x), x, last).astype(int)
+
+    k2, k4 = at(T["T2"]), at(T["T4m"])
+    k3 = at(np.minimum(out["T3v"], T["T4m"]))
+    pieces = dict(a_T2=np.abs(h["a"][k2, j]), b_T2=np.abs(h["b"][k2, j]), c=st_.c,
+                  xi_l2=(prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0],
+                  eta=np.asarray(st_.eta), sigma_0=np.full(S, rung["sigma_0"]),
+                  dev_T2=_softmax_dev(h, k2, j), dev_T3=_softmax_dev(h, k3, j),
+                  dev_T4m=_softmax_dev(h, k4, j))
+    # Lemma 4.4: the votes at T_4^- - 1, with alpha, beta as trained and at init (the null)
+    kv = np.maximum(k4 - 1, 0)
+    a, b = h["a"][kv, j], h["b"][kv, j]
+    for tag, al, be in (("", h["alpha"][kv, j], h["beta"][kv, j]),
+                        ("_frozen", h["alpha"][0], h["beta"][0])):
+        v = split_votes(al, be, a, b)
+        off, even = v["off"], v["even"]
+        if not tag:
+            out.update(off_vote=off_vote_neurons(off), neurons=np.full(S, a.shape[1]),
+                       votes=np.full(S, off.shape[-1]), even=even.sum(-1))
+        out["off_even" + tag] = (off & even).sum(-1)
+        out["off_uneven" + tag] = (off & ~even).sum(-1)
+    # Lemma 4.6: every wrong-sign key noise at T_4^- turns, then moves towards sgn alpha until
+    # it has it for good; the null (alpha, a, b at init): the key noises against sgn alpha(0)
+    w = ev["wrong_b"]
+    out.update(wrong=w.sum((1, 2)), never=(w & ~np.isfinite(ev["turn_b"])).sum((1, 2)),
+               back=(w & (ev["back_b"] > 0)).sum((1, 2)),
+               wrong_frozen=(np.sign(h["b"][0]) != np.sign(h["alpha"][0])[..., None])
+               .sum((1, 2)))
+    # Lemma 4.7: of the pairs with both noises against sgn alpha at T_4^-, the order in which
+    # they align for good (a tie at step resolution is a tie)
+    both = ev["wrong_a"] & ev["wrong_b"]
+    ka, kb = ev["align_a"], ev["align_b"]
+    out.update(both=both.sum((1, 2)), key_first=(both & (kb < ka)).sum((1, 2)),
+               query_first=(both & (ka < kb)).sum((1, 2)), ties=(both & (ka == kb)).sum((1, 2)))
+    return out, pieces, int(tr.t[-1])
+
+
+@run_cache(maxsize=4)
+def _path_run(first: int, kappa_p: float, n_seeds: int, rungs: tuple):
+    per_seed = {k_: [] for k_ in PER_SEED}
+    per_rung = {k_: [] for k_ in PER_RUNG}
+    steps, params = [], []
+    for s in rungs:
+        rung = path_rung(s, kappa_p)
+        outs, pieces, longest = [], [], 0
+        for seeds in seed_batches(first, n_seeds, PATH_CHUNK):
+            o, p, n_ = _batch(seeds, rung)
+            outs.append(o), pieces.append(p)
+            longest = max(longest, n_)
+        for k_ in PER_SEED:
+            per_seed[k_].append(np.concatenate([o[k_] for o in outs]).astype(np.float64))
+        for k_ in PER_RUNG:
+            per_rung[k_].append(np.concatenate([p[k_] for p in pieces]))
+        steps.append(longest), params.append(rung)
+    return dict(sizes=tuple(int(s) for s in rungs), steps=tuple(steps), rungs=tuple(params),
+                first=int(first), **{k_: np.array(v) for k_, v in per_seed.items()}, **per_rung)
+
+
+def path_run(seed0, kappa_p):
+    """The declared path at the named size (`--size`): per rung of PATH_S (rows) and seed
+    (columns: seed0 + PATH_SEED_OFFSET + 0, 1, ..., PATH_SEEDS of them, batches of
+    PATH_CHUNK each run to its own stop) the PER_SEED statistics; per rung the PER_RUNG
+    pieces (lists over rungs: a_T2, b_T2 (S, m_k, n) = |a|, |b| at each seed's T_2; c = eta
+    ||xi_i||_1, xi_l2 (S, n); eta, sigma_0 (S,); dev_T2 / dev_T3 / dev_T4m (S, n), the largest
+    of |s_11 - 1/2|, |s_21 - 1/2| per sample at T_2, at T_3 = min(vote time, T_4^-) and at
+    T_4^-); `rungs` (every parameter of each rung), `steps` (the longest batch per rung)."""
+    first = int(seed0) + PATH_SEED_OFFSET
+    return _path_run(first, float(kappa_p), PATH_SEEDS[size()], PATH_S[size()])
