@@ -223,7 +223,8 @@ def check_bound(claim_id: str, value, bound, *, side: str = "upper", false_fail:
 
 
 def check_whp(claim_id: str, sizes, failures, level: float, *, false_fail: float,
-              word: str = "", what: str = "", name: str | None = None) -> dict:
+              word: str = "", what: str = "", name: str | None = None,
+              unfollowed: str = "") -> dict:
     """'With high probability' along a declared path of sizes (every clause of the paper's
     condition kept as the size grows).  `failures`: per rung, one boolean per run, True if the
     run had ANY failure of the statement ("for all s and i": the per-run statistic); the
@@ -235,7 +236,14 @@ def check_whp(claim_id: str, sizes, failures, level: float, *, false_fail: float
     path, or is below `level` at every rung already (each rung's upper bound).  Refuted (a
     trend over sizes) when it grows significantly, or stays above `level` at the largest rung
     (its lower bound above it) without falling.  Otherwise inconclusive, with the runs per rung
-    that would put the largest rung's upper bound below `level` at its observed rate."""
+    that would put the largest rung's upper bound below `level` at its observed rate.
+
+    `unfollowed`: the clauses of the paper's condition the path does not follow (declared with
+    the path).  On such a path a failure probability that does not vanish is evidence neither
+    for nor against the statement (a finding about the regime outside those clauses): in the
+    claim's world it is Inconclusive with the numbers, never a refutation.  A rival or null
+    that fails there is still told apart from a claim that holds (its data do not give the
+    claim's verdict), and a 'holds' stands with the clauses named."""
     cname = _c.check_name("check_whp", name)
     x = np.asarray(list(sizes), dtype=np.float64)
     runs = [np.asarray(f, dtype=bool).ravel() for f in failures]
@@ -275,9 +283,14 @@ def check_whp(claim_id: str, sizes, failures, level: float, *, false_fail: float
     if ok:
         return out
     if rises or (ci.low > level and not falls):
-        _c._fail(_c._trend_mismatch(f"{claim_id}{_c._w(what)}: {desc}: the failure probability "
-                                    "does not vanish along the path"), cname)
-        return out
+        msg = (f"{claim_id}{_c._w(what)}: {desc}: the failure probability does not vanish "
+               "along the path")
+        if not unfollowed or _c._SINK.soft:
+            _c._fail(_c._trend_mismatch(msg), cname)
+            return out
+        raise _c.Inconclusive(msg + f"; but the path does not follow {unfollowed}: a failure "
+                              "there is evidence neither for nor against the statement, not a "
+                              "refutation")
     p_top = float(k[top] / n[top])
     need = _runs_for_upper_bound(p_top, level, a)
     msg = (f"{claim_id}{_c._w(what)}: {desc}: undecided"

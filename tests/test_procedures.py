@@ -562,3 +562,17 @@ def test_check_paired_order_rejects_an_alternative_whose_data_do_not_show_the_or
     with C.recording(sink):
         P.check_mean_at_least("proc.mean", d, 0.0, false_fail=0.01)
     assert sink.undecided and not sink.failed
+
+
+def test_check_whp_on_a_path_with_unfollowed_clauses_does_not_refute():
+    """A failure that does not vanish on a path that leaves a clause of the condition is not a
+    refutation (Inconclusive, the clause named); a rival failing there is still rejected."""
+    rng = np.random.default_rng(13)
+    sizes = [30, 60, 120]
+    flat = [rng.random(100) < 0.5 for _ in sizes]
+    with pytest.raises(Inconclusive, match="does not follow eta small"):
+        P.check_whp("proc.whp", sizes, flat, 0.1, false_fail=1e-3, unfollowed="eta small")
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        P.check_whp("proc.whp", sizes, flat, 0.1, false_fail=1e-3, unfollowed="eta small")
+    assert sink.failed

@@ -542,9 +542,14 @@ def per_rung_counts(sizes, fail, items=None, unit="items") -> str:
 def check_path_whp(cid, P, fail, *, false_fail, name, what, items=None, unit="items"):
     """'With high probability' of one statement along the declared path P (a path_run result):
     check_whp of the per-run failures `fail` (rungs x seeds, True where the run has ANY failure
-    of the statement) at whp_level(), with the per-item fraction reported beside (`items`)."""
+    of the statement) at whp_level(), with the per-item fraction reported beside (`items`).  The
+    path's unfollowed clauses (setting.PATH_UNFOLLOWED) go with it: a failure that does not
+    vanish there is Inconclusive with its numbers, not a refutation."""
+    from properties.signgd.setting import PATH_UNFOLLOWED
+
     fail = np.asarray(fail, dtype=bool)
     desc = per_rung_counts(P["sizes"], fail, items, unit)
     return check_whp(cid, P["sizes"], list(fail), whp_level(), false_fail=false_fail,
+                     unfollowed=PATH_UNFOLLOWED,
                      word=f"'{WHP_WORD}' probability, the glossary's {lookup(WHP_WORD).level:g}",
                      name=name, what=f"{what}: {desc} [{rung_summary(P)}]")

@@ -264,6 +264,14 @@ PATH_CLAUSES = ("the declared path (properties/signgd/setting.py, issue 35): s g
                 "(eps = eta sqrt(s) / sigma_0 held at 0.329)")
 
 
+# The clauses of Condition 3.1 the declared path does not follow (PATH_CLAUSES' "NOT followed"):
+# on it a failure that does not vanish is a finding about that regime, not a refutation
+# (procedures.check_whp's `unfollowed`; issue 35's ruling on paths, applied to every path check
+# 2026-12-06 after the path's first audit, see history.json).
+PATH_UNFOLLOWED = ("Condition 3.1's clauses 'eta small' [R] (eps = eta sqrt(s) / sigma_0 held at "
+                   "0.329), 'n large enough' [R] (n = 8 fixed) and s = Theta(d^{1/2} n^{-2}) [R]")
+
+
 def path_draws(fn):
     """The draws of the declared path (PATH_DRAWS: seed0, kappa_p), explicit only: each is its own
     batched run over PATH_SEEDS seeds per rung (signgd.lemma4_3, 4.4, 4.6, 4.7, stage_order)."""

@@ -221,16 +221,10 @@ def test_signgd_lemma4_3_path(world, cfg):
                      f"path, the farthest from 1 ({desc})")
 
 
-SOFTMAX_PATH_FAILS = ("on the declared path every run has a sample with s_21 far from 1/2 at T_2 "
-                      "(max |s - 1/2| = 0.5: T_2, the step from which every pair is aligned, "
-                      "comes just before T_4^-, because some pair is locked in a period-2 sign "
-                      "cycle at zero, its two members swapping signs by the same step eta "
-                      "||xi_i||_1, until the signal terms, ~1/sigma_p of the noise's under the "
-                      "noise clause, break it), at every rung")
 
 
 @pytest.mark.xdist_group("signgd-path")
-@audits(CID, fails=SOFTMAX_PATH_FAILS)
+@audits(CID)
 @path_draws
 def test_signgd_lemma4_3_softmax_path(world, cfg):
     """Item (2), 1/2 +- o(1), with high probability along the declared path: per run, any sample

@@ -231,13 +231,10 @@ def test_signgd_lemma4_4_softmax(cfg):
                 what=f"max |s - 1/2| at T_3 = {dev:.3g}")
 
 
-VOTE_PATH_FAILS = ("on the declared path most runs have a neuron off its vote at T_4^- - 1, at "
-                   "every rung (ci, draw (11, 1.0): 16, 20, 20 of 24 runs; Clopper-Pearson lower "
-                   "bound at the largest rung 0.36 > 0.1), not falling along the path")
 
 
 @pytest.mark.xdist_group("signgd-path")
-@audits(CID, fails=VOTE_PATH_FAILS)
+@audits(CID)
 @path_draws
 def test_signgd_lemma4_4_vote_path(world, cfg):
     """The vote with high probability along the declared path: per run, no neuron off its vote
