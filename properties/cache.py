@@ -38,6 +38,7 @@ memory only, per process, as before.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -291,17 +292,52 @@ def call(key: str, fn: Callable, args: tuple = (), kwargs: dict | None = None):
     if found:
         STATS["hits"] += 1
         return value
-    if value is not None:
-        STATS["rejected"] += 1
-        warnings.warn(f"run cache entry {path} (key {key}) rejected: {value}; recomputing and "
-                      "overwriting it")
-    out = _compute(key, fn, args, kwargs)
-    try:
-        _write(path, key, secret, out)
-    except Exception as e:  # noqa: BLE001 -- OSError (full disk, read-only), unpicklable value
-        warnings.warn(f"run cache at {location}: could not store {path.name} "
-                      f"({type(e).__name__}: {e}); the result is not cached")
+    with _computing(location, path):
+        # another process (an xdist worker, a shard) may have stored it while this one waited
+        # for the lock: read again before computing, so a run is computed once across processes
+        if value is None:
+            try:
+                found, value = _read(path, key, secret)
+            except OSError:
+                found, value = False, None
+            if found:
+                STATS["hits"] += 1
+                return value
+        if value is not None:
+            STATS["rejected"] += 1
+            warnings.warn(f"run cache entry {path} (key {key}) rejected: {value}; recomputing "
+                          "and overwriting it")
+        out = _compute(key, fn, args, kwargs)
+        try:
+            _write(path, key, secret, out)
+        except Exception as e:  # noqa: BLE001 -- OSError (full disk, read-only), unpicklable
+            warnings.warn(f"run cache at {location}: could not store {path.name} "
+                          f"({type(e).__name__}: {e}); the result is not cached")
     return out
+
+
+@contextlib.contextmanager
+def _computing(location: Path, path: Path):
+    """An exclusive lock (fcntl.flock on `<entry>.lock`) while one process computes an entry:
+    a second process that misses the same entry waits, then reads what the first stored,
+    instead of computing it again (two xdist workers asking for one shared run).  Keys are
+    full digests, so nested runs take different locks (no cycle without infinite recursion);
+    the lock goes with its process if that dies.  No lock where flock is missing or the lock
+    file cannot be made (the run is then computed without one)."""
+    try:
+        import fcntl
+        locks = location / "locks"  # apart from the entries (their sizes and checks ignore it)
+        locks.mkdir(exist_ok=True)
+        f = open(locks / (path.parent.name + ".lock"), "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def key_of(fn: Callable, args: tuple, kwargs: dict, *extra) -> str:

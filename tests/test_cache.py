@@ -179,3 +179,31 @@ def test_a_run_is_keyed_by_its_bound_arguments(cache_at):
     noisy_run(seed=5, n=3)
     assert CALLS == [(5, 3)]
     noisy_run.cache_clear()
+
+
+@cache.run_cache(maxsize=2)
+def slow_run(seed: int, log: str = "") -> int:
+    """A run that records each computation in `log` (one line per process that computed it)."""
+    import os
+    import time
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    time.sleep(1.0)
+    return seed * 2
+
+
+def _in_process(log):
+    return slow_run(3, log)
+
+
+def test_two_processes_that_miss_one_entry_compute_it_once(cache_at):
+    """Two xdist workers asking for one shared run at the same time: the second waits on the
+    first's lock, then reads the stored entry instead of computing it again."""
+    import multiprocessing as mp
+
+    log = str(cache_at.parent / "computed.log")
+    ctx = mp.get_context("fork")
+    with ctx.Pool(2) as pool:
+        out = pool.map(_in_process, [log, log])
+    assert out == [6, 6]
+    assert len(open(log).read().split()) == 1

@@ -38,7 +38,6 @@ on it, said in each claim).
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -212,54 +211,17 @@ def _freeze_attention(model):
 FREEZES = ("none", "attention")
 
 
-@contextmanager
-def _one_at_a_time(name: str, *args):
-    """Hold an exclusive file lock named by the run's arguments while it is looked up and, on a
-    miss, computed: a second process (an xdist worker, a shard, a figure) that asks for the same
-    run waits for the first and then reads it from the disk cache instead of training it again.
-    No lock where the disk cache is off (each process keeps its own runs then)."""
-    from properties import cache
-    if not cache.enabled():
-        yield
-        return
-    import fcntl
-    import hashlib
-    d = cache.cache_dir() / "locks"
-    path = d / (hashlib.sha1(repr((name, args)).encode()).hexdigest() + ".lock")
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
-    except OSError:  # an unwritable cache directory: no lock (the cache reports it)
-        yield
-        return
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
+@run_cache(maxsize=48)
 def dynamics_run(seeds: tuple, setting: Setting = DYN_CI, order: str = "sorted",
                  rho: float = 1.0, lr: float | None = None, freeze: str = "none") -> dict:
     """Next-token training of len(seeds) models (stacked, one program) on the SIMPLE Table 1
     generator with token `order` and uncertainty `rho`, at `setting` (lr defaults to
     setting.lr), probed N_LOG times (plus step 0) on setting.n_eval held-out samples.  One
-    cache entry per call (computed once across processes: _one_at_a_time).
+    cache entry per call (computed once across processes: the run cache's lock).
 
     Returns dict(steps (t,), ent (t, layer, S) attention entropy over real query rows (nats),
     sr (t, layer, S) stable rank of blocks[l].W1, logits (t, S, 4) centred layer-0 attention
     logits by sibling height H = 0..3 (H = 1: same s = 0 latent as the query), d, seeds)."""
-    seeds = tuple(int(s) for s in seeds)
-    with _one_at_a_time("dynamics_run", seeds, setting, order, float(rho),
-                        None if lr is None else float(lr), freeze):
-        return _dynamics_run(seeds, setting, order, rho, lr, freeze)
-
-
-@run_cache(maxsize=48)
-def _dynamics_run(seeds: tuple, setting: Setting = DYN_CI, order: str = "sorted",
-                  rho: float = 1.0, lr: float | None = None, freeze: str = "none") -> dict:
-    """The training of dynamics_run (cached)."""
     _guard(setting)
     if freeze not in FREEZES:
         raise ValueError(f"freeze must be one of {FREEZES}, got {freeze!r}")

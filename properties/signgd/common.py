@@ -13,6 +13,7 @@ from properties.readings import lookup
 from properties.policy import CLAIM_SHARE
 from properties.procedures import check_whp
 from properties.registry import rival
+from properties.signgd.setting import PATH_UNFOLLOWED
 
 
 # The allocation rule of the false-fail budget (report.CLAIM_SHARE, fixed before any run): a
@@ -545,8 +546,6 @@ def check_path_whp(cid, P, fail, *, false_fail, name, what, items=None, unit="it
     of the statement) at whp_level(), with the per-item fraction reported beside (`items`).  The
     path's unfollowed clauses (setting.PATH_UNFOLLOWED) go with it: a failure that does not
     vanish there is Inconclusive with its numbers, not a refutation."""
-    from properties.signgd.setting import PATH_UNFOLLOWED
-
     fail = np.asarray(fail, dtype=bool)
     desc = per_rung_counts(P["sizes"], fail, items, unit)
     return check_whp(cid, P["sizes"], list(fail), whp_level(), false_fail=false_fail,
