@@ -125,3 +125,40 @@ def test_theory_curves_from_their_minimum_match_the_full_grid():
     sr_part, _ = jc.rank_theory(t, M, 0.01, th.F_delta, stride=4)
     assert np.nanargmin(sr_part) == np.argmin(sr_full)
     assert np.array_equal(sr_part[np.isfinite(sr_part)], sr_full[np.isfinite(sr_part)])
+
+
+def test_dyn_programs_split_the_blocks_at_the_long_ladder_only(monkeypatch):
+    import properties.check as pc
+    monkeypatch.setattr(pc, "size", lambda: "ci")
+    assert jc.dyn_programs(0) == (jc.dyn_program(0),)
+    monkeypatch.setattr(pc, "size", lambda: "ladder")
+    progs = jc.dyn_programs(0)
+    assert len(progs) == 3 and all(len(p) == 12 for p in progs)
+    assert tuple(s for p in progs for s in p) == jc.dyn_program(0)
+
+
+def test_worker_order_computes_every_job_once_and_splits_the_largest_first(monkeypatch):
+    jobs = [(d, b) for d in (16, 32, 64, 128) for b in range(3)]
+    cost = lambda j: j[0] ** 2  # noqa: E731
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "2")
+    seqs = {}
+    for w in ("gw0", "gw1"):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", w)
+        seqs[w] = jc._worker_order(jobs, cost)
+        assert sorted(seqs[w]) == sorted(jobs)  # every job, once
+    # the two workers start on different jobs of the largest rung
+    assert seqs["gw0"][0][0] == seqs["gw1"][0][0] == 128 and seqs["gw0"][0] != seqs["gw1"][0]
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT")
+    assert jc._worker_order(jobs, cost)[0][0] == 128
+
+
+def test_dyn_merge_concatenates_seeds():
+    import numpy as np
+    a = {"ent": np.zeros((3, 2, 2)), "sr": np.zeros((3, 2, 2)), "logits": np.zeros((3, 2, 4)),
+         "seeds": (1, 2), "steps": np.arange(3), "d": 8}
+    b = {**a, "ent": np.ones((3, 2, 1)), "sr": np.ones((3, 2, 1)),
+         "logits": np.ones((3, 1, 4)), "seeds": (3,)}
+    m = jc.dyn_merge([a, b])
+    assert m["seeds"] == (1, 2, 3) and m["ent"].shape == (3, 2, 3)
+    assert m["logits"].shape == (3, 3, 4) and m["ent"][0, 0, 2] == 1
+    assert jc.dyn_select(m, (3, 1))["seeds"] == (3, 1)

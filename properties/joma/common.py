@@ -379,13 +379,86 @@ def dyn_seed_sets(base):
 
 
 def dyn_program(base):
-    """The seeds of the ONE stacked program per rung that holds the draw's seeds: for an
+    """The seeds of the stacked programs that hold the draw's seeds, as ONE tuple: for an
     explicit draw, every explicit draw's block (the three claims, their alternatives and the
-    figures share this one run per rung and configuration: one cache entry); for a generated
-    draw, its own two blocks."""
+    figures share these runs: one cache entry per program, rung and configuration); for a
+    generated draw, its own two blocks.  How they are cut into programs: dyn_programs."""
     if int(base) in DYN_DRAWS:
         return tuple(s for b in DYN_DRAWS for s in dyn_seeds(b))
     return tuple(s for blk in dyn_seed_sets(base) for s in blk)
+
+
+# Whether each block is its own stacked program (issue 36): at size ci one program per rung
+# holds every block (the small rungs are overhead-bound: stacking pays); at the long ladder each
+# block is a program of its own, so that the two workers of `-n 2` can train different blocks of
+# one rung at once (one program of 36 seeds at d = 128 kept one worker busy while the other
+# waited on its lock).  The seeds, the runs of each seed and the decision are the same.
+DYN_SPLIT = {"ci": False, "ladder": True, "paper": True}
+
+
+def dyn_programs(base):
+    """The stacked programs (seed tuples) of dyn_program(base) at the named size: one program,
+    or one per block (DYN_SPLIT)."""
+    from properties.check import size
+    prog = dyn_program(base)
+    if not DYN_SPLIT[size()]:
+        return (prog,)
+    k = dyn_seeds_per_program()
+    return tuple(prog[i:i + k] for i in range(0, len(prog), k))
+
+
+def _worker_order(jobs, cost):
+    """`jobs` in the order this xdist worker computes them: the jobs assigned to it by longest
+    processing time first (deterministic, so every worker computes the same assignment), then
+    the other workers' jobs, each worker's in reverse (the ones it reaches last), so that a
+    worker that runs out of its own work takes what is least likely to be under way.  Outside
+    xdist, largest first.  Only the order of computation changes: each job is one cache entry
+    (computed once across processes under the run cache's lock) and the results are put back
+    in canonical order by the caller."""
+    import os
+    order = sorted(range(len(jobs)), key=lambda i: -cost(jobs[i]))
+    n = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    w = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    w = int(w[2:]) if w.startswith("gw") and w[2:].isdigit() else 0
+    if n <= 1:
+        return [jobs[i] for i in order]
+    load, mine = [0.0] * n, [[] for _ in range(n)]
+    for i in order:
+        j = min(range(n), key=lambda q: (load[q], q))
+        load[j] += cost(jobs[i])
+        mine[j].append(i)
+    seq = list(mine[w % n])
+    for q in range(1, n):
+        seq += reversed(mine[(w + q) % n])
+    return [jobs[i] for i in seq]
+
+
+def dyn_merge(runs):
+    """dynamics_run results of disjoint seed programs (same rung, same configuration) as one:
+    seeds concatenated (ent, sr: axis 2; logits: axis 1)."""
+    runs = list(runs)
+    if len(runs) == 1:
+        return runs[0]
+    out = dict(runs[0])
+    for k, ax in (("ent", 2), ("sr", 2), ("logits", 1)):
+        out[k] = np.concatenate([r[k] for r in runs], axis=ax)
+    out["seeds"] = tuple(s for r in runs for s in r["seeds"])
+    return out
+
+
+def dyn_collect(fn, base, order, seeds=None):
+    """[(setting, run)] per rung of the ladder: `fn(program, setting, order)` (dynamics_run, a
+    null of it, or the large-lr run) over every program of dyn_programs(base), computed in this
+    worker's order (_worker_order: the two workers share a rung's blocks), merged per rung and
+    cut to `seeds` (default: the draw's seeds, dyn_draw_seeds)."""
+    from properties.joma.runs import ladder
+    progs, rungs = dyn_programs(base), ladder()
+    jobs = [(st_, p) for st_ in rungs for p in progs]
+    got = {}
+    for st_, p in _worker_order(jobs, lambda j: len(j[1]) * j[0].d ** 2 * j[0].steps):
+        got[(st_, p)] = fn(p, st_, order)
+    mine = dyn_draw_seeds(base) if seeds is None else seeds
+    return [(st_, dyn_select(dyn_merge(got[(st_, p)] for p in progs), mine)) for st_ in rungs]
 
 
 def dyn_select(run, seeds):
@@ -405,12 +478,10 @@ def dyn_draw_seeds(base):
 
 
 def dyn_rungs(world, base, order):
-    """(setting, the draw's part of the rung's one stacked run) per rung of the ladder for one
+    """(setting, the draw's part of the rung's stacked runs) per rung of the ladder for one
     draw, through the world's slot "run" (a null replaces it)."""
-    from properties.joma.runs import dynamics_run, ladder
-    run = world.simulation(dynamics_run, "run", pure=True)
-    mine = dyn_draw_seeds(base)
-    return [(st_, dyn_select(run(dyn_program(base), st_, order), mine)) for st_ in ladder()]
+    from properties.joma.runs import dynamics_run
+    return dyn_collect(world.simulation(dynamics_run, "run", pure=True), base, order)
 
 
 def dyn_phases():

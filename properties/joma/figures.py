@@ -237,15 +237,13 @@ def plot_dynamics_trained(key, ylabel, layer=-1):
     """Trained-transformer curves of `key` ("ent" or "sr") in `layer` on the ladder, both token
     orders, the first shared draw (the cached runs of properties.joma.runs)."""
     def plot(path):
-        from properties.joma.common import DYN_DRAWS, dyn_program, dyn_seeds, dyn_select
-        from properties.joma.runs import dynamics_run, ladder
-        rungs = ladder()
+        from properties.joma.common import DYN_DRAWS, dyn_collect, dyn_seeds
+        from properties.joma.runs import dynamics_run
         with figstyle.figure(path, 1, 2, figsize=(9, 3.4), squeeze=False) as (fig, axs):
             for ax, order in zip(axs[0], ("sorted", "random")):
-                for i, st_ in enumerate(rungs):
-                    # the claims' own run of the rung (one cache entry), the first draw's block
-                    r = dyn_select(dynamics_run(dyn_program(DYN_DRAWS[0]), st_, order),
-                                   dyn_seeds(DYN_DRAWS[0]))
+                # the claims' own runs of each rung (cached), the first draw's block
+                for i, (st_, r) in enumerate(dyn_collect(dynamics_run, DYN_DRAWS[0], order,
+                                                         dyn_seeds(DYN_DRAWS[0]))):
                     for j in range(r[key].shape[2]):
                         ax.plot(r["steps"], r[key][:, layer, j], color=f"C{i}", alpha=0.8,
                                 label=f"d={st_.d}" if j == 0 else None)
@@ -265,14 +263,12 @@ def plot_lowest_first(path):
     """Layer-0 centred attention logits by sibling height H (H = 1: same lowest latent as the
     query), random token order, the first shared draw, every rung of the ladder."""
 
-    from properties.joma.common import DYN_DRAWS, dyn_program, dyn_seeds, dyn_select
-    from properties.joma.runs import dynamics_run, ladder
-    rungs = ladder()
+    from properties.joma.common import DYN_DRAWS, dyn_collect, dyn_seeds
+    from properties.joma.runs import dynamics_run
+    rungs = dyn_collect(dynamics_run, DYN_DRAWS[0], "random", dyn_seeds(DYN_DRAWS[0]))
     with figstyle.figure(path, 1, len(rungs), figsize=(3.2 * len(rungs), 3.3),
                          squeeze=False) as (fig, axs):
-        for ax, st_ in zip(axs[0], rungs):
-            r = dyn_select(dynamics_run(dyn_program(DYN_DRAWS[0]), st_, "random"),
-                           dyn_seeds(DYN_DRAWS[0]))
+        for ax, (st_, r) in zip(axs[0], rungs):
             for h in (1, 2, 3):
                 ax.plot(r["steps"], np.nanmean(r["logits"][:, :, h], 1), label=f"H={h}")
             ax.set_title(f"d = {st_.d} (mean of {r['logits'].shape[1]} seeds)", fontsize=9)

@@ -294,9 +294,9 @@ DYN_SETTING = (f"Decoder-only transformer (sim.transformer: no positional embedd
                f"batch {DYN_CI.batch}, {DYN_CI.steps} steps, next-token loss) on Table 1's "
                "generator C = 20, "
                f"N_ch = 2, N_s = (10, 20), rho = 1, M = 100, T = 30; {DYN_CI.depth} layers; "
-               "every seed of the three explicit draws stacked in one program per rung (12 at "
-               "size ci, 36 at size ladder), each draw deciding on 2 blocks of them (8 / 24 "
-               f"seeds per rung); ladder d in {LADDERS['ci']} (size ci, {DYN_CI.steps} steps "
+               "every seed of the three explicit draws stacked (size ci: 12 in one program per "
+               "rung; size ladder: 36, one program per block of 12), each draw deciding on 2 "
+               f"blocks of them (8 / 24 seeds per rung); ladder d in {LADDERS['ci']} (size ci, {DYN_CI.steps} steps "
                f"at every d) / {LADDERS['ladder']} (size ladder, steps x d/32 at d > 32; size "
                "paper adds d = 1024, 3 layers, 10k steps, lr 1e-4, CUDA only). "
                "Wikitext (Figs. 6, 8) is not available offline.")

@@ -33,8 +33,8 @@ import numpy as np
 
 from properties import (Claim, Threshold, attach_plot, audits, check_at_least,
                         check_mean_at_least, check_trend, check_whp, null, register, rival)
-from properties.joma.common import (DYN_TREND_FF, EPS32, drop_and_rebound, dyn_draw_seeds,
-                                    dyn_draws, dyn_program, dyn_rungs, dyn_select)
+from properties.joma.common import (DYN_TREND_FF, EPS32, drop_and_rebound, dyn_collect,
+                                    dyn_draws, dyn_rungs)
 from properties.joma.figures import plot_dynamics_trained
 from properties.joma.runs import DYN_NULLS, DYN_SETTING, dynamics_run, ladder
 from properties.readings import lookup
@@ -161,15 +161,14 @@ def decide_lr(world, base):
     floor, one-sided at LR_FF)."""
     large = world.simulation(large_lr_run, "large_lr", pure=True)
     sparser, other = world.prediction(lambda: ("large", "base"), "sparser")()
-    prog, mine = dyn_program(base), dyn_draw_seeds(base)
+    # the suite-lr runs are called directly, not through slot "run": the claim's nulls of that
+    # slot (training off, attention frozen) would stop only the base of the comparison and so
+    # pass it; this item's own null replaces the large-lr run (slot "large_lr")
+    both = {"base": dyn_collect(dynamics_run, base, "sorted"),
+            "large": dyn_collect(large, base, "sorted")}
     rungs = []
-    for st_ in ladder():
-        # the suite-lr runs are called directly, not through slot "run": the claim's nulls of
-        # that slot (training off, attention frozen) would stop only the base of the comparison
-        # and so pass it; this item's own null replaces the large-lr run (slot "large_lr")
-        top = {"base": dyn_select(dynamics_run(prog, st_, "sorted"), mine),
-               "large": dyn_select(large(prog, st_, "sorted"), mine)}
-        top = {k: r["ent"][:, -1] for k, r in top.items()}  # (t, S): the top layer
+    for i, st_ in enumerate(ladder()):
+        top = {k: r[i][1]["ent"][:, -1] for k, r in both.items()}  # (t, S): the top layer
         rungs.append((st_.d, top[other][-1] - top[sparser][-1],
                       top[sparser][-1] / top[sparser][0]))
     per_rung = "; ".join(
