@@ -7,7 +7,8 @@ Public API for a property (built-in or a researcher's conjecture):
                             Tolerance, Threshold, check_close, check_at_least, check_order,
                             check_trend, check_mc_mean, check_bound, check_whp, check_event_order,
                             check_mean_at_least, check_paired_order, check_above_noise,
-                            check_beyond_permutations)
+                            check_beyond_permutations, check_estimate, clustered_mean,
+                            clustered_ratio)
 
 One procedure per kind of statement (properties.procedures, properties.check): a claim file
 declares the quantity and the closed form; the procedure owns the critical value, the standard
@@ -27,6 +28,7 @@ _WHERE = {
                      "rival"), "properties.registry"),
     **dict.fromkeys(("World", "audits", "paper_example"), "properties.world"),
     **dict.fromkeys(("check_mc_mean", "check_bound", "check_whp", "check_event_order",
+                     "check_estimate", "clustered_mean", "clustered_ratio",
                      "check_mean_at_least", "check_paired_order", "check_above_noise",
                      "check_beyond_permutations"),
                     "properties.procedures"),
@@ -53,4 +55,4 @@ __all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples",
            "PropertyError", "Inconclusive", "paper_example", "order_slope_tolerance",
            "check_mc_mean", "check_bound", "check_whp", "check_event_order",
            "check_mean_at_least", "check_paired_order", "check_above_noise",
-           "check_beyond_permutations"]
+           "check_beyond_permutations", "check_estimate", "clustered_mean", "clustered_ratio"]

@@ -6,6 +6,9 @@ standard error and the smallest departure it detects from the design, never from
     check_mc_mean       a Monte Carlo estimate (scalar, vector or matrix, one row per seed)
                         against a closed form: coordinatewise Student t on the seed-clustered
                         mean, Sidak over the coordinates (decisions 2)
+    check_estimate      one estimate with its standard error (a Monte Carlo mean, a seed-
+                        clustered mean or ratio: clustered_mean, clustered_ratio) against a
+                        prediction: two-sided, or 'not significantly below / above' (decisions 2)
     check_bound         a one-sided bound f <= B (deterministic, or with seed noise): passes with
                         its slack recorded, the resolution a bound needs (decisions 3)
     check_whp           "with high probability" along a declared path: per run "any failure",
@@ -41,7 +44,8 @@ from scipy import stats
 from properties import check as _c
 from properties import discrepancy as _d
 
-__all__ = ["check_mc_mean", "check_mean_at_least", "check_bound", "check_whp",
+__all__ = ["check_mc_mean", "check_mean_at_least", "check_bound", "check_whp", "check_estimate",
+           "clustered_mean", "clustered_ratio",
            "check_event_order", "check_paired_order", "check_above_noise",
            "check_beyond_permutations", "sidak", "cochran_armitage"]
 
@@ -177,6 +181,109 @@ def check_mean_at_least(claim_id: str, samples, threshold, *, false_fail: float,
         _c._SINK.undecided.append((cname, msg))
         return lo
     raise _c.Inconclusive(msg)
+
+
+def clustered_mean(samples) -> tuple[float, float, int]:
+    """(mean, standard error, dof) of one value per independent cluster (a seed, a document):
+    SE = sd / sqrt(J) and J - 1 degrees of freedom."""
+    x = np.asarray(samples, dtype=np.float64).reshape(-1)
+    if x.size < 2 or not np.all(np.isfinite(x)):
+        raise ValueError(f"samples: at least 2 finite values (one per cluster), got {x.size}")
+    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), int(x.size - 1)
+
+
+def clustered_ratio(num, den):
+    """A pooled ratio num.sum(0) / den.sum(0) over J independent clusters (axis 0: the seeds; any
+    shape after it) and its cluster-robust standard error (the delta method for a ratio
+    estimator, with the J / (J - 1) small-sample factor): items within a cluster share their
+    seed and are not independent, the clusters are.  Returns (ratio, se, dof = J - 1); a ratio
+    with no items (den 0) is NaN, its SE NaN."""
+    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    if num.shape != den.shape or num.ndim < 1:
+        raise ValueError(f"num, den: one shape with the clusters in axis 0, got {num.shape} and "
+                         f"{den.shape}")
+    J = num.shape[0]
+    if J < 2:
+        raise ValueError(f"num, den: at least 2 clusters in axis 0, got {J}")
+    N, D = num.sum(0), den.sum(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = N / D
+        resid = num - f * den
+        se = np.sqrt(J / (J - 1) * (resid ** 2).sum(0)) / D
+    return f, se, J - 1
+
+
+ESTIMATE_SIDES = ("two-sided", "not_below", "not_above")
+
+
+def check_estimate(claim_id: str, estimate: float, predicted: float = 0.0, *, se: float,
+                   dof: int | None = None, side: str = "two-sided", false_fail: float,
+                   comparisons: int = 1, predicted_se: float | None = None,
+                   reading: tuple[str, str] | None = None, unit: str = "estimate",
+                   what: str = "", name: str | None = None) -> float:
+    """One estimate with its standard error against a prediction: a Monte Carlo mean over many
+    documents or samples (`dof` None: normal) or a seed-clustered mean or ratio (`dof` = clusters
+    - 1: Student t; `clustered_mean`, `clustered_ratio`), at `false_fail` spent over
+    `comparisons` checks of the same kind (Bonferroni).
+
+      side "two-sided"  |estimate - predicted| <= the critical value x SE (two-sided);
+      side "not_below"  estimate >= predicted - critical value x SE (one-sided: fails only where
+                        the estimate is significantly below; 'at least', 'not better than');
+      side "not_above"  the mirror image.
+
+    `predicted_se`: the prediction's own standard error (a published table's counts), combined
+    in quadrature with the z critical value of the same rate.  `reading`: (word, sentence) of the
+    glossary: the level is the word's (`Threshold.reading`, its bracket decided too), the noise
+    term added to it (one-sided sides only; `predicted` unused).  Records the rate and the
+    smallest departure on the guarded side it detects (`properties.discrepancy`, in `unit`).
+    An SE of 0 (every cluster equal) is a comparison up to round-off.  Returns the margin (the
+    score recorded: the band minus the error, two-sided; the estimate minus its lower limit,
+    one-sided).  The check's identity is check_close's (two-sided) or check_at_least's."""
+    if side not in ESTIMATE_SIDES:
+        raise ValueError(f"side must be one of {ESTIMATE_SIDES}, got {side!r}")
+    if not 0 < false_fail < 0.5:
+        raise ValueError(f"false_fail must be in (0, 0.5), got {false_fail!r}")
+    if isinstance(comparisons, bool) or not isinstance(comparisons, int) or comparisons < 1:
+        raise ValueError(f"comparisons must be an int >= 1, got {comparisons!r}")
+    if dof is not None and (isinstance(dof, bool) or int(dof) != dof or dof < 1):
+        raise ValueError(f"dof must be None (normal) or an integer >= 1, got {dof!r}")
+    est, s = float(estimate), float(se)
+    if not (math.isfinite(est) and math.isfinite(s) and s >= 0):
+        raise ValueError(f"estimate must be finite and se finite >= 0, got {estimate!r}, {se!r}")
+    if predicted_se is not None and not (math.isfinite(float(predicted_se))
+                                         and float(predicted_se) >= 0):
+        raise ValueError(f"predicted_se must be finite and >= 0, got {predicted_se!r}")
+    if reading is not None and side == "two-sided":
+        raise ValueError("reading: a glossary level for a one-sided side only")
+    a = false_fail / comparisons / (2 if side == "two-sided" else 1)
+    dist = "z" if dof is None else f"t_{int(dof)}"
+    crit = float(stats.norm.isf(a) if dof is None else stats.t.isf(a, int(dof)))
+    width, model = crit * s, f"{dist} {crit:.3g} x SE {s:.3g}"
+    if predicted_se is not None:
+        z = float(stats.norm.isf(a))
+        width = float(np.hypot(crit * s, z * float(predicted_se)))
+        model += f" (+) z {z:.3g} x the prediction's SE {float(predicted_se):.3g}, in quadrature"
+    model += (f" ({side}, false-fail {false_fail:g}"
+              + (f" over {comparisons} comparisons" if comparisons > 1 else "") + ")")
+    eff = width / crit if crit > 0 else 0.0
+    detects = None
+    if eff > 0:
+        detects = (_d.normal_mean(eff, a, unit) if dof is None
+                   else _d.t_mean(eff, int(dof), a, unit))
+    rate = false_fail / comparisons
+    if side == "two-sided":
+        ro = _c.Tolerance.roundoff(abs(float(predicted)) + abs(est) + 1.0).value
+        tol = _c.Tolerance.derived(max(width, ro), f"Monte Carlo: {model}", rate)
+        return _c.check_close(claim_id, est, float(predicted), tol, what=what, name=name,
+                              detects=detects)
+    sign = 1.0 if side == "not_below" else -1.0
+    noise = _c.Threshold(-width, f"Monte Carlo: -{model}", "derived", rate)
+    if reading is not None:
+        th = _c.Threshold.reading(reading[0], reading[1], plus=noise)
+        return _c.check_at_least(claim_id, sign * est, th, what=what, name=name,
+                                 detects=detects)
+    return _c.check_at_least(claim_id, sign * (est - float(predicted)), noise, what=what,
+                             name=name, detects=detects)
 
 
 def check_bound(claim_id: str, value, bound, *, side: str = "upper", false_fail: float = 0.0,

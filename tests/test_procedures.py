@@ -576,3 +576,60 @@ def test_check_whp_on_a_path_with_unfollowed_clauses_does_not_refute():
     with C.recording(sink):
         P.check_whp("proc.whp", sizes, flat, 0.1, false_fail=1e-3, unfollowed="eta small")
     assert sink.failed
+
+
+def test_check_estimate_false_fails_at_its_rate_on_each_side_and_detects_its_departure():
+    """At the boundary (a true mean equal to the prediction) a one-sided 'not below' check fails
+    at its rate; the two-sided one at its rate too (both tails); a true shortfall of the
+    detected size is caught with probability >= 0.95."""
+    rng = np.random.default_rng(31)
+    S, ff, n = 10, 0.05, 2000
+    for side in ("not_below", "two-sided"):
+        fails = 0
+        for _ in range(n):
+            m, se, dof = P.clustered_mean(rng.normal(0, 1, S))
+            sink = C.Sink(soft=True)
+            with C.recording(sink):
+                P.check_estimate("proc.est", m, 0.0, se=se, dof=dof, side=side, false_fail=ff)
+            fails += bool(sink.failed)
+        assert fails / n < ff * 1.35, (side, fails)  # 100 expected: 135 is 3.6 sd above
+        assert fails / n > ff * 0.65, (side, fails)  # the rate is spent, not wasted
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        P.check_estimate("proc.est", 0.0, 0.0, se=1 / math.sqrt(S), dof=S - 1, side="not_below",
+                         false_fail=ff, unit="u", name="d")
+    shift = next(v["value"] for v in sink.discrepancy.values())
+    caught = 0
+    for _ in range(400):
+        m, se, dof = P.clustered_mean(rng.normal(-shift, 1, S))
+        sink = C.Sink(soft=True)
+        with C.recording(sink):
+            P.check_estimate("proc.est", m, 0.0, se=se, dof=dof, side="not_below", false_fail=ff)
+        caught += bool(sink.failed)
+    assert caught / 400 > 0.9
+    # the mirror side, a prediction's own SE in quadrature, a reading, and bad input
+    with pytest.raises(ClaimMismatch):
+        P.check_estimate("proc.est", 1.0, 0.0, se=0.1, side="not_above", false_fail=ff)
+    P.check_estimate("proc.est", 0.5, 0.0, se=0.1, predicted_se=0.3, false_fail=ff)
+    with pytest.raises(ClaimMismatch):
+        P.check_estimate("proc.est", 0.5, 0.0, se=0.1, false_fail=ff)
+    P.check_estimate("proc.est", 0.9, se=0.01, side="not_below", false_fail=ff,
+                     reading=("high", "attention becomes high"))
+    for bad in (dict(side="up"), dict(false_fail=0.7), dict(comparisons=0), dict(dof=0),
+                dict(se=-1.0), dict(reading=("high", "x"))):
+        kw = dict(se=0.1, false_fail=ff) | bad
+        with pytest.raises(ValueError):
+            P.check_estimate("proc.est", 0.5, 0.0, **kw)
+
+
+def test_clustered_ratio_is_the_pooled_ratio_with_the_delta_method_se():
+    num = np.array([[1.0, 2.0], [3.0, 2.0], [2.0, 2.0]])
+    den = np.array([[2.0, 4.0], [4.0, 4.0], [2.0, 4.0]])
+    f, se, dof = P.clustered_ratio(num, den)
+    assert dof == 2 and np.allclose(f, [6 / 8, 0.5]) and se[1] == 0.0
+    resid = num[:, 0] - 0.75 * den[:, 0]
+    assert np.isclose(se[0], math.sqrt(1.5 * (resid ** 2).sum()) / 8)
+    with pytest.raises(ValueError):
+        P.clustered_ratio(num[:1], den[:1])
+    with pytest.raises(ValueError):
+        P.clustered_mean([1.0])

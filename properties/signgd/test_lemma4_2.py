@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import example, given
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close, examples,
-                        null, register, rival)
-from properties.signgd.common import claim_rate, clustered_fractions, t_crit
+from properties import (Claim, audits, check_estimate, clustered_ratio, examples, null, register,
+                        rival)
+from properties.signgd.common import claim_rate
 from properties.signgd.setting import SETTING, signgd_draw_note
 from properties.signgd.runs import (random_sign_run, S2_CANON, S2_RUN, S2_SEEDS, stage2_run,
                                     untrained_run)
@@ -116,21 +116,13 @@ def test_signgd_lemma4_2(world, cfg):
     r = world.simulation(stage2_run, "run", pure=True)(*cfg)
     lv = world.prediction(lemma_levels, "levels")()
     num, den = _parts(r["M"])
-    f, se, J = clustered_fractions(num, den)
+    f, se, dof = clustered_ratio(num, den)  # seed-clustered: pairs within a seed share it
     se = np.nan_to_num(se)
-    crit = t_crit(FALSE_FAIL, 3, J - 1)  # two-sided crit: conservative for the one-sided checks
-    ff = FALSE_FAIL / 3
-    level = lv["aligned"]
-    th = Threshold(-crit * se[0], f"Monte Carlo one-sided: -t_{J - 1} {crit:.2f} x seed-"
-                                  f"clustered SE {se[0]:.3g} below the level {level:g}",
-                   "derived", ff)
-    check_at_least(CID, f[0] - level, th, what=f"aligned after Stage II: {f[0]:.3f} >= {level:g}",
-                   name="aligned")
-    noise = Threshold(-crit * se[1], f"Monte Carlo one-sided: -t_{J - 1} {crit:.2f} x seed-"
-                                     f"clustered SE {se[1]:.3g}", "derived", ff)
-    check_at_least(CID, f[1], Threshold.reading("keep their sign", KEEP, plus=noise),
-                   what=f"P(keep | agree at init) {f[1]:.3f}", name="keep")
-    tol = Tolerance.derived(max(crit * se[2], 1e-12), f"Monte Carlo: t_{J - 1} {crit:.2f} x "
-                            f"seed-clustered SE {se[2]:.3g} (false-fail {ff:.3g})", ff)
-    check_close(CID, f[2], lv["follow_query"], tol, name="follow_query",
-                what=f"P(query's init sign | disagree) {f[2]:.3f} = {lv['follow_query']:g}")
+    rates = dict(false_fail=FALSE_FAIL, comparisons=3, dof=dof, unit="fraction of pairs")
+    check_estimate(CID, f[0], lv["aligned"], se=se[0], side="not_below", name="aligned",
+                   what=f"aligned after Stage II: {f[0]:.3f} >= {lv['aligned']:g}", **rates)
+    check_estimate(CID, f[1], se=se[1], side="not_below", reading=("keep their sign", KEEP),
+                   name="keep", what=f"P(keep | agree at init) {f[1]:.3f}", **rates)
+    check_estimate(CID, f[2], lv["follow_query"], se=se[2], name="follow_query",
+                   what=f"P(query's init sign | disagree) {f[2]:.3f} = {lv['follow_query']:g}",
+                   **rates)

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import example, given
-from scipy import stats
 
-from properties import Claim, Tolerance, audits, check_close, examples, null, register, rival
-from properties.signgd.common import (claim_rate, clustered_fractions, FRACTION_NAMES, t_crit,
-                                      table_parts)
+from properties import (Claim, audits, check_estimate, clustered_ratio, examples, null, register,
+                        rival)
+from properties.signgd.common import claim_rate, FRACTION_NAMES, table_parts
 from properties.signgd.figures import plot_table2
 from properties.signgd.setting import SETTING, signgd_draw_note
 from properties.signgd.runs import (COLS, random_sign_run, S2_CANON, S2_RUN, S2_SEEDS, stage2_run,
@@ -183,23 +182,18 @@ def _compare(world_or_none, cfg, table_fn):
     pred_fn = table_fn if world_or_none is None else world_or_none.prediction(table_fn, "table")
     r = run_fn(*cfg)
     num, den = table_parts(r["M"])
-    f, se, J = clustered_fractions(num, den)
+    f, se, dof = clustered_ratio(num, den)  # seed-clustered: pairs within a seed share it
     se = np.nan_to_num(se)
     deff = design_effects(num, den, f, se)
     se = boundary_floor(den, f, se, deff)
     fp, sep = pred_fn()
-    crit = t_crit(FALSE_FAIL, 6, J - 1)  # the simulation's SE is estimated from J seeds
-    z = float(stats.norm.isf(FALSE_FAIL / 12))  # the table's SE: its counts' binomial x deff
     for k, name in enumerate(FRACTION_NAMES):
-        s_sim, s_tab = float(se[k]), float(sep[k]) * float(np.sqrt(deff[k]))
-        width = float(np.hypot(crit * s_sim, z * s_tab))
-        tol = Tolerance.derived(max(width, 1e-12),
-                                f"Monte Carlo: t_{J - 1} {crit:.2f} x seed-clustered SE {s_sim:.3g}"
-                                f" (+) z {z:.2f} x the table's binomial SE x sqrt(design effect "
-                                f"{deff[k]:.2f}) = {s_tab:.3g}, in quadrature; false-fail "
-                                f"{FALSE_FAIL:g} over 6 fractions", FALSE_FAIL / 6)
-        check_close(CID, f[k], fp[k], tol, name=name,
-                    what=f"{name}: simulated {f[k]:.3f}, Table 2 {fp[k]:.3f}")
+        # the table's own SE: its counts' binomial x sqrt(design effect), in quadrature
+        check_estimate(CID, f[k], fp[k], se=float(se[k]), dof=dof,
+                       predicted_se=float(sep[k]) * float(np.sqrt(deff[k])),
+                       false_fail=FALSE_FAIL, comparisons=6, unit="fraction of pairs", name=name,
+                       what=f"{name}: simulated {f[k]:.3f}, Table 2 {fp[k]:.3f} (design effect "
+                            f"{deff[k]:.2f})")
 
 
 @audits(CID)

@@ -29,15 +29,12 @@ compares two independent ridge-trained runs: a different run from the claim's re
 
 from __future__ import annotations
 
-import math
-
 from hypothesis import example, given
 from hypothesis import strategies as st
-from scipy import stats
 
 from properties import attach_plot
-from properties import (Claim, Threshold, audits, check_at_least, check_beyond_permutations,
-                        check_paired_order, discrepancy, examples, null, paper_example,
+from properties import (Claim, audits, check_beyond_permutations, check_estimate,
+                        check_paired_order, clustered_mean, examples, null, paper_example,
                         register)
 from properties.topic.figures import plot_wv_diagonal_no_l2
 from properties.topic.common import (EMPIRICAL_AUDIT_SEEDS, PAPER_TV, PAPER_TV_WHY, PAPER_WHERE,
@@ -159,13 +156,9 @@ def test_empirical_wv_diagonal_no_l2(world, seed, tv):
                        order="larger without L2", unit="diagonal excess (c3/v)",
                        what=f"(1b) diagonal excess without ridge (mean {excess.mean():.4f}) - "
                             f"with ridge {L2:g} (mean {excess_l2.mean():.4f}), c3/v, T = v = {T}")
-    d = ref["heldout_loss"][0] - run["heldout_loss"][0]
-    se = float(d.std(ddof=1) / math.sqrt(d.size))
-    z = float(stats.norm.isf(LOSS_FALSE_FAIL))
-    check_at_least(CID, float(d.mean()), Threshold(
-        -z * se, f"Monte Carlo: -{z:.2f} x SE {se:.3g} of the paired held-out loss difference "
-                 f"over {d.size} documents (one-sided false-fail {LOSS_FALSE_FAIL:g})",
-        "derived", LOSS_FALSE_FAIL),
-        what=f"held-out loss of element 0: L(ridge {L2:g}) - L(no ridge) = {d.mean():.3g} (SE "
-             f"{se:.2g})",
-        detects=discrepancy.normal_mean(max(se, 1e-300), LOSS_FALSE_FAIL, "held-out loss"))
+    d = ref["heldout_loss"][0] - run["heldout_loss"][0]  # per held-out document
+    m, se, dof = clustered_mean(d)
+    check_estimate(CID, m, 0.0, se=se, dof=dof, side="not_below", false_fail=LOSS_FALSE_FAIL,
+                   unit="held-out loss",
+                   what=f"held-out loss of element 0: L(ridge {L2:g}) - L(no ridge) = {m:.3g} "
+                        f"over {d.size} documents")
