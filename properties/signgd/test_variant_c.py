@@ -11,7 +11,8 @@ from hypothesis import example, given
 
 from properties import audits, examples, register
 from properties.signgd.setting import SEED
-from properties.signgd.variants import variant_check, variant_claim, variant_lemma_check
+from properties.signgd.variants import (NON_SPARSE_LEMMA_FAILS, variant_check, variant_claim,
+                                        variant_lemma_check)
 
 CID = "signgd.variant_c"
 NAME = "c"
@@ -31,14 +32,7 @@ def test_signgd_variant_c(world, seed):
     variant_check(CID, NAME, world, seed)
 
 
-LEMMA_FAILS = ("Lemma 4.3 (1) at the glossary's 'Theta(1)' (a factor 3): the median |a(T_2)| is "
-               "~0.25-0.3 of T_2 eta ||xi_i||_1 (a factor 3.4-4.1; within the looser 5) on this "
-               "non-sparse data (s = 200 of d = 241): with supports that overlap, the gradient's "
-               "sign on a shared coordinate is the samples' sum, so a noise inner product moves "
-               "by less than eta ||xi_i||_1 per step")
-
-
-@audits(CID, fails=LEMMA_FAILS)
+@audits(CID, fails=NON_SPARSE_LEMMA_FAILS)
 @examples(1)
 @example(seed=11)
 @example(seed=12345)
