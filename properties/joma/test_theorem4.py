@@ -82,7 +82,10 @@ def simulate_attention_shared(mu, v0, t_end, factor=None, **kw):
     grows without bound."""
     def common(t, V):
         base = 1.0 if factor is None else float(factor(t, V))
-        return base * math.exp(0.5 * float(np.max(np.asarray(V) ** 2)))
+        # the exponent capped at 700 (e^709 is float64's largest): the solver's trial states can
+        # lie far outside the path (which stays between v0 and mu); there the capped factor
+        # only makes the step fail and shrink (a randomized draw overflowed math.exp here)
+        return base * math.exp(min(0.5 * float(np.max(np.asarray(V) ** 2)), 700.0))
     return simulate_eqn7(mu, v0, t_end, attention=False, factor=common, **kw)
 
 
