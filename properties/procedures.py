@@ -234,11 +234,12 @@ def check_estimate(claim_id: str, estimate: float, predicted: float = 0.0, *, se
     `predicted_se`: the prediction's own standard error (a published table's counts), combined
     in quadrature with the z critical value of the same rate.  `reading`: (word, sentence) of the
     glossary: the level is the word's (`Threshold.reading`, its bracket decided too), the noise
-    term added to it (one-sided sides only; `predicted` unused).  Records the rate and the
+    term added to it (side "not_below" only; `predicted` unused).  Records the rate and the
     smallest departure on the guarded side it detects (`properties.discrepancy`, in `unit`).
-    An SE of 0 (every cluster equal) is a comparison up to round-off.  Returns the margin (the
-    score recorded: the band minus the error, two-sided; the estimate minus its lower limit,
-    one-sided).  The check's identity is check_close's (two-sided) or check_at_least's."""
+    An SE of 0 (every cluster equal) leaves a comparison up to round-off (two-sided) or an exact
+    one (one-sided).  Returns what check_close returns (the error, two-sided) or check_at_least
+    (the score: the estimate, or its signed distance from the prediction, one-sided).  The
+    check's identity is check_close's (two-sided) or check_at_least's."""
     if side not in ESTIMATE_SIDES:
         raise ValueError(f"side must be one of {ESTIMATE_SIDES}, got {side!r}")
     if not 0 < false_fail < 0.5:
@@ -253,8 +254,9 @@ def check_estimate(claim_id: str, estimate: float, predicted: float = 0.0, *, se
     if predicted_se is not None and not (math.isfinite(float(predicted_se))
                                          and float(predicted_se) >= 0):
         raise ValueError(f"predicted_se must be finite and >= 0, got {predicted_se!r}")
-    if reading is not None and side == "two-sided":
-        raise ValueError("reading: a glossary level for a one-sided side only")
+    if reading is not None and side != "not_below":
+        raise ValueError(f"reading: a glossary level is a lower limit (side 'not_below' only), "
+                         f"got side {side!r}")
     a = false_fail / comparisons / (2 if side == "two-sided" else 1)
     dist = "z" if dof is None else f"t_{int(dof)}"
     crit = float(stats.norm.isf(a) if dof is None else stats.t.isf(a, int(dof)))
@@ -280,8 +282,7 @@ def check_estimate(claim_id: str, estimate: float, predicted: float = 0.0, *, se
     noise = _c.Threshold(-width, f"Monte Carlo: -{model}", "derived", rate)
     if reading is not None:
         th = _c.Threshold.reading(reading[0], reading[1], plus=noise)
-        return _c.check_at_least(claim_id, sign * est, th, what=what, name=name,
-                                 detects=detects)
+        return _c.check_at_least(claim_id, est, th, what=what, name=name, detects=detects)
     return _c.check_at_least(claim_id, sign * (est - float(predicted)), noise, what=what,
                              name=name, detects=detects)
 

@@ -616,7 +616,8 @@ def test_check_estimate_false_fails_at_its_rate_on_each_side_and_detects_its_dep
     P.check_estimate("proc.est", 0.9, se=0.01, side="not_below", false_fail=ff,
                      reading=("high", "attention becomes high"))
     for bad in (dict(side="up"), dict(false_fail=0.7), dict(comparisons=0), dict(dof=0),
-                dict(se=-1.0), dict(reading=("high", "x"))):
+                dict(se=-1.0), dict(reading=("high", "x")),
+                dict(side="not_above", reading=("high", "attention becomes high"))):
         kw = dict(se=0.1, false_fail=ff) | bad
         with pytest.raises(ValueError):
             P.check_estimate("proc.est", 0.5, 0.0, **kw)
