@@ -7,6 +7,7 @@ Public API for a property (built-in or a researcher's conjecture):
                             Tolerance, Threshold, check_close, check_at_least, check_order,
                             check_trend, check_mc_mean, check_bound, check_whp, check_event_order,
                             check_mean_at_least, check_paired_order, check_above_noise,
+                            check_count_at_most,
                             check_beyond_permutations, check_estimate, clustered_mean,
                             clustered_ratio)
 
@@ -30,7 +31,7 @@ _WHERE = {
     **dict.fromkeys(("check_mc_mean", "check_bound", "check_whp", "check_event_order",
                      "check_estimate", "clustered_mean", "clustered_ratio",
                      "check_mean_at_least", "check_paired_order", "check_above_noise",
-                     "check_beyond_permutations"),
+                     "check_count_at_most", "check_beyond_permutations"),
                     "properties.procedures"),
 }
 
@@ -55,4 +56,4 @@ __all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples",
            "PropertyError", "Inconclusive", "paper_example", "order_slope_tolerance",
            "check_mc_mean", "check_bound", "check_whp", "check_event_order",
            "check_mean_at_least", "check_paired_order", "check_above_noise",
-           "check_beyond_permutations", "check_estimate", "clustered_mean", "clustered_ratio"]
+           "check_count_at_most", "check_beyond_permutations", "check_estimate", "clustered_mean", "clustered_ratio"]

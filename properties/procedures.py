@@ -18,6 +18,8 @@ standard error and the smallest departure it detects from the design, never from
     check_mean_at_least a mean over seeds said to be at least a level (an ordering "A > B" as
                         a per-seed difference against 0, or a glossary word such as "high"):
                         one-sided seed-clustered t; above, below, or undecided (decisions 2)
+    check_count_at_most failures among independent trials, each failing with probability at most
+                        a guaranteed p (a union or tail bound): the binomial upper quantile
     check_event_order   "T_a before T_b" per item: a-first, b-first and ties; decided on the
                         untied items by a sign test, ties reported, never failures (decisions 7)
     check_paired_order  "A > B" on paired runs (common random numbers): the per-element
@@ -46,7 +48,7 @@ from properties import discrepancy as _d
 
 __all__ = ["check_mc_mean", "check_mean_at_least", "check_bound", "check_whp", "check_estimate",
            "clustered_mean", "clustered_ratio",
-           "check_event_order", "check_paired_order", "check_above_noise",
+           "check_count_at_most", "check_event_order", "check_paired_order", "check_above_noise",
            "check_beyond_permutations", "sidak", "cochran_armitage"]
 
 
@@ -330,9 +332,45 @@ def check_bound(claim_id: str, value, bound, *, side: str = "upper", false_fail:
     return worst
 
 
-def check_whp(claim_id: str, sizes, failures, level: float, *, false_fail: float,
+def _whp_state(x, k, n, level: float, a: float) -> tuple[str, object, float, bool]:
+    """check_whp's decision at one level: ("holds" | "refuted" | "undecided", the largest
+    rung's Clopper-Pearson interval, the Cochran-Armitage z, whether it falls)."""
+    z = cochran_armitage(np.log(x), k, n)
+    zc = float(stats.norm.isf(a / 2))
+
+    def cp(kk, nn):
+        return stats.binomtest(int(kk), int(nn)).proportion_ci(confidence_level=1 - a,
+                                                              method="exact")
+    top = int(np.argmax(x))
+    ci = cp(k[top], n[top])
+    every_below = all(cp(kk, nn).high < level for kk, nn in zip(k, n))
+    falls, rises = z < -zc, z > zc
+    if ci.high < level and (falls or every_below) and not rises:
+        return "holds", ci, z, falls
+    if rises or (ci.low > level and not falls):
+        return "refuted", ci, z, falls
+    return "undecided", ci, z, falls
+
+
+def _whp_levels(level) -> tuple[float, dict | None]:
+    """`level` of check_whp: a number, or a glossary word for the share of runs that hold
+    ('most', 'high'): the failure probability allowed is one minus its level, and its bracket
+    is decided too."""
+    if isinstance(level, str):
+        from properties.readings import lookup
+        r = lookup(level)
+        return 1.0 - r.level, {"word": r.word, "kind": "score>=tol",
+                               "levels": {"level": r.level, "stricter": r.stricter,
+                                          "looser": r.looser},
+                               "allowed": {"level": 1.0 - r.level,
+                                           "stricter": 1.0 - r.stricter,
+                                           "looser": 1.0 - r.looser}}
+    return float(level), None
+
+
+def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
               word: str = "", what: str = "", name: str | None = None,
-              unfollowed: str = "") -> dict:
+              unfollowed: str = "", reading: str | None = None) -> dict:
     """'With high probability' along a declared path of sizes (every clause of the paper's
     condition kept as the size grows).  `failures`: per rung, one boolean per run, True if the
     run had ANY failure of the statement ("for all s and i": the per-run statistic); the
@@ -346,6 +384,17 @@ def check_whp(claim_id: str, sizes, failures, level: float, *, false_fail: float
     (its lower bound above it) without falling.  Otherwise inconclusive, with the runs per rung
     that would put the largest rung's upper bound below `level` at its observed rate.
 
+    Glossary words, each decided at its stricter and looser level as well (the others at
+    theirs; a verdict that changes inside a bracket is reading-dependent in the report):
+      `level`   a number, or a word for the share of runs that hold ('most', 'high'): the
+                failure probability allowed is one minus the word's level;
+      `reading` a word for the per-run statement ('extremely sparse'): then `failures` are, per
+                rung, each run's value of the word's statistic, and a run fails where the value
+                is beyond the word's level (above it for a tolerance word, below for a score).
+    At a bracket level the decision is recorded as passing where it is not the glossary level's
+    failure: a refutation passes there where that level does not refute (holds or undecided), a
+    holds where that level holds too.
+
     `unfollowed`: the clauses of the paper's condition the path does not follow (declared with
     the path).  On such a path a failure probability that does not vanish is evidence neither
     for nor against the statement (a finding about the regime outside those clauses): in the
@@ -354,43 +403,89 @@ def check_whp(claim_id: str, sizes, failures, level: float, *, false_fail: float
     claim's verdict), and a 'holds' stands with the clauses named."""
     cname = _c.check_name("check_whp", name)
     x = np.asarray(list(sizes), dtype=np.float64)
-    runs = [np.asarray(f, dtype=bool).ravel() for f in failures]
-    if x.ndim != 1 or len(runs) != x.size or np.unique(x).size < 3 or np.any(x <= 0):
+    if x.ndim != 1 or len(failures) != x.size or np.unique(x).size < 3 or np.any(x <= 0):
         raise ValueError("sizes: at least three distinct rungs > 0, one array of runs per rung")
-    if any(r.size < 1 for r in runs):
-        raise ValueError("failures: every rung needs at least one run")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
     if not 0 < false_fail < 1:
         raise ValueError(f"false_fail must be in (0, 1), got {false_fail!r}")
-    a = false_fail / 2
-    k = np.array([int(r.sum()) for r in runs], dtype=np.float64)
-    n = np.array([r.size for r in runs], dtype=np.float64)
-    z = cochran_armitage(np.log(x), k, n)
-    zc = float(stats.norm.isf(a / 2))
+    level, frac_word = _whp_levels(level)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    run_word = None
+    if reading is not None:
+        from properties.readings import lookup
+        r = lookup(reading)
+        tolerance = r.stricter < r.level
+        values = [np.asarray(f, dtype=np.float64).ravel() for f in failures]
+        if any(not np.all(np.isfinite(v)) for v in values):
+            raise ValueError(f"failures: with reading {reading!r}, each run's value of the "
+                             "word's statistic, finite")
+        run_word = {"word": r.word, "kind": "error<=tol" if tolerance else "score>=tol",
+                    "levels": {"level": r.level, "stricter": r.stricter, "looser": r.looser}}
 
-    def cp(kk, nn):
-        return stats.binomtest(int(kk), int(nn)).proportion_ci(confidence_level=1 - a,
-                                                              method="exact")
+        def fails_at(lv):
+            return [(v > lv) if tolerance else (v < lv) for v in values]
+        runs = fails_at(r.level)
+    else:
+        runs = [np.asarray(f, dtype=bool).ravel() for f in failures]
+    if any(r_.size < 1 for r_ in runs):
+        raise ValueError("failures: every rung needs at least one run")
+    a = false_fail / 2
+    n = np.array([r_.size for r_ in runs], dtype=np.float64)
+
+    def counts(rr):
+        return np.array([int(r_.sum()) for r_ in rr], dtype=np.float64)
+    k = counts(runs)
+    state, ci, z, falls = _whp_state(x, k, n, level, a)
+    zc = float(stats.norm.isf(a / 2))
     top = int(np.argmax(x))
-    ci = cp(k[top], n[top])
-    every_below = all(cp(kk, nn).high < level for kk, nn in zip(k, n))
     rates = ", ".join(f"{s:g}: {int(kk)}/{int(nn)}" for s, kk, nn in zip(x, k, n))
     desc = (f"runs with any failure per rung ({rates}); Cochran-Armitage z {z:.3g} on log size "
             f"(critical {zc:.3g}); largest rung Clopper-Pearson [{ci.low:.3g}, {ci.high:.3g}] "
             f"against the level {level:g}" + (f" ('{word}')" if word else ""))
-    falls, rises = z < -zc, z > zc
-    ok = ci.high < level and (falls or every_below) and not rises
+    ok = state == "holds"
     th = _c.Threshold(0.0, f"with high probability along the path: {desc}", "derived",
                       false_fail)
     _c._record(claim_id, 1.0 if ok else -1.0, th, kind="score>=tol", name=cname, what=what)
     _c._SINK.trends += 1
     _c._record_discrepancy(cname, _d.binomial_fraction(int(n[top]), level, "per-run failure "
                                                        "probability at the largest rung"), what)
-    out = {"z": z, "upper": float(ci.high), "lower": float(ci.low)}
+    bracket = []
+    if frac_word is not None:
+        states = {lv: _whp_state(x, k, n, frac_word["allowed"][lv], a)[0]
+                  for lv in ("stricter", "looser")}
+        bracket.append((frac_word, states, 1.0 - float(k[top] / n[top]),
+                        (1.0 - float(k[top] / n[top])) - frac_word["levels"]["level"]))
+    if run_word is not None:
+        states = {lv: _whp_state(x, counts(fails_at(run_word["levels"][lv])), n, level, a)[0]
+                  for lv in ("stricter", "looser")}
+        v_top = values[top]
+        worst = float(v_top.max() if run_word["kind"] == "error<=tol" else v_top.min())
+        margin = (run_word["levels"]["level"] - worst if run_word["kind"] == "error<=tol"
+                  else worst - run_word["levels"]["level"])
+        bracket.append((run_word, states, worst, margin))
+    at = []
+    for w, states, worst, margin in bracket:
+        states = {"level": state, **states}
+        passes = {lv: (st != "refuted") if state == "refuted" else (st == "holds")
+                  for lv, st in states.items()}
+        rd = _c._SINK.readings.setdefault(w["word"], {
+            "word": w["word"], "kind": w["kind"], "levels": dict(w["levels"]),
+            "model": f"check_whp {cname}: '{w['word']}' decided at its glossary level and "
+                     "bracket", "passes": {}, "calls": 0, "worst": worst,
+            "worst_margin": margin})
+        rd["calls"] += 1
+        for lv, p in passes.items():
+            rd["passes"][lv] = rd["passes"].get(lv, True) and bool(p)
+        if margin < rd["worst_margin"]:
+            rd["worst"], rd["worst_margin"] = worst, margin
+        at.append(f"'{w['word']}' " + ", ".join(f"{lv} {w['levels'][lv]:g}: {states[lv]}"
+                                               for lv in ("stricter", "level", "looser")))
+    if at:
+        desc += "; across the glossary's brackets: " + "; ".join(at)
+    out = {"z": z, "upper": float(ci.high), "lower": float(ci.low), "state": state}
     if ok:
         return out
-    if rises or (ci.low > level and not falls):
+    if state == "refuted":
         msg = (f"{claim_id}{_c._w(what)}: {desc}: the failure probability does not vanish "
                "along the path")
         if not unfollowed or _c._SINK.soft:
@@ -443,6 +538,36 @@ def _runs_for_upper_bound(p: float, level: float, a: float) -> int | None:
                 lo, hi = (lo, mid) if below(mid) else (mid, hi)
             return hi
     return None
+
+
+def check_count_at_most(claim_id: str, count: int, trials: int, p: float, *,
+                        false_fail: float, unit: str = "trials", what: str = "",
+                        name: str | None = None) -> int:
+    """'Each of `trials` independent trials fails with probability at most p' (a guarantee: a
+    union bound, a tail bound): the observed number of failing trials against the binomial
+    upper quantile, the largest count `allowed` with P(Binomial(trials, p) > allowed) <=
+    false_fail.  Fails where count > allowed (rate at most false_fail where the guarantee
+    holds); records the smallest per-trial failure probability it detects.  Where allowed =
+    trials the check cannot fail (the guarantee is too weak to say anything at this number of
+    trials): it passes with no discrepancy recorded.  Returns `allowed`."""
+    if isinstance(trials, bool) or int(trials) != trials or trials < 1:
+        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
+    if isinstance(count, bool) or int(count) != count or not 0 <= count <= trials:
+        raise ValueError(f"count must be an integer in [0, trials = {trials}], got {count!r}")
+    if not (math.isfinite(float(p)) and 0.0 <= float(p) <= 1.0):
+        raise ValueError(f"p must be a probability in [0, 1], got {p!r}")
+    if not 0 < false_fail < 1:
+        raise ValueError(f"false_fail must be in (0, 1), got {false_fail!r}")
+    n, q = int(trials), float(p)
+    allowed = int(stats.binom.isf(false_fail, n, q)) if q > 0 else 0
+    allowed = min(max(allowed, 0), n)
+    detects = (_d.binomial_fraction(n, allowed / n, "per-trial failure probability")
+               if allowed < n else None)
+    th = _c.Threshold(-float(allowed) - 0.5,
+                      f"derived: failing {unit} <= the binomial {false_fail:g} upper quantile "
+                      f"{allowed} of Bin({n}, p = {q:.2g})", "derived", false_fail)
+    _c.check_at_least(claim_id, -float(count), th, what=what, name=name, detects=detects)
+    return allowed
 
 
 def check_event_order(claim_id: str, t_a, t_b, *, false_fail: float, what: str = "",

@@ -564,6 +564,57 @@ def test_check_paired_order_rejects_an_alternative_whose_data_do_not_show_the_or
     assert sink.undecided and not sink.failed
 
 
+def test_check_count_at_most_rate_and_power_from_the_binomial():
+    """Failures among 40 trials against a guaranteed p = 0.05: fails at most at its rate 1e-3 on
+    counts simulated at the guarantee, fails a count beyond the quantile, records
+    the smallest per-trial probability it detects, and cannot fail where allowed = trials."""
+    rng = np.random.default_rng(15)
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        allowed = [P.check_count_at_most("proc.count", int(k), 40, 0.05, false_fail=1e-3)
+                   for k in rng.binomial(40, 0.05, 2000)]
+    assert len(sink.failed) / 2000 < 1e-3 + 4 * math.sqrt(1e-3 / 2000)
+    assert set(allowed) == {int(stats.binom.isf(1e-3, 40, 0.05))}
+    assert sink.discrepancy  # the smallest per-trial probability it detects
+    with pytest.raises(ClaimMismatch):
+        P.check_count_at_most("proc.count", allowed[0] + 1, 40, 0.05, false_fail=1e-3)
+    assert P.check_count_at_most("proc.count", 40, 40, 1.0, false_fail=1e-3) == 40
+    with pytest.raises(ValueError, match="count"):
+        P.check_count_at_most("proc.count", 41, 40, 0.05, false_fail=1e-3)
+    with pytest.raises(ValueError, match="p must"):
+        P.check_count_at_most("proc.count", 1, 40, float("nan"), false_fail=1e-3)
+
+
+def test_check_whp_decides_its_glossary_words_across_their_brackets():
+    """`reading`: per-run values of a word's statistic, a run failing beyond the word's level;
+    `level` a word for the share of runs: both brackets are decided, and a refutation that
+    does not survive the looser level of the per-run word is recorded as flipping there."""
+    rng = np.random.default_rng(14)
+    sizes = [16, 32, 64]
+    # H_T / H_0 per run: most runs between 0.1 and 0.2 (not 'extremely sparse' at the glossary
+    # level 0.1, but at the looser 0.2 they are), at every rung alike
+    vals = [rng.uniform(0.11, 0.19, 60) for _ in sizes]
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        out = P.check_whp("proc.whp", sizes, vals, "most", false_fail=1e-3,
+                          reading="extremely sparse")
+    assert out["state"] == "refuted" and sink.failed
+    es, most = sink.readings["extremely sparse"], sink.readings["most"]
+    assert es["passes"] == {"level": False, "stricter": False, "looser": True}
+    assert most["passes"] == {"level": False, "stricter": False, "looser": False}
+    # every run well inside the word's stricter level: holds at every level of both brackets
+    sink = C.Sink()
+    with C.recording(sink):
+        out = P.check_whp("proc.whp", sizes, [rng.uniform(0.0, 0.04, 60) for _ in sizes],
+                          "most", false_fail=1e-3, reading="extremely sparse")
+    assert out["state"] == "holds"
+    assert all(sink.readings[w]["passes"] == {"level": True, "stricter": True, "looser": True}
+               for w in ("extremely sparse", "most"))
+    with pytest.raises(ValueError, match="reading"):
+        P.check_whp("proc.whp", sizes, [np.array([np.nan])] * 3, "most", false_fail=1e-3,
+                    reading="extremely sparse")
+
+
 def test_check_whp_on_a_path_with_unfollowed_clauses_does_not_refute():
     """A failure that does not vanish on a path that leaves a clause of the condition is not a
     refutation (Inconclusive, the clause named); a rival failing there is still rejected."""

@@ -22,9 +22,9 @@ import math
 import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
-from scipy import special, stats
+from scipy import special
 
-from properties import (Claim, Threshold, Tolerance, audits, check_at_least, check_close,
+from properties import (Claim, Tolerance, audits, check_close, check_count_at_most,
                         check_order, examples, register, rival)
 from properties.joma.common import jl_fail_count, near_orthogonal_runs
 from properties.joma.figures import plot_near_orthogonal
@@ -114,14 +114,11 @@ def test_sec7_near_orthogonal_jl(world, seed, M, eps):
     # the slot, so a rival or a scaled prediction moves the dimension tried, not the threshold)
     d = dimension_used(jl_dimension(M, eps))
     p = min(1.0, math.comb(M, 2) * float(special.betainc((d - 1) / 2, 0.5, 1 - eps ** 2)))
-    allowed = int(stats.binom.isf(1e-6, JL_DRAWS, p)) if p > 0 else 0
     d_used = dimension_used(world.prediction(jl_dimension, "dimension")(M, eps))
     n = jl_fail_count(M, eps, d_used, JL_DRAWS, seed)
-    check_at_least("joma.sec7.near_orthogonal", -float(n),
-                   Threshold(-float(allowed) - 0.5,
-                             f"derived: failing sets <= binomial 1e-6 quantile {allowed} of "
-                             f"Bin({JL_DRAWS}, union bound p = {p:.2g})", "derived", 1e-6),
-                   what="JL d >= 8 eps^-2 ln M")
+    check_count_at_most("joma.sec7.near_orthogonal", n, JL_DRAWS, p, false_fail=1e-6,
+                        unit="sets", what="JL d >= 8 eps^-2 ln M: sets with some "
+                                          "|u^T u'| > eps")
 
 
 @audits("joma.sec7.near_orthogonal")
