@@ -492,7 +492,8 @@ WHP_WORD = "high"  # the glossary word a 'with high probability' is read with: P
 
 def whp_level() -> float:
     """The per-run failure probability a 'with high probability' allows at the largest rung: one
-    minus the glossary's 'high' (0.9), i.e. 0.1 (check_whp decides at this one level)."""
+    minus the glossary's 'high' (0.9), i.e. 0.1 (check_whp, given the word, decides its bracket
+    0.95 and 0.75 too)."""
     return 1.0 - lookup(WHP_WORD).level
 
 
@@ -520,12 +521,13 @@ def per_rung_counts(sizes, fail, items=None, unit="items") -> str:
 def check_path_whp(cid, P, fail, *, false_fail, name, what, items=None, unit="items"):
     """'With high probability' of one statement along the declared path P (a path_run result):
     check_whp of the per-run failures `fail` (rungs x seeds, True where the run has ANY failure
-    of the statement) at whp_level(), with the per-item fraction reported beside (`items`).  The
+    of the statement) at the glossary's 'high' (whp_level(); its bracket decided too), with the
+    per-item fraction reported beside (`items`).  The
     path's unfollowed clauses (setting.PATH_UNFOLLOWED) go with it: a failure that does not
     vanish there is Inconclusive with its numbers, not a refutation."""
     fail = np.asarray(fail, dtype=bool)
     desc = per_rung_counts(P["sizes"], fail, items, unit)
-    return check_whp(cid, P["sizes"], list(fail), whp_level(), false_fail=false_fail,
+    return check_whp(cid, P["sizes"], list(fail), WHP_WORD, false_fail=false_fail,
                      unfollowed=PATH_UNFOLLOWED,
                      word=f"'{WHP_WORD}' probability, the glossary's {lookup(WHP_WORD).level:g}",
                      name=name, what=f"{what}: {desc} [{rung_summary(P)}]")
