@@ -77,6 +77,10 @@ def cache_dir() -> Path:
 # --------------------------------------------------------------------------------------------
 _SHARED_HARNESS = ("check.py", "world.py", "registry.py", "cache.py", "settings.py", "digest.py",
                    "readings.py")
+# Files of a paper package that no run reads: the claims' histories (properties.registry's
+# HISTORY_FILE), prose about how a claim's rule came to be.  An entry added there must not make
+# every run of the paper a miss (nor the README's verdicts stale).
+NOT_RUN_INPUTS = ("history.json",)
 
 
 @functools.lru_cache(maxsize=None)
@@ -110,9 +114,11 @@ def _module_digest(module: str) -> str:
     if path:
         pkg = Path(path).resolve().parent
         if pkg.parent == ROOT / "properties":  # a paper package: its shared modules
-            # its shared modules and its data files (calibration tables read by its runs)
+            # its shared modules and its data files (calibration tables read by its runs; not
+            # the claims' histories)
             for p in sorted([*pkg.glob("*.py"), *pkg.glob("*.json")]):
-                if not p.name.startswith("test_") and p.name != "figures.py":
+                if (not p.name.startswith("test_") and p.name != "figures.py"
+                        and p.name not in NOT_RUN_INPUTS):
                     h.update(p.name.encode())
                     h.update(_file_digest(str(p)).encode())
         h.update(_file_digest(str(Path(path).resolve())).encode())

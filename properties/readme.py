@@ -79,8 +79,8 @@ def _code_member(rel: str, paper: str) -> bool:
     """Whether the file `rel` (a path relative to the checkout, with '/') is code the runs of
     `paper`'s claims depend on, as the run cache counts it (properties.cache._module_digest):
     sim/ and theory/, the run-relevant harness modules, and the paper package's own modules and
-    data files (its claim files included; its figures not)."""
-    from properties.cache import _SHARED_HARNESS
+    data files (its claim files included; its figures and the claims' histories not)."""
+    from properties.cache import _SHARED_HARNESS, NOT_RUN_INPUTS
 
     parts = rel.split("/")
     if parts[0] in ("sim", "theory"):
@@ -90,7 +90,7 @@ def _code_member(rel: str, paper: str) -> bool:
     if len(parts) == 2:
         return parts[1] in _SHARED_HARNESS
     return (len(parts) == 3 and parts[1] == paper and parts[2] != "figures.py"
-            and parts[2].endswith((".py", ".json")))
+            and parts[2] not in NOT_RUN_INPUTS and parts[2].endswith((".py", ".json")))
 
 
 def _digest(blobs: dict) -> str:

@@ -67,6 +67,42 @@ def test_the_code_version_covers_sim_theory_the_package_and_the_environment(monk
     assert cache._module_digest.__wrapped__(__name__) != base  # an edit of sim/ or theory/
 
 
+def test_a_claims_history_is_not_part_of_the_code_version(tmp_path, monkeypatch):
+    """properties/<paper>/history.json is prose about the claims, read by no run: an entry
+    added there changes neither the run cache's code version nor the README's stamp, while a
+    data file beside it (a calibration table) does."""
+    import importlib
+    import sys as _sys
+
+    from properties import readme
+
+    root = tmp_path
+    pkg = root / "properties" / "paperx"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "runs.py").write_text("X = 1\n")
+    (pkg / "history.json").write_text("{}\n")
+    (pkg / "table.json").write_text("[1]\n")
+    monkeypatch.setattr(cache, "ROOT", root)
+    monkeypatch.syspath_prepend(str(root))
+    for m in [m for m in _sys.modules if m == "properties.paperx" or m.startswith("properties.paperx.")]:
+        del _sys.modules[m]
+    spec = importlib.util.spec_from_file_location("properties.paperx.runs", pkg / "runs.py")
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(_sys.modules, "properties.paperx.runs", mod)
+    digest = cache._module_digest.__wrapped__
+    base = digest("properties.paperx.runs")
+    (pkg / "history.json").write_text('{"paperx.a": ["an entry"]}\n')
+    cache._file_digest.cache_clear()
+    assert digest("properties.paperx.runs") == base
+    (pkg / "table.json").write_text("[2]\n")
+    cache._file_digest.cache_clear()
+    assert digest("properties.paperx.runs") != base
+    assert not readme._code_member("properties/paperx/history.json", "paperx")
+    assert readme._code_member("properties/paperx/table.json", "paperx")
+    assert readme._code_member("properties/paperx/test_a.py", "paperx")
+
+
 def test_no_cache_keeps_nothing_on_disk(cache_at, monkeypatch):
     monkeypatch.setenv(cache.OFF_ENV, "1")
     noisy_run(2)
