@@ -23,7 +23,7 @@ import numpy as np
 from hypothesis import example, given
 
 from properties import (Claim, Threshold, audits, check_at_least, check_trend, examples, null,
-                        register, rival)
+                        register)
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact
 from properties.signgd.setting import M_K, M_V, N_SAMPLES, SEED, SETTING, signgd_draw_note
@@ -184,8 +184,8 @@ register(Claim(
             "rows' is (2.0-2.6 +- 1.8-2.2); the misaligned dominant query/key noise count "
             "decreases (log-log slope -0.6 to -0.8 +- 0.5-0.7 at false-fail 1e-3): a limit this "
             "slow is not decided at 4000 steps. Alternatives of item (2): "
-            "null attention frozen (no row ever reaches 0.9); rival the opposite order (signal "
-            "rows first). Alternatives of the limits: nulls attention frozen (every statistic at "
+            "null attention frozen (no row ever reaches 0.9); the opposite order (signal rows "
+            "first) is the check's complement, not an alternative. Alternatives of the limits: nulls attention frozen (every statistic at "
             "its init value) and training stopped at the first horizon.",
     asymptotic="t (items (1), (3): 'becomes one-hot', 'takes the sign')",
     paper_setting="App. B.4's context length and the rest of its setting (Figs. 9-11) were lost in "
@@ -194,8 +194,6 @@ register(Claim(
     alternatives=(
         null("attention_frozen", attention_frozen, "W_Q, W_K not trained: every softmax row "
              "keeps its init value", replaces="run"),
-        rival("signal_first", lambda: ("signal", "noise"), "the opposite order: the signal-query "
-              "row converges first", replaces="order"),
         null("attention_frozen_horizons", lc_horizons_frozen, "W_Q, W_K not trained: the "
              "softmax rows and the query/key noise keep their init values at every horizon",
              replaces="horizons"),
