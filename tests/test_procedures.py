@@ -585,6 +585,59 @@ def test_check_count_at_most_rate_and_power_from_the_binomial():
         P.check_count_at_most("proc.count", 1, 40, float("nan"), false_fail=1e-3)
 
 
+def _detected(sink):
+    (rec,) = sink.discrepancy.values()
+    return rec["value"]
+
+
+def test_event_order_count_and_whp_detect_their_stated_departure_by_simulation():
+    """The smallest departure each count-based procedure says it detects is detected: at that
+    per-item (per-trial, per-run) probability the statement is not passed in at least 1 -
+    FALSE_PASS of simulated data (here with 4 SE of simulation slack over 400 draws)."""
+    from properties.discrepancy import FALSE_PASS
+
+    rng = np.random.default_rng(16)
+    reps = 400
+    slack = 4 * math.sqrt(FALSE_PASS * (1 - FALSE_PASS) / reps)
+
+    def not_passed_rate(call):
+        bad = 0
+        for _ in range(reps):
+            sink = C.Sink(soft=True)
+            with C.recording(sink):
+                out = call()
+            bad += bool(sink.failed) or (isinstance(out, dict) and out.get("state") != "holds"
+                                         and "state" in out)
+        return bad / reps
+
+    # event order: 30 untied items, b-first with the detected probability
+    sink = C.Sink()
+    with C.recording(sink):
+        P.check_event_order("proc.order", np.zeros(30), np.ones(30), false_fail=1e-3)
+    p = _detected(sink)
+    rate = not_passed_rate(lambda: P.check_event_order(
+        "proc.order", np.zeros(30), np.where(rng.random(30) < p, -1.0, 1.0), false_fail=1e-3))
+    assert rate >= 1 - FALSE_PASS - slack
+    # count at most: 40 trials guaranteed at p = 0.05, failing with the detected probability
+    sink = C.Sink()
+    with C.recording(sink):
+        P.check_count_at_most("proc.count", 0, 40, 0.05, false_fail=1e-3)
+    q = _detected(sink)
+    assert q > 0.05
+    rate = not_passed_rate(lambda: P.check_count_at_most(
+        "proc.count", int(rng.binomial(40, q)), 40, 0.05, false_fail=1e-3))
+    assert rate >= 1 - FALSE_PASS - slack
+    # whp: 60 runs per rung, flat at the detected per-run failure probability at the top rung
+    sizes = [16, 32, 64]
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        P.check_whp("proc.whp", sizes, [np.zeros(60, bool)] * 3, 0.1, false_fail=1e-3)
+    r = _detected(sink)
+    rate = not_passed_rate(lambda: P.check_whp(
+        "proc.whp", sizes, [rng.random(60) < r for _ in sizes], 0.1, false_fail=1e-3))
+    assert rate >= 1 - FALSE_PASS - slack
+
+
 def test_check_whp_decides_its_glossary_words_across_their_brackets():
     """`reading`: per-run values of a word's statistic, a run failing beyond the word's level;
     `level` a word for the share of runs: both brackets are decided, and a refutation that
