@@ -9,7 +9,7 @@ Public API for a property (built-in or a researcher's conjecture):
                             check_mean_at_least, check_paired_order, check_above_noise,
                             check_count_at_most,
                             check_beyond_permutations, check_estimate, clustered_mean,
-                            clustered_ratio)
+                            clustered_ratio, clustered_fractions)
 
 One procedure per kind of statement (properties.procedures, properties.check): a claim file
 declares the quantity and the closed form; the procedure owns the critical value, the standard
@@ -30,6 +30,7 @@ _WHERE = {
     **dict.fromkeys(("World", "audits", "paper_example"), "properties.world"),
     **dict.fromkeys(("check_mc_mean", "check_bound", "check_whp", "check_event_order",
                      "check_estimate", "clustered_mean", "clustered_ratio",
+                     "clustered_fractions",
                      "check_mean_at_least", "check_paired_order", "check_above_noise",
                      "check_count_at_most", "check_beyond_permutations"),
                     "properties.procedures"),
@@ -56,4 +57,5 @@ __all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples",
            "PropertyError", "Inconclusive", "paper_example", "order_slope_tolerance",
            "check_mc_mean", "check_bound", "check_whp", "check_event_order",
            "check_mean_at_least", "check_paired_order", "check_above_noise",
-           "check_count_at_most", "check_beyond_permutations", "check_estimate", "clustered_mean", "clustered_ratio"]
+           "check_count_at_most", "check_beyond_permutations", "check_estimate", "clustered_mean",
+           "clustered_ratio", "clustered_fractions"]

@@ -47,7 +47,7 @@ from properties import check as _c
 from properties import discrepancy as _d
 
 __all__ = ["check_mc_mean", "check_mean_at_least", "check_bound", "check_whp", "check_estimate",
-           "clustered_mean", "clustered_ratio",
+           "clustered_mean", "clustered_ratio", "clustered_fractions",
            "check_count_at_most", "check_event_order", "check_paired_order", "check_above_noise",
            "check_beyond_permutations", "sidak", "cochran_armitage"]
 
@@ -213,6 +213,34 @@ def clustered_ratio(num, den):
         resid = num - f * den
         se = np.sqrt(J / (J - 1) * (resid ** 2).sum(0)) / D
     return f, se, J - 1
+
+
+def clustered_fractions(num, den):
+    """Fractions of items pooled over J seeds (clusters in axis 0; one fraction per column), as
+    `clustered_ratio`, with two repairs a fraction needs, and the design effect:
+
+      deff   per fraction, the seed-clustered variance over the binomial variance of its pooled
+             items, at least 1; where the clustered variance is 0 or undefined (a fraction of 0
+             or 1), the largest of the others (1 if none);
+      se     the clustered SE; where every seed gave the same fraction 0 or 1 (clustered SE 0:
+             no seed-to-seed spread to estimate, not a fraction known exactly), the Agresti-
+             Coull ('plus four') binomial SE of the pooled items, (x + 2) / (N + 4), times that
+             design effect.
+
+    Returns (f, se, dof = J - 1, deff).  A published table's binomial SE of the same fraction
+    is comparable after the same factor sqrt(deff) (`check_estimate(predicted_se=...)`)."""
+    f, se, dof = clustered_ratio(num, den)
+    se = np.nan_to_num(se)
+    N = np.asarray(den, dtype=np.float64).sum(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        deff = se ** 2 / (f * (1 - f) / N)
+    ok = np.isfinite(deff) & (f > 0) & (f < 1)
+    top = float(deff[ok].max()) if ok.any() else 1.0
+    deff = np.maximum(np.where(ok, deff, top), 1.0)
+    pt = (f * N + 2) / (N + 4)
+    floor = np.sqrt(pt * (1 - pt) / (N + 4) * deff)
+    se = np.where((se <= 0) & ((f <= 0) | (f >= 1)), floor, se)
+    return f, se, dof, deff
 
 
 ESTIMATE_SIDES = ("two-sided", "not_below", "not_above")

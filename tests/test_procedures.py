@@ -738,3 +738,19 @@ def test_clustered_ratio_is_the_pooled_ratio_with_the_delta_method_se():
         P.clustered_ratio(num[:1], den[:1])
     with pytest.raises(ValueError):
         P.clustered_mean([1.0])
+
+
+def test_clustered_fractions_floors_a_boundary_fraction_and_reports_the_design_effect():
+    """A fraction of 1 on every seed has clustered SE 0: its SE is the plus-four binomial SE of
+    its pooled items times the largest design effect of the others; elsewhere the clustered SE
+    of clustered_ratio, with its design effect (at least 1)."""
+    num = np.array([[10.0, 3.0], [12.0, 9.0], [11.0, 1.0]])
+    den = np.array([[10.0, 10.0], [12.0, 10.0], [11.0, 10.0]])
+    f, se, dof, deff = P.clustered_fractions(num, den)
+    f0, se0, dof0 = P.clustered_ratio(num, den)
+    assert dof == dof0 == 2 and np.allclose(f, f0) and f[0] == 1.0
+    assert se[1] == pytest.approx(se0[1]) and se0[0] == 0.0
+    assert deff[1] == pytest.approx(se0[1] ** 2 / (f[1] * (1 - f[1]) / 30)) and deff[1] > 1
+    pt = (33 + 2) / (33 + 4)
+    assert deff[0] == deff[1]
+    assert se[0] == pytest.approx(np.sqrt(pt * (1 - pt) / 37 * deff[1]))

@@ -24,8 +24,8 @@ import numpy as np
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from properties import (Claim, audits, check_estimate, clustered_ratio, examples, null, register,
-                        rival)
+from properties import (Claim, audits, check_estimate, clustered_fractions, examples, null,
+                        register, rival)
 from properties.signgd.common import claim_rate, FRACTION_NAMES, table_parts
 from properties.signgd.figures import plot_table2
 from properties.signgd.setting import SEED, SETTING, signgd_draw_note
@@ -157,39 +157,14 @@ register(Claim(
 ))
 
 
-def design_effects(num, den, f, se):
-    """Per fraction, the simulation's design effect: its seed-clustered variance over the
-    binomial variance of its pooled pairs, at least 1; where the simulated variance is 0 (a
-    fraction of 0 or 1), the largest of the others."""
-    N = np.asarray(den, dtype=np.float64).sum(0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        deff = np.asarray(se) ** 2 / (f * (1 - f) / N)
-    ok = np.isfinite(deff) & (f > 0) & (f < 1)
-    top = float(deff[ok].max()) if ok.any() else 1.0
-    return np.maximum(np.where(ok, deff, top), 1.0)
-
-
-def boundary_floor(den, f, se, deff):
-    """The simulated SE where every seed gave the same fraction 0 or 1 (clustered SE 0: no
-    seed-to-seed spread to estimate, not a fraction known exactly): the Agresti-Coull
-    ('plus four') binomial SE of the pooled pairs, (x + 2) / (N + 4), times the design effect
-    the other fractions show.  Elsewhere the clustered SE as computed."""
-    N = np.asarray(den, dtype=np.float64).sum(0)
-    pt = (f * N + 2) / (N + 4)
-    floor = np.sqrt(pt * (1 - pt) / (N + 4) * deff)
-    return np.where((se <= 0) & ((f <= 0) | (f >= 1)), floor, se)
-
-
 def _compare(world_or_none, cfg, table_fn):
     run_fn = stage2_run if world_or_none is None else world_or_none.simulation(
         stage2_run, "run", pure=True)
     pred_fn = table_fn if world_or_none is None else world_or_none.prediction(table_fn, "table")
     r = run_fn(*cfg)
     num, den = table_parts(r["M"])
-    f, se, dof = clustered_ratio(num, den)  # seed-clustered: pairs within a seed share it
-    se = np.nan_to_num(se)
-    deff = design_effects(num, den, f, se)
-    se = boundary_floor(den, f, se, deff)
+    # seed-clustered (pairs within a seed share it), with the harness's repairs of a fraction
+    f, se, dof, deff = clustered_fractions(num, den)
     fp, sep = pred_fn()
     for k, name in enumerate(FRACTION_NAMES):
         # the table's own SE: its counts' binomial x sqrt(design effect), in quadrature
