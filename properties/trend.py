@@ -244,7 +244,10 @@ def _slope_fit(x, v, log_values, se, dof, value_error, false_fail):
                                         f"({value_error.model}), worst-case slope error"), v
     if se is None:
         fit = stats.linregress(lx, y)
-        return float(fit.slope), float(fit.stderr), float(stats.t.isf(false_fail / 2, x.size - 2)), \
+        # a constant sequence: linregress's r (and so its SE) is 0 / 0; the fit is exact, slope 0
+        # with no residual, SE 0 (an exactly flat null is then decided, not left undecided)
+        stderr = 0.0 if float(np.ptp(y)) == 0.0 else float(fit.stderr)
+        return float(fit.slope), stderr, float(stats.t.isf(false_fail / 2, x.size - 2)), \
             x.size - 2, f"residual: t with {x.size - 2} dof", v
     s = np.asarray(list(se), dtype=np.float64)
     if s.shape != x.shape or np.any(s <= 0):

@@ -79,6 +79,15 @@ def test_a_flat_sequence_with_no_spread_is_rejected_not_left_undecided():
     with C.recording(sink):
         C.check_trend("proc.flat", SIZES, flat, direction="decreasing", name="f")
     assert sink.failed and not sink.undecided
+    # one series (residual error model): a constant has no residual either (linregress's SE is
+    # 0 / 0 there), so it is rejected too, while a series with any spread keeps its t band
+    with pytest.raises(ClaimMismatch, match="significantly"):
+        C.check_trend("proc.flat", SIZES, np.full(SIZES.size, 0.69), direction="increasing")
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        C.check_trend("proc.flat", SIZES, 0.69 + 1e-6 * np.sin(SIZES), direction="increasing",
+                      name="g")
+    assert sink.undecided and not sink.failed
 
 
 def test_a_direction_rival_counts_only_on_the_claimed_side():
