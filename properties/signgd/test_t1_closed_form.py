@@ -57,6 +57,25 @@ def floor_without_plus_one(V_mu0, V0, eta, xi_l1):
     return np.where(D0 > 0, 0.0, np.floor(tc)).max(-1)
 
 
+def same_step(rival_fn):
+    """same_as_claim_where for a rival of the integer T_1: true where the rival's T_1 is the
+    claim's at every instance of the draw (a short Stage I, where the two rates round to the
+    same step: a tie at step resolution, which no measurement of T_1 can tell apart).  It reads
+    only the init of the draw's run (V_mu0, V0, xi_l1: functions of the draw's parameters,
+    computed before any step; the run is cached from the claim's world) and never its T_1."""
+    def coincides(cfg=None, **_):
+        if cfg is None:
+            return False
+        r = t1_run(*cfg)
+        init = (r["V_mu0"], r["V0"], r["eta"], r["xi_l1"])
+        return bool(np.array_equal(np.asarray(th.stage1_end(*init)), np.asarray(rival_fn(*init))))
+    return coincides
+
+
+SAME_STEP_WHY = ("the rival's integer T_1 equals the claim's at every instance (a short Stage I: "
+                 "both rates round to the same step, a tie at step resolution)")
+
+
 # --- null: sign steps switched off ----------------------------------------------------------
 def gd_steps(seed0, s, sigma_p, sigma_0, eta):
     """The same data and init trained by plain GD at the same eta, for twice the SignGD run's
@@ -103,16 +122,21 @@ register(Claim(
     alternatives=(
         rival("no_minus_one", no_minus_one,
               "plausible slip: D_i's rate 2 eta ||xi_i||_1, V_mu's growth 2 eta left out",
-              replaces="t1_form"),
+              replaces="t1_form", same_as_claim_where=same_step(no_minus_one),
+              same_as_claim_why=SAME_STEP_WHY),
         rival("halved_rate", halved_rate,
               "dropped factor 2: eta (||xi_i||_1 - 1), one value matrix's step instead of the "
-              "mean row difference of j = +1 and j = -1", replaces="t1_form"),
+              "mean row difference of j = +1 and j = -1", replaces="t1_form",
+              same_as_claim_where=same_step(halved_rate), same_as_claim_why=SAME_STEP_WHY),
         rival("quarter_rate_old_control", quarter_rate_old_control,
               "this claim's old control= (stage1_end(eta/2, ||xi||_1/2 + 1/2), called 'halved'; "
-              "it is a quarter of the rate)", replaces="t1_form"),
+              "it is a quarter of the rate)", replaces="t1_form",
+              same_as_claim_where=same_step(quarter_rate_old_control),
+              same_as_claim_why=SAME_STEP_WHY),
         rival("floor_without_plus_one", floor_without_plus_one,
               "off by one: max_i floor(t_i*), the last step still in Stage I",
-              replaces="t1_form"),
+              replaces="t1_form", same_as_claim_where=same_step(floor_without_plus_one),
+              same_as_claim_why=SAME_STEP_WHY),
         null("gd_steps", gd_steps, "sign steps switched off: GD at the same eta, same data and "
              "init, twice the SignGD horizon", replaces="t1_run"),
     ),

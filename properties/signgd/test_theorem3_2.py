@@ -191,11 +191,12 @@ def _test_loss_ladder(seed0, n_seeds, s, sigma_p, sigma_0, eta, factors):
         st_ = ReducedState(q["alpha"], q["beta"], q["a"], q["b"], q["V_mu"], q["V"], c,
                            np.full(len(seeds), eta))
         h = run_reduced_until(st_, first_all_noise_aligned, TAIL, T2_CAP, chunk=1000)
-        m = heldout_margins(prob, p0, h["alpha"][-1], h["beta"][-1], h["V_mu"][-1])
+        with np.errstate(over="ignore"):  # a saturated logistic: exp overflows to inf, s -> 0
+            m = heldout_margins(prob, p0, h["alpha"][-1], h["beta"][-1], h["V_mu"][-1])
+            # the training margins at the same state: the noise inner products a, b, V of the
+            # training samples move (the null train_loss_ladder reads them)
+            s11, s21 = reduced_softmax(h["alpha"][-1], h["beta"][-1], h["a"][-1], h["b"][-1])
         out.append(np.logaddexp(0.0, -m).mean(-1))
-        # the training margins at the same state: the noise inner products a, b, V of the
-        # training samples move (the null train_loss_ladder reads them)
-        s11, s21 = reduced_softmax(h["alpha"][-1], h["beta"][-1], h["a"][-1], h["b"][-1])
         mt = (s11 + s21) * h["V_mu"][-1][:, None] + (2.0 - s11 - s21) * h["V"][-1]
         train.append(np.logaddexp(0.0, -mt).mean(-1))
     return dict(sizes=tuple(float(sigma_p * f) for f in factors), loss=np.array(out),
