@@ -360,9 +360,9 @@ def check_bound(claim_id: str, value, bound, *, side: str = "upper", false_fail:
     return worst
 
 
-def _whp_state(x, k, n, level: float, a: float) -> tuple[str, object, float, bool]:
+def _whp_state(x, k, n, level: float, a: float) -> tuple[str, object, float, float]:
     """check_whp's decision at one level: ("holds" | "refuted" | "undecided", the largest
-    rung's Clopper-Pearson interval, the Cochran-Armitage z, whether it falls)."""
+    rung's Clopper-Pearson interval, the Cochran-Armitage z and its critical value)."""
     z = cochran_armitage(np.log(x), k, n)
     zc = float(stats.norm.isf(a / 2))
 
@@ -374,10 +374,10 @@ def _whp_state(x, k, n, level: float, a: float) -> tuple[str, object, float, boo
     every_below = all(cp(kk, nn).high < level for kk, nn in zip(k, n))
     falls, rises = z < -zc, z > zc
     if ci.high < level and (falls or every_below) and not rises:
-        return "holds", ci, z, falls
+        return "holds", ci, z, zc
     if rises or (ci.low > level and not falls):
-        return "refuted", ci, z, falls
-    return "undecided", ci, z, falls
+        return "refuted", ci, z, zc
+    return "undecided", ci, z, zc
 
 
 def _whp_levels(level) -> tuple[float, dict | None]:
@@ -463,8 +463,7 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
     def counts(rr):
         return np.array([int(r_.sum()) for r_ in rr], dtype=np.float64)
     k = counts(runs)
-    state, ci, z, falls = _whp_state(x, k, n, level, a)
-    zc = float(stats.norm.isf(a / 2))
+    state, ci, z, zc = _whp_state(x, k, n, level, a)
     top = int(np.argmax(x))
     rates = ", ".join(f"{s:g}: {int(kk)}/{int(nn)}" for s, kk, nn in zip(x, k, n))
     desc = (f"runs with any failure per rung ({rates}); Cochran-Armitage z {z:.3g} on log size "
