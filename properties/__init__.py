@@ -4,6 +4,7 @@ alternatives every property must reject (world), and the per-paper properties.
 Public API for a property (built-in or a researcher's conjecture):
 
     from properties import (Claim, register, audits, examples, paper_example, rival, null,
+                            refinement,
                             Tolerance, Threshold, check_close, check_at_least, check_order,
                             check_trend, check_mc_mean, check_bound, check_whp, check_event_order,
                             check_mean_at_least, check_paired_order, check_above_noise,
@@ -28,6 +29,7 @@ _WHERE = {
     **dict.fromkeys(("REGISTRY", "Alternative", "Claim", "attach_plot", "null", "register",
                      "rival"), "properties.registry"),
     **dict.fromkeys(("World", "audits", "paper_example"), "properties.world"),
+    **dict.fromkeys(("Refinement", "refinement"), "properties.refine"),
     **dict.fromkeys(("check_mc_mean", "check_bound", "check_whp", "check_event_order",
                      "check_estimate", "clustered_mean", "clustered_ratio",
                      "clustered_fractions",
@@ -52,6 +54,7 @@ def __dir__():
 
 
 __all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples", "rival", "null",
+           "refinement", "Refinement",
            "Alternative", "World", "Tolerance", "Threshold", "check_close", "check_at_least",
            "check_order", "check_trend", "loglog_slope", "ClaimMismatch", "NoPower",
            "PropertyError", "Inconclusive", "paper_example", "order_slope_tolerance",

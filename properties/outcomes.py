@@ -18,7 +18,8 @@ class AltOutcome:
     `as_dict()`).  Each draw is one of: not applicable (it replaces no slot the body asks for),
     excused (inside the region it declared, before any run, to coincide with the claim),
     rejected (a check failed; `by_check` counts which), not told apart (the body stopped it as
-    inconclusive, or a trend was undecided), or survived (it passed the body)."""
+    inconclusive, a trend was undecided, or a refinement of the claim passed:
+    properties.refine), or survived (it passed the body)."""
 
     name: str
     kind: str
@@ -34,6 +35,7 @@ class AltOutcome:
     excused: int = 0
     void: int = 0                 # draws on which it returned what the claim's world computed
     void_why: str | None = None
+    refines: bool = False         # a refinement (properties.refine): a pass is not told apart
     by_check: dict = field(default_factory=dict)
     met_check: dict = field(default_factory=dict)   # check -> decisive draws that called it
     messages: list = field(default_factory=list)
@@ -44,7 +46,7 @@ class AltOutcome:
     @classmethod
     def of(cls, alt: Alternative) -> AltOutcome:
         return cls(alt.name, alt.kind, alt.replaces, alt.source, alt.must_reject,
-                   alt.same_as_claim_why or None)
+                   alt.same_as_claim_why or None, refines=bool(getattr(alt, "refines", False)))
 
     def count(self, outcome: str, by=(), msg: str | None = None, draw: str = "",
               met=()) -> None:
@@ -53,6 +55,9 @@ class AltOutcome:
         branch meets the alternative only on the draws that take the branch)."""
         if outcome not in ("rejected", "close", "survived"):
             raise ValueError(f"outcome must be rejected, close or survived, got {outcome!r}")
+        if outcome == "survived" and self.refines:  # consistent with the claim and with it
+            from properties.refine import REFINEMENT_PASSED
+            outcome, msg = "close", REFINEMENT_PASSED
         self.draws += 1
         if outcome != "close":  # decisive draws: the per-check power is counted over these
             for c in set(met) | set(by):

@@ -384,6 +384,54 @@ def test_a_rival_within_the_checks_tolerance_of_the_claim_is_not_told_apart_not_
     assert "within twice the check's tolerance" in alt["close_messages"][0]
 
 
+# --- a refinement: a rival whose region lies inside the claim's (a tighter bound) -----------
+def _lower_bound_claim(cid, alt):
+    if cid not in REGISTRY:
+        register(Claim(id=cid, where="-", statement="x >= 0", assumptions="a", prediction="p",
+                       simulation="s", metric="m", tolerance="t", alternatives=(alt,)))
+
+    @W.audits(cid)
+    @settings(max_examples=3, database=None, derandomize=True, deadline=None)
+    @given(x=st.sampled_from([0.5, 2.0, 3.0]))
+    def prop(world, x):
+        lo = world.prediction(lambda: 0.0, "lo")()
+        C.check_at_least(cid, x - lo, Tolerance.roundoff(), name="lower")
+
+    return prop
+
+
+def _raised(): return 1.0
+
+
+def test_a_refinement_that_passes_a_draw_is_not_told_apart_there_not_a_power_failure():
+    """A lower bound's closest mistake is a higher bound: it is rejected where the measurement
+    falls between the two (x = 0.5), and where it lies above both (x = 2, 3) that draw does not
+    tell them apart; declared with `rival` instead, the same passes are a power failure."""
+    from properties import NoPower, refinement
+
+    prop = _lower_bound_claim("proc.refined", refinement("raised", _raised, "bound 1",
+                                                         replaces="lo"))
+    prop(world=W.WORLD_PLACEHOLDER)  # no NoPower
+    (alt,) = W.pop_last_run().as_row()["alternatives"]
+    assert alt["draws"] == 3 and alt["rejected_draws"] == 1 and alt["survived"] == 0
+    assert alt["not_told_apart"] == 2 and alt["told_apart"] and not alt["rejected"]
+    assert "refinement" in alt["close_messages"][0]
+    plain = _lower_bound_claim("proc.refined_as_rival", W.rival("raised", _raised, "bound 1",
+                                                                replaces="lo"))
+    with pytest.raises(NoPower, match="passed the property on 2 of 3"):
+        plain(world=W.WORLD_PLACEHOLDER)
+    W.pop_last_run()
+
+
+def test_a_refinement_is_a_rival():
+    from properties import refinement
+    from properties.refine import Refinement
+
+    with pytest.raises(ValueError, match="refines nothing"):
+        Refinement("n", "null", "run", _raised, "a null")
+    assert refinement("r", _raised, "src").label == "rival:r"
+
+
 def test_an_inconclusive_direction_trend_says_how_many_seeds_would_decide_it():
     """Issue 38: 'not significantly increasing' names the seeds per size at which the slope it
     saw would be detected (power 0.8 at the check's rate), and which way that would point; the
