@@ -83,7 +83,8 @@ def resolution_cell(r) -> str:
         parts.append(f"bound slack {rel(max(res['bound_slack']['slack'], 0.0))}")
     if res.get("trend_exponent") is not None:
         parts.append(f"exp +-{res['trend_exponent']:.2g}")
-    parts += [f"{d['value']:.2g} {d['unit']}" for d in res.get("discrepancy") or ()]
+    parts += [f"{d['value']:.2g} {d['unit']}"  # the weakest first, in a fixed order
+              for d in sorted(res.get("discrepancy") or (), key=lambda d: (-d["value"], d["unit"]))]
     return ", ".join(parts) or "-"
 
 

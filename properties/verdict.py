@@ -299,6 +299,17 @@ def _neighbouring_readings(verdict: str, detail: list[str], alt_rows: list[dict]
     return verdict, detail
 
 
+def _close_why(a: dict, width: int = 240) -> str:
+    """The first reason an alternative was not told apart (its first close message, without
+    the draw), shortened: ' (why)', or '' when none was kept."""
+    msgs = a.get("close_messages") or []
+    if not msgs:
+        return ""
+    m = msgs[0].split(": ", 1)[1] if msgs[0].startswith("draw ") and ": " in msgs[0] else msgs[0]
+    m = " ".join(m.split())
+    return f" ({m[:width - 3] + '...' if len(m) > width else m})"
+
+
 def _kind_and_closeness(claim: Claim | None, verdict: str, detail: list[str],
                         alts: list[dict]) -> tuple[str, list[str], list[dict]]:
     """What the detail says first, and the verdict's name by the claim's kind: the alternatives
@@ -310,8 +321,9 @@ def _kind_and_closeness(claim: Claim | None, verdict: str, detail: list[str],
     if close:
         detail.insert(0, "not told apart from " + ", ".join(
             f"{a['kind']}:{a['name']} on {a['not_told_apart']} of {a['draws']} draws"
-            for a in close) + " (the property called those draws inconclusive or rejected "
-            "them: the alternative comes within the check's resolution there)")
+            + _close_why(a) for a in close) + " (the property called those draws inconclusive "
+            "or rejected them, or the alternative could not have passed or is consistent with "
+            "the claim there)")
     if claim is not None and claim.kind == "by_construction":
         detail.insert(0, "a statement of the paper that is true by construction in this model: "
                          "its checks test the simulator's implementation of it, not the paper's "
