@@ -381,17 +381,6 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
     _c._record(claim_id, sign * slope - band, th, kind="score>=tol", name=cname, what=what)
     if sign * slope - band > 0:
         return trend
-    # an exactly constant sequence (slope 0, no spread) in an alternative's world: constant by
-    # construction (a null that copies one run to every size, or freezes the statistic), so the
-    # direction check rejects it whatever the data: it could not have passed, which is no power
-    # (the direction test's own complement). Not told apart, never "rejected"; in the claim's
-    # world the same sequence fails below.
-    if band == 0 and slope == 0 and _c._SINK.soft:
-        _c._SINK.undecided.append((cname, (
-            f"the series is exactly constant (constant by construction), which a direction "
-            f"check rejects whenever it could pass: no evidence either way: {claim_id}"
-            f"{_c._w(what)}: {desc}")))
-        return trend
     # an exactly flat (or reversed) sequence with no spread (band 0) is decisively not of the
     # claimed direction: rejected, never "not told apart"
     if sign * slope + band < 0 or (band == 0 and sign * slope <= 0):

@@ -322,8 +322,8 @@ def _kind_and_closeness(claim: Claim | None, verdict: str, detail: list[str],
         detail.insert(0, "not told apart from " + ", ".join(
             f"{a['kind']}:{a['name']} on {a['not_told_apart']} of {a['draws']} draws"
             + _close_why(a) for a in close) + " (the property called those draws inconclusive "
-            "or rejected them, or the alternative could not have passed or is consistent with "
-            "the claim there)")
+            "or rejected them, or the alternative is a refinement consistent with the claim "
+            "there)")
     if claim is not None and claim.kind == "by_construction":
         detail.insert(0, "a statement of the paper that is true by construction in this model: "
                          "its checks test the simulator's implementation of it, not the paper's "
