@@ -25,7 +25,6 @@ one) and is imported under a name of its own (two files named alike do not clash
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import importlib.util
 import json
 import re

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from hypothesis import assume, example, given, reject
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from properties import Claim, audits, check_close, examples, null, register, rival
@@ -108,8 +108,7 @@ def null_coincides(p, n=N_THM3_CORRECTED, margin=3.0):
     draw's parameters, so it is declared before any sampling; with the SE bounded above it
     excuses at most the draws within margin thresholds, and some beyond."""
     w, g, centers = p["weights"], p["g"], p["centers"]
-    dist = isotropic("gaussian", p["m"], p["sigma"], 5)
-    claim = cat(th.theorem3_corrected(p["v"], p["xi"], centers, g * w, dist, th.RELU))
+    _, dist, claim, _ = _common(p)
     shuffled = cat(th.theorem3_corrected(p["v"], p["xi"], centers, float(w @ g) * w, dist,
                                          th.RELU))
     g2 = w * g ** 2

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from hypothesis import example, given, reject
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from properties import (Claim, Tolerance, audits, check_close, examples, null, register, rival)
