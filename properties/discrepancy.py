@@ -20,6 +20,7 @@ resolution where no relative perturbation applies.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -68,6 +69,16 @@ def _se(se) -> float:
     return se
 
 
+@functools.lru_cache(maxsize=1024)
+def _t_noncentrality(dof: int, ff: float, inflate: float, fp: float) -> tuple[float, float]:
+    """t_mean's critical value and the noncentrality it detects with probability 1 - fp: a
+    function of the design alone (no data), so computed once per design."""
+    crit = float(stats.t.isf(ff, dof)) * inflate
+    hi = crit + float(stats.t.isf(fp, dof)) + 10.0
+    nc = optimize.brentq(lambda d: float(stats.nct.sf(crit, dof, d)) - (1.0 - fp), 0.0, 4 * hi)
+    return crit, nc
+
+
 def t_mean(se: float, dof: int, false_fail: float, unit: str, *, inflate: float = 1.0,
            false_pass: float = FALSE_PASS) -> Discrepancy:
     """The check 'x >= t_{dof}(1 - false_fail) x inflate x SE' (a one-sided t test of a mean
@@ -81,10 +92,7 @@ def t_mean(se: float, dof: int, false_fail: float, unit: str, *, inflate: float 
         raise ValueError(f"inflate: the critical value's factor must be finite and >= 1, got "
                          f"{inflate!r}")
     ff, fp = _rate("false_fail", false_fail), _rate("false_pass", false_pass)
-    dof = int(dof)
-    crit = float(stats.t.isf(ff, dof)) * float(inflate)
-    hi = crit + float(stats.t.isf(fp, dof)) + 10.0
-    nc = optimize.brentq(lambda d: float(stats.nct.sf(crit, dof, d)) - (1.0 - fp), 0.0, 4 * hi)
+    crit, nc = _t_noncentrality(int(dof), ff, float(inflate), fp)
     return Discrepancy(nc * se, unit,
                        f"one-sided t_{dof} at false-fail {ff:.3g}: critical {crit:.3g} x SE "
                        f"{se:.3g}; a true mean of {nc:.3g} SE passes with probability "

@@ -209,17 +209,20 @@ def seeds_needed(slope: float, stderr: float, seeds: int, false_fail: float, dir
     sd = stderr * math.sqrt(seeds)
     toward = ("the claimed direction" if (slope > 0) == (direction == "increasing")
               else "the other direction (a refutation)")
-    grid = np.array(sorted({*range(max(seeds, 2), 64),
-                            *np.unique(np.geomspace(64, most, 200).astype(int))}))
-    # the power at every seed count of the grid in one vectorized call (the same values as one
-    # call per count), the smallest count that reaches `power`
-    crit = stats.t.isf(false_fail / 2, grid - 1)
-    reach = stats.nct.sf(crit, grid - 1, abs(slope) / (sd / np.sqrt(grid))) >= power
-    if reach.any():
-        n = int(grid[int(np.argmax(reach))])
-        return (f"the slope seen ({slope:.3g}) would be decided, toward {toward}, with power "
-                f"{power:g} at about {n} seeds per size (now {seeds}; false-fail "
-                f"{false_fail:g})")
+    # the power at each seed count of the grid, vectorized (the same values as one call per
+    # count), up to 63 first, then the geometric tail: the smallest count that reaches `power`
+    for grid in (np.arange(max(seeds, 2), 64),
+                 np.array(sorted({*np.unique(np.geomspace(64, most, 200).astype(int))}
+                                 - set(range(max(seeds, 2), 64))))):
+        if grid.size == 0:
+            continue
+        crit = stats.t.isf(false_fail / 2, grid - 1)
+        reach = stats.nct.sf(crit, grid - 1, abs(slope) / (sd / np.sqrt(grid))) >= power
+        if reach.any():
+            n = int(grid[int(np.argmax(reach))])
+            return (f"the slope seen ({slope:.3g}) would be decided, toward {toward}, with "
+                    f"power {power:g} at about {n} seeds per size (now {seeds}; false-fail "
+                    f"{false_fail:g})")
     return f"the slope seen ({slope:.3g}) is too small to decide with fewer than {most} seeds"
 
 
