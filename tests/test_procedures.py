@@ -48,6 +48,27 @@ def _direction_outcomes(true_slope, seeds, ff, reps, rng):
     return out, sink
 
 
+def test_the_per_seed_slope_is_linregress_s_own_and_seeds_needed_the_first_count_reached():
+    """check_trend's fast per-seed slope gives linregress's value bit for bit (a tie at the
+    boundary of a direction check must not move), and seeds_needed names the smallest count of
+    its grid whose noncentral-t power reaches 0.8."""
+    from properties.trend import _ols_slope, seeds_needed
+
+    rng = np.random.default_rng(5)
+    for i in range(300):
+        x = np.log(np.sort(rng.uniform(1.0, 1e3, int(rng.integers(3, 7)))))
+        y = (np.full(x.size, 0.69) + (1e-17 * rng.normal(size=x.size) if i % 2 else 0.0)
+             if i % 5 == 0 else rng.normal(size=x.size) * 10 ** rng.uniform(-8, 2))
+        assert _ols_slope(x, y) == stats.linregress(x, y).slope
+    msg = seeds_needed(0.2, 0.1, 8, 1e-3, "increasing")
+    n = int(msg.split("about ")[1].split(" ")[0])
+    sd = 0.1 * math.sqrt(8)
+
+    def power(k):
+        return stats.nct.sf(stats.t.isf(0.5e-3, k - 1), k - 1, 0.2 / (sd / math.sqrt(k)))
+    assert power(n) >= 0.8 > power(n - 1)
+
+
 def test_a_direction_check_false_passes_at_its_rate_and_detects_its_stated_slope():
     rng = np.random.default_rng(1)
     ff, seeds, reps = 0.1, 8, 3000
