@@ -397,6 +397,10 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
         return trend
     # an exactly flat (or reversed) sequence with no spread (band 0) is decisively not of the
     # claimed direction: rejected, never "not told apart"
+    if band == 0 and slope == 0:
+        _c._fail(_c._trend_mismatch(f"{claim_id}{_c._w(what)}: {desc}: exactly flat (slope 0 "
+                                    f"with no spread), expected {direction}"), cname)
+        return trend
     if sign * slope + band < 0 or (band == 0 and sign * slope <= 0):
         _c._fail(_c._trend_mismatch(f"{claim_id}{_c._w(what)}: {desc}: significantly "
                               f"{'decreasing' if sign > 0 else 'increasing'}, expected "
