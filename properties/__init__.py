@@ -29,7 +29,7 @@ _WHERE = {
     **dict.fromkeys(("REGISTRY", "Alternative", "Claim", "attach_plot", "null", "register",
                      "rival"), "properties.registry"),
     **dict.fromkeys(("World", "audits", "paper_example"), "properties.world"),
-    **dict.fromkeys(("Refinement", "refinement"), "properties.refine"),
+    **dict.fromkeys(("Refinement", "refinement"), "properties.outcomes"),
     **dict.fromkeys(("check_mc_mean", "check_bound", "check_whp", "check_event_order",
                      "check_estimate", "clustered_mean", "clustered_ratio",
                      "clustered_fractions",

@@ -1,5 +1,20 @@
 """Typed records of what a property met: `AltOutcome`, one alternative over a property's draws
-(the report reads its `as_dict()`).  Split from properties.world, which re-exports it."""
+(the report reads its `as_dict()`).  Split from properties.world, which re-exports it.
+
+And the one kind of alternative whose passes count differently, `Refinement`: a rival whose
+predicted region lies inside the claim's.  The closest plausible mistake of a one-sided bound is
+a tighter bound (a lower bound raised, an upper bound lowered, a bracket narrowed to one of its
+parts).  The check rejects it only on the draws whose measurement falls between the two bounds;
+where the measurement lies inside the tighter region as well, the data are consistent with the
+claim *and* with the refinement, so that draw does not tell them apart.  It is not a power
+failure either: the refinement passing says that the printed bound is not tight on that draw,
+never that the check could not fail.  So a refinement that passes a draw is counted *not told
+apart* on it (with that reason), and one that is rejected as rejected.  Declare it with
+`refinement(...)` in place of `rival(...)`; it is a rival in every other respect (it replaces a
+prediction slot, the report lists it as `rival:name`).  Only a region *inside* the claim's is a
+refinement: the declaration is the claim author's, read by a referee beside the two closed
+forms.  (It lives here, not in properties.registry, because that module is an input of every
+cached run, and a refinement changes what the harness counts, not what any run computes.)"""
 
 from __future__ import annotations
 
@@ -7,9 +22,38 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from typing import Callable, ClassVar
+
 from properties.registry import Alternative
 
-__all__ = ["AltOutcome"]
+__all__ = ["AltOutcome", "Refinement", "refinement", "REFINEMENT_PASSED"]
+
+REFINEMENT_PASSED = ("passed, and it is a refinement of the claim (its predicted region inside "
+                     "the claim's): the measurement lies in both, so this draw does not tell "
+                     "them apart")
+
+
+@dataclass(frozen=True)
+class Refinement(Alternative):
+    """A rival whose predicted region lies inside the claim's (see the module)."""
+
+    refines: ClassVar[bool] = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.kind != "rival":
+            raise ValueError(f"alternative {self.name!r}: a refinement replaces a prediction "
+                             "(kind 'rival'); a null switches a mechanism off and refines "
+                             "nothing")
+
+
+def refinement(name: str, by: Callable, source: str, *, replaces: str = "prediction",
+               must_reject: float = 1.0, same_as_claim_where: Callable | None = None,
+               same_as_claim_why: str = "") -> Refinement:
+    """A rival closed form whose predicted region lies inside the claim's (a tighter bound): a
+    draw it passes is not told apart, not survived (the module docstring)."""
+    return Refinement(name, "rival", replaces, by, source, must_reject, same_as_claim_where,
+                      same_as_claim_why)
 
 
 @dataclass
@@ -18,8 +62,8 @@ class AltOutcome:
     `as_dict()`).  Each draw is one of: not applicable (it replaces no slot the body asks for),
     excused (inside the region it declared, before any run, to coincide with the claim),
     rejected (a check failed; `by_check` counts which), not told apart (the body stopped it as
-    inconclusive, a trend was undecided, or a refinement of the claim passed:
-    properties.refine), or survived (it passed the body)."""
+    inconclusive, a trend was undecided, or a `Refinement` of the claim passed), or survived (it
+    passed the body)."""
 
     name: str
     kind: str
@@ -35,7 +79,7 @@ class AltOutcome:
     excused: int = 0
     void: int = 0                 # draws on which it returned what the claim's world computed
     void_why: str | None = None
-    refines: bool = False         # a refinement (properties.refine): a pass is not told apart
+    refines: bool = False         # a refinement (the module docstring): a pass is not told apart
     by_check: dict = field(default_factory=dict)
     met_check: dict = field(default_factory=dict)   # check -> decisive draws that called it
     messages: list = field(default_factory=list)
@@ -56,7 +100,6 @@ class AltOutcome:
         if outcome not in ("rejected", "close", "survived"):
             raise ValueError(f"outcome must be rejected, close or survived, got {outcome!r}")
         if outcome == "survived" and self.refines:  # consistent with the claim and with it
-            from properties.refine import REFINEMENT_PASSED
             outcome, msg = "close", REFINEMENT_PASSED
         self.draws += 1
         if outcome != "close":  # decisive draws: the per-check power is counted over these

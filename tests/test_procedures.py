@@ -446,7 +446,7 @@ def test_a_refinement_that_passes_a_draw_is_not_told_apart_there_not_a_power_fai
 
 def test_a_refinement_is_a_rival():
     from properties import refinement
-    from properties.refine import Refinement
+    from properties.outcomes import Refinement
 
     with pytest.raises(ValueError, match="refines nothing"):
         Refinement("n", "null", "run", _raised, "a null")
