@@ -124,3 +124,18 @@ def test_audit_pytest_ini_matches_pyproject():
     assert [m.strip() for m in ini["pytest"]["markers"].strip().splitlines()] == opts["markers"]
     assert ini["pytest"]["filterwarnings"].strip().splitlines() == opts["filterwarnings"]
     assert "*.ini" in pyproject["tool"]["setuptools"]["package-data"]["properties"]
+
+
+def test_every_top_level_module_is_the_harness_s_or_a_paper_s():
+    """A module of properties/ outside registry.HARNESS_MODULES is taken for a one-file paper
+    (the CLI's --only lists it, conftest collects it, scaffold lets a paper take its name): so
+    it must register claims.  A harness module added without being listed there is caught."""
+    from properties.registry import HARNESS_MODULES
+
+    load_registry([])
+    papers = {Path(f).stem for f in REGISTERED_IN.values()
+              if Path(f).parent == Path("properties")}
+    stray = sorted(p.stem for p in (ROOT / "properties").glob("*.py")
+                   if p.stem not in HARNESS_MODULES and p.stem not in papers)
+    assert not stray, (f"properties/{stray[0]}.py is neither in registry.HARNESS_MODULES nor a "
+                       "paper module that registers claims")
