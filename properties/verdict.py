@@ -446,6 +446,9 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     properties, by the rules of the module docstring, one step each: the basis's outcomes, the
     asymptotic rule, the refutation's provenance, the earned-verdict gates, the audit gap, the
     glossary readings' flips, the neighbouring readings, the claim's kind; then the row."""
+    # in the order of their node ids, not of their completion (xdist): the detail lines and
+    # every tie between properties come out the same in every run of the same code
+    rows = sorted(rows, key=lambda r: str(r.get("nodeid", "")))
     # properties under a neighbouring reading are set apart from the verdict's basis (the
     # literal reading); they can only make it reading-dependent (below)
     alt_rows = [r for r in rows if r.get("reading")]

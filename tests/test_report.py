@@ -374,3 +374,12 @@ def test_the_false_fail_shares_stay_within_the_goal():
     assert sum(share_of(i) for i in registry) <= FALSE_FAIL_GOAL * (1 + 1e-12)
     for cid, (share, why) in SHARE_GRANTS.items():
         assert cid in registry and share > CLAIM_SHARE and why.strip()
+
+
+def test_a_verdict_does_not_depend_on_the_order_its_rows_completed_in():
+    """xdist finishes properties in any order: the verdict's detail lines (the README's why
+    cell) and its ties come out the same whichever row arrived first."""
+    a = row("printed", "xfailed", "ClaimMismatch: a first", 2.0)
+    b = dict(row("printed", "xfailed", "ClaimMismatch: b second", 2.0), nodeid="x::test_b")
+    one, two = verdict_for(CLAIM, [a, b]), verdict_for(CLAIM, [b, a])
+    assert one["detail"] == two["detail"] and one["verdict"] == two["verdict"] == "refuted"
