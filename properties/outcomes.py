@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-
 from typing import Callable, ClassVar
 
 from properties.registry import Alternative

@@ -36,3 +36,7 @@ def share_of(claim_id: str) -> float:
     return float(grant[0]) if grant else CLAIM_SHARE
 NO_POWER = "power not shown by an alternative"
 NO_CHECK_POWER = "faced no alternative"
+# appended to a direction check's name where it rejects an alternative's exactly flat series
+# (properties.trend): the alternative is rejected, but the check is not credited with it, since
+# a series constant by construction could not have passed it
+FLAT_SUFFIX = " [exactly flat]"

@@ -79,7 +79,10 @@ def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict],
                        + (f" on every draw (only {', '.join(c['partly'])})" if c["partly"] else "")
                        + (f" (its rivals {', '.join(c['complement'])} are the direction test's "
                           "own complement, rejected whenever it passes: not power)"
-                          if c.get("complement") else ""))
+                          if c.get("complement") else "")
+                       + (f" ({', '.join(c['flat'])} met it only as an exactly flat series, "
+                          "which it rejects whatever the data: not power)"
+                          if c.get("flat") else ""))
         if len(lone) > 4:
             why.append(f"and {len(lone) - 4} more checks {NO_CHECK_POWER}")
     few = [(r["nodeid"].split("::")[-1], r.get("draws", 0)) for r in deciding
@@ -300,13 +303,12 @@ def _neighbouring_readings(verdict: str, detail: list[str], alt_rows: list[dict]
 
 
 def _close_why(a: dict, width: int = 240) -> str:
-    """The first reason an alternative was not told apart (its first close message, without
-    the draw), shortened: ' (why)', or '' when none was kept."""
+    """The first reason an alternative was not told apart (its first close message, with its
+    draw), shortened: ' (why)', or '' when none was kept."""
     msgs = a.get("close_messages") or []
     if not msgs:
         return ""
-    m = msgs[0].split(": ", 1)[1] if msgs[0].startswith("draw ") and ": " in msgs[0] else msgs[0]
-    m = " ".join(m.split())
+    m = " ".join(msgs[0].split())
     return f" ({m[:width - 3] + '...' if len(m) > width else m})"
 
 

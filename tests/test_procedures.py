@@ -48,6 +48,19 @@ def _direction_outcomes(true_slope, seeds, ff, reps, rng):
     return out, sink
 
 
+def _assert_first_count_with_power(text, slope, se, seeds, ff):
+    """The count of seeds per size that seeds_needed's `text` names is the first at which the
+    noncentral t detects `slope` with power 0.8 at the rate `ff` (two-sided), the per-seed
+    scatter taken as se sqrt(seeds); returns it."""
+    n = int(text.split("about ")[1].split(" ")[0])
+    sd = se * math.sqrt(seeds)
+
+    def power(k):
+        return stats.nct.sf(stats.t.isf(ff / 2, k - 1), k - 1, slope / (sd / math.sqrt(k)))
+    assert power(n) >= 0.8 > power(n - 1)
+    return n
+
+
 def test_the_per_seed_slope_is_linregress_s_own_and_seeds_needed_the_first_count_reached():
     """check_trend's fast per-seed slope gives linregress's value bit for bit (a tie at the
     boundary of a direction check must not move), and seeds_needed names the smallest count of
@@ -60,13 +73,8 @@ def test_the_per_seed_slope_is_linregress_s_own_and_seeds_needed_the_first_count
         y = (np.full(x.size, 0.69) + (1e-17 * rng.normal(size=x.size) if i % 2 else 0.0)
              if i % 5 == 0 else rng.normal(size=x.size) * 10 ** rng.uniform(-8, 2))
         assert _ols_slope(x, y) == stats.linregress(x, y).slope
-    msg = seeds_needed(0.2, 0.1, 8, 1e-3, "increasing")
-    n = int(msg.split("about ")[1].split(" ")[0])
-    sd = 0.1 * math.sqrt(8)
-
-    def power(k):
-        return stats.nct.sf(stats.t.isf(0.5e-3, k - 1), k - 1, 0.2 / (sd / math.sqrt(k)))
-    assert power(n) >= 0.8 > power(n - 1)
+    _assert_first_count_with_power(seeds_needed(0.2, 0.1, 8, 1e-3, "increasing"),
+                                   0.2, 0.1, 8, 1e-3)
 
 
 def test_a_direction_check_false_passes_at_its_rate_and_detects_its_stated_slope():
@@ -100,6 +108,10 @@ def test_a_flat_sequence_with_no_spread_is_rejected_not_left_undecided():
     with C.recording(sink):
         C.check_trend("proc.flat", SIZES, flat, direction="decreasing", name="f")
     assert sink.failed and not sink.undecided
+    # in an alternative's world it is rejected under a name of its own: a series constant by
+    # construction could not have passed the check, so the check is not credited with it
+    from properties.policy import FLAT_SUFFIX
+    assert [n for n, _ in sink.failed] == ["check_trend f" + FLAT_SUFFIX]
     # one series (residual error model): a constant has no residual either (linregress's SE is
     # 0 / 0 there), so it is rejected too, while a series with any spread keeps its t band
     with pytest.raises(ClaimMismatch, match="exactly flat"):
@@ -109,6 +121,24 @@ def test_a_flat_sequence_with_no_spread_is_rejected_not_left_undecided():
         C.check_trend("proc.flat", SIZES, 0.69 + 1e-6 * np.sin(SIZES), direction="increasing",
                       name="g")
     assert sink.undecided and not sink.failed
+
+
+def test_a_check_met_only_by_a_flat_series_faced_no_alternative():
+    """The power per check (evidence.check_power): a direction check whose only rejection was
+    of an exactly flat series (recorded under FLAT_SUFFIX) faced no alternative, and says which
+    alternative met it flat; the same rejection under the check's own name is power."""
+    from properties.evidence import check_power
+    from properties.policy import FLAT_SUFFIX
+
+    def row(rejected_as):
+        return {"nodeid": "t::test_p", "named_checks": {"d": {"calls": 3}},
+                "alternatives": [{"kind": "null", "name": "frozen", "draws": 3,
+                                  "rejected_draws": 3, "met_check": {"d": 3},
+                                  "by_check": {rejected_as: 3}}]}
+    (flat,) = check_power([row("d" + FLAT_SUFFIX)])
+    assert not flat["faced"] and flat["flat"] == ["null:frozen"]
+    (real,) = check_power([row("d")])
+    assert real["faced"] and real["rejected"] == ["null:frozen"] and not real["flat"]
 
 
 def test_a_direction_rival_counts_only_on_the_claimed_side():
@@ -457,10 +487,6 @@ def test_an_inconclusive_direction_trend_says_how_many_seeds_would_decide_it():
     """Issue 38: 'not significantly increasing' names the seeds per size at which the slope it
     saw would be detected (power 0.8 at the check's rate), and which way that would point; the
     number is the noncentral-t one, and more seeds than that are needed for a smaller slope."""
-    import math
-
-    from scipy import stats
-
     from properties.check import Inconclusive, check_trend
     from properties.trend import seeds_needed
 
@@ -469,11 +495,7 @@ def test_an_inconclusive_direction_trend_says_how_many_seeds_would_decide_it():
     with pytest.raises(Inconclusive, match="seeds per size"):
         check_trend("demo.claim", [4, 8, 16], values, direction="increasing", false_fail=1e-4)
     text = seeds_needed(0.3, 0.1, 4, 1e-4, "increasing")
-    n = int(text.split("about ")[1].split(" seeds")[0])
-    sd = 0.1 * math.sqrt(4)
-    def power(k):
-        return stats.nct.sf(stats.t.isf(0.5e-4, k - 1), k - 1, 0.3 / (sd / math.sqrt(k)))
-    assert power(n) >= 0.8 > power(n - 1)
+    n = _assert_first_count_with_power(text, 0.3, 0.1, 4, 1e-4)
     assert "claimed direction" in text and "refutation" in seeds_needed(-0.3, 0.1, 4, 1e-4,
                                                                         "increasing")
     assert int(seeds_needed(0.1, 0.1, 4, 1e-4, "increasing").split("about ")[1].split(" ")[0]) > n
