@@ -71,7 +71,13 @@ def heldout_margins(prob, p0, alpha, beta, V_mu):
     tq = sim.squeeze_L2(sim.tracked(dataclasses.replace(prob, train=prob.test, n=n_test), p0,
                                     keep=("a", "b", "V")))
     s11, s21 = reduced_softmax(alpha, beta, tq["a"], tq["b"])
-    return (s11 + s21) * V_mu[:, None] + (2.0 - s11 - s21) * tq["V"]
+    return margins(s11, s21, V_mu, tq["V"])
+
+
+def margins(s11, s21, V_mu, V):
+    """The margins y f (S, n) from the softmax entries s11, s21 (S, n), V_mu (S,) and the noise
+    values V (S, n): (s11 + s21) V_mu + (2 - s11 - s21) V (the margin identity, L = 2)."""
+    return (s11 + s21) * V_mu[:, None] + (2.0 - s11 - s21) * V
 
 
 def reduced_softmax(alpha, beta, a, b):

@@ -203,9 +203,16 @@ def condition31_note(cs, where: str = "") -> str:
 # [R] (eps fixed, not -> 0).  Its seeds, seed0 + PATH_SEED_OFFSET + k, were used by no earlier
 # run.  Timing probes before it was declared (seeds 990000-990023: steps and seconds only) put
 # every rung within ~20000 steps.
+# Seeds per rung at --size ladder / paper: 128 until 2026-12-06, then 256 (after the ladder audit
+# of 3c00e21 left signgd.lemma4_6 and lemma4_7 undecided: ~180-220 runs at the largest rung, and
+# every rung's bound below the level, would decide at the rates seen).  The first 128 seeds of
+# each rung are the same runs as before (same batches of PATH_CHUNK); seeds 128-255 never ran on
+# the path.
+# Probe of the cost (seeds 991000-991031, one batch per rung): ~40 s per 32 seeds over the four
+# rungs.  No rung, rule, level or path parameter changed (see the claims' histories).
 # --------------------------------------------------------------------------------------------
 PATH_S = {"ci": (30, 60, 120), "ladder": (30, 60, 120, 240), "paper": (30, 60, 120, 240)}
-PATH_SEEDS = {"ci": 24, "ladder": 128, "paper": 128}
+PATH_SEEDS = {"ci": 24, "ladder": 256, "paper": 256}
 PATH_CHUNK = 32  # seeds per batched reduced run on the path (~4 GB of history at s = 240)
 PATH_SEED_OFFSET = 7000
 PATH_C = 1e-3 * 30 * 1.0 * float(np.sqrt(M_K))  # c at the sheet's CPU setting: 0.0849

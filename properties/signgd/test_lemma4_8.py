@@ -41,8 +41,8 @@ from properties.signgd.common import claim_rate, exact, stage4_pairs
 from properties.signgd.setting import (ci_draws, Config, H, N_SAMPLES, RANGE, SETTING, shared_draws,
                                        signgd_draw_note, STAGE_RUN, STAGES)
 from properties.signgd.runs import attention_frozen_null, held_at_init, stage_run
-from properties.signgd.reduced import (as_trace, first_all_noise_aligned, reduced_init,
-                                       run_reduced_until)
+from properties.signgd.reduced import (as_trace, first_all_noise_aligned, margins,
+                                       reduced_init, reduced_softmax, run_reduced_until)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_8"
@@ -73,10 +73,8 @@ def _l48_ladder(seed0, s, sigma_p, sigma_0, eta, n_seeds, rungs):
             raise RuntimeError(f"m_k = {m_k}: some seed without T_4 within {L48_CAP} steps")
         j, k = np.arange(n_seeds), T4.astype(int)
         al, be, a, b = h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j]
-        sg = lambda x: 1.0 / (1.0 + np.exp(-x))  # noqa: E731
-        s11 = sg((al[:, :, None] * (be[:, :, None] - b)).sum(1))
-        s21 = sg((a * (be[:, :, None] - b)).sum(1))
-        m = (s11 + s21) * h["V_mu"][k, j][:, None] + (2 - s11 - s21) * h["V"][k, j]
+        s11, s21 = reduced_softmax(al, be, a, b)
+        m = margins(s11, s21, h["V_mu"][k, j], h["V"][k, j])
         out.append(_softplus(-m).mean(-1))
     return dict(sizes=tuple(rungs), loss=np.array(out))  # (rungs, seeds)
 

@@ -41,8 +41,9 @@ from properties.settings import size
 from properties.signgd.setting import (Config, M_K, M_V, N_SAMPLES, shared_draws, signgd_draw_note,
                                        STAGE_RUN, T32, TAIL)
 from properties.signgd.runs import stage_run
-from properties.signgd.reduced import (first_all_noise_aligned, heldout_margins, REDUCED_KEYS,
-                                       ReducedState, reduced_softmax, run_reduced_until)
+from properties.signgd.reduced import (first_all_noise_aligned, heldout_margins, margins,
+                                       REDUCED_KEYS, ReducedState, reduced_softmax,
+                                       run_reduced_until)
 from sim import signgd as sim
 from theory import signgd as th
 
@@ -197,7 +198,7 @@ def _test_loss_ladder(seed0, n_seeds, s, sigma_p, sigma_0, eta, factors):
             # training samples move (the null train_loss_ladder reads them)
             s11, s21 = reduced_softmax(h["alpha"][-1], h["beta"][-1], h["a"][-1], h["b"][-1])
         out.append(np.logaddexp(0.0, -m).mean(-1))
-        mt = (s11 + s21) * h["V_mu"][-1][:, None] + (2.0 - s11 - s21) * h["V"][-1]
+        mt = margins(s11, s21, h["V_mu"][-1], h["V"][-1])
         train.append(np.logaddexp(0.0, -mt).mean(-1))
     return dict(sizes=tuple(float(sigma_p * f) for f in factors), loss=np.array(out),
                 train=np.array(train))
