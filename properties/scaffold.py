@@ -14,6 +14,10 @@ paper or claim, laid out as the layout test (`tests/test_layout.py`) wants them.
 
 Nothing is overwritten: an existing file is a ValueError naming it.  CONTRIBUTING.md ("Adding a
 paper") walks through what to edit in each file.
+
+`reference_page`: what a claim file written from these skeletons may call, docs/reference.md,
+generated from the docstrings of `properties.__all__`, `properties.cache.run_cache` and
+`theory.validate` (`python -m properties.readme reference` writes it).
 """
 
 from __future__ import annotations
@@ -243,3 +247,135 @@ def new_paper(name: str, root: Path | str, title: str | None = None,
                                                 LINE - 4).replace('"' * 3, "'" * 3),
                               title_comment=comment, title_literal=_str_literal(title, 8)))]
     return out + new_claim(f"{name}.{item}", root)
+
+
+# --------------------------------------------------------------------------------------------
+# The reference page of the claim-writing vocabulary, from docstrings
+# --------------------------------------------------------------------------------------------
+class _Raw:
+    """An annotation shown as written (a string annotation without quotes)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _default(x):
+    """A default value as the page shows it: a numpy scalar as the Python number it holds (its
+    repr changes between numpy versions), anything else by its repr."""
+    if type(x).__module__ == "numpy" and hasattr(x, "item") and getattr(x, "ndim", None) == 0:
+        return _Raw(repr(x.item()))
+    return x
+
+
+def _signature(obj, returns: bool = True) -> str:
+    import inspect
+
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return ""
+
+    def raw(a):
+        return _Raw(a) if isinstance(a, str) else a
+
+    params = [p.replace(annotation=raw(p.annotation),
+                        default=p.default if p.default is p.empty else _default(p.default))
+              for p in sig.parameters.values()]
+    sig = sig.replace(parameters=params, return_annotation=raw(sig.return_annotation)
+                      if returns else inspect.Signature.empty)
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", str(sig))
+
+
+def _doc_block(text: str | None) -> list[str]:
+    return ["```text", text.strip(), "```"] if text and text.strip() else ["(no docstring)"]
+
+
+def _entry(qualname: str, obj, level: str = "###") -> list[str]:
+    import inspect
+
+    if inspect.isclass(obj):
+        bases = [b.__name__ for b in obj.__bases__ if b is not object]
+        sig = _signature(obj, returns=False) if not issubclass(obj, BaseException) else ""
+        head = f"{level} class `{qualname}{sig}`" + (f" ({', '.join(bases)})" if bases else "")
+    elif callable(obj):
+        head = f"{level} `{qualname}{_signature(obj)}`"
+    else:
+        head = f"{level} `{qualname}`"
+    out = [head, ""]
+    module = getattr(obj, "__module__", None)
+    if module and (inspect.isclass(obj) or inspect.isfunction(obj)):
+        out += [f"Defined in `{module}`.", ""]
+    out += _doc_block(inspect.getdoc(obj) if (inspect.isclass(obj) or callable(obj)) else None)
+    if inspect.isclass(obj):
+        undocumented = []
+        for name, member in vars(obj).items():
+            if name.startswith("_"):
+                continue
+            target = member.__func__ if isinstance(member, (staticmethod, classmethod)) \
+                else member
+            if not (callable(target) or isinstance(member, property)):
+                continue
+            doc = (member.__doc__ if isinstance(member, property) else target.__doc__) or ""
+            if not doc.strip():
+                undocumented.append(f"`{name}`")
+                continue
+            kind = ("property" if isinstance(member, property) else "static method"
+                    if isinstance(member, staticmethod) else "class method"
+                    if isinstance(member, classmethod) else "method")
+            sig = "" if isinstance(member, property) else _signature(getattr(obj, name))
+            out += ["", f"- `{qualname}.{name}{sig}` ({kind}):", ""]
+            out += ["  " + x if x else x for x in _doc_block(inspect.cleandoc(doc))]
+        if undocumented:
+            out += ["", f"Other public members of `{qualname}`: {', '.join(undocumented)}."]
+    return out + [""]
+
+
+_DATA = {"REGISTRY": "Every registered claim, by id: `dict[str, Claim]` (read it; add claims "
+                     "with `register`)."}
+
+
+def reference_page() -> str:
+    """docs/reference.md: the vocabulary a claim file or a conjecture uses, from the docstrings
+    of what `properties` exports (`properties.__all__`), of `properties.cache.run_cache` (shared
+    runs) and of `theory.validate`'s public helpers (input checks for `theory/` and `sim/`)."""
+    import importlib
+    import inspect
+
+    import properties
+
+    out = ["# Reference: the claim-writing vocabulary", "",
+           ("Generated from the docstrings by `python -m properties.readme reference`; do not edit "
+           "(`tests/test_docs.py` fails when this page is stale). How the pieces fit together: "
+           "[CONTRIBUTING.md](../CONTRIBUTING.md) and [conjectures.md](conjectures.md); what the "
+           "verdicts mean: [report.md](report.md)."), "",
+           "## `properties`", "", ("What a claim file imports (`from properties import ...`, "
+           "the names of `properties.__all__`, in its order)."), ""]
+    out += _doc_block(inspect.getdoc(properties)) + [""]
+    for name in properties.__all__:
+        obj = getattr(properties, name)
+        if name in _DATA:
+            out += [f"### `{name}`", "", _DATA[name], ""]
+        else:
+            out += _entry(name, obj)
+    cache = importlib.import_module("properties.cache")
+    out += ["## `properties.cache.run_cache`", "",
+            ("Shared runs of a paper (`properties/<paper>/runs.py`): `from properties.cache import "
+            "run_cache`."), ""]
+    out += _entry("run_cache", cache.run_cache)
+    validate = importlib.import_module("theory.validate")
+    out += ["## `theory.validate`", "", ("Input checks for the public functions of `theory/` and "
+            "`sim/`: `from theory import validate` (or `from theory.validate import "
+            "finite_array, ...`)."), ""]
+    out += _doc_block(inspect.getdoc(validate)) + [""]
+    consts = [f"`{n}` = {v!r}" for n, v in vars(validate).items()
+              if n.isupper() and not n.startswith("_") and isinstance(v, (int, float))]
+    if consts:
+        out += ["Constants: " + ", ".join(consts) + ".", ""]
+    for name, obj in vars(validate).items():
+        if (not name.startswith("_") and inspect.isfunction(obj)
+                and obj.__module__ == validate.__name__):
+            out += _entry(name, obj)
+    return "\n".join(out).rstrip() + "\n"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from properties import readme as rd
+from properties.scaffold import reference_page
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -79,7 +80,7 @@ def test_the_readme_conjecture_audits(tmp_path):
 # --------------------------------------------------------------------------------------------
 def test_the_reference_page_is_current():
     page = ROOT / rd.REFERENCE_FILE
-    assert page.is_file() and page.read_text() == rd.reference_page(), (
+    assert page.is_file() and page.read_text() == reference_page(), (
         "docs/reference.md is stale: run `python -m properties.readme reference`")
 
 
@@ -87,7 +88,7 @@ def test_the_reference_page_covers_the_vocabulary():
     import properties
     from theory import validate
 
-    text = rd.reference_page()
+    text = reference_page()
     for name in properties.__all__:
         assert f"`{name}" in text, name
     for name in ("run_cache", "finite_array", "number", "integer", "seeds", "closed_form"):
