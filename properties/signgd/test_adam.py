@@ -1,28 +1,8 @@
 """signgd.adam, signgd.adam.beta0 and signgd.adam.query_noise: Adam against SignGD (Section 3.2,
-Appendix B.3).
+App. B.3), on one cached run per draw and rate (`_opt_runs`) and on `query_noise_run`.
 
-One cached run per draw and rate (`_opt_runs`, 2 seeds of the sheet's CPU setting): SignGD to its
-1.25 t* horizon (logged every 10 steps), Adam with beta = (0.9, 0.999) (every step, so that
-sim.signgd.stage_times applies) to the same horizon, on the same data and init, at each rate of
-ADAM_RATES (the SignGD rate 6e-5 halved and doubled: Adam's own rate was lost); at 6e-5 also Adam
-with beta = 0 and eps = 1e-100 (every 10 steps).  The three claims read it.
-
-What is automatic and what could fail:
-* signgd.adam.beta0, Adam(beta = 0, eps -> 0) = SignGD, is a simulator consistency check: with
-  beta = 0 the bias-corrected step is g / (|g| + eps) = sgn g up to eps, by construction of the
-  optimizer.  Not evidence for the paper's claim: its own id, of the consistency kind.
-* signgd.adam (ii) (end of run) is not automatic here: the stop rule (1.25 t*, t* = all noise
-  aligned) is applied to the SignGD run, and Adam is only given the same number of steps; Adam's
-  key-noise alignment, loss, memorisation and attention at that step could each fail.
-* signgd.adam (iii) keeps only the stage-order relations that are not definitions: T_1 <=
-  min(T_2, T_3) / 2, T_4^+ finite (every key noise turned), Table 2's 98% at T_4^- - 1, Lemma 4.5,
-  and (issue 20) Lemma 4.3 (1) and Lemma 4.4 by the bodies of their SignGD properties (the noise
-  at T_2 on its l1 rate, the signals at T_4^- on eta T_4^-, every uneven vote followed at
-  T_4^- - 1).  max(T_2, T_3) <= T_4^- holds by the definitions of T_2, T_3 ("or t >= T_4^-") and
-  T_4^- < T_4^+ by those of T_4^- (a wrong-sign key noise at T_4^-) and T_4^+ (none from T_4^+
-  on): dropped.  Adam's T_4^- counts completed turns only (see _opt_runs).
-* signgd.adam.query_noise: a draw whose runs have no wrong-sign query noise at the reference step
-  counts nothing and is inconclusive (issue 11: it used to pass silently).
+signgd.adam (iii) drops max(T_2, T_3) <= T_4^- and T_4^- < T_4^+ as definitions: T_2, T_3 are
+defined with "or t >= T_4^-", T_4^- by a wrong-sign key noise at T_4^-, T_4^+ by none from T_4^+ on.
 """
 
 from __future__ import annotations
@@ -260,11 +240,11 @@ register(Claim(
               "magnitudes, as signgd.lemma4_3 and lemma4_4 read them; (ii)'s end state by the "
               "glossary words of signgd.gd.faster and theorem3_2.item2-4)",
     reading="'The end of training' read as each optimizer's own (literal; the issue's 'Adam's own "
-            "horizon'); the neighbouring reading 'at SignGD's horizon' (the same step budget, as "
-            "the property first had it) fails at 1.2e-4 (Adam turns its last key noise later). "
-            "(ii)'s key-noise alignment at the end is near-automatic under Adam's stop rule (only "
-            "a turn reversed after t*_A could fail it); what could fail is the rule firing within "
-            "the cap (T_4^+ finite) and its step's factor against SignGD's same event. "
+            "horizon'); the neighbouring reading 'at SignGD's horizon' (the same step budget) "
+            "fails at 1.2e-4 (Adam turns its last key noise later). (ii)'s key-noise alignment at "
+            "the end is near-automatic under Adam's stop rule (only a turn reversed after t*_A "
+            "could fail it); what could fail is the rule firing within the cap (T_4^+ finite) and "
+            "its step's factor against SignGD's same event. "
             "Section 3.2's 'On the synthetic data, Adam follows a similar four-stage dynamics' and "
             "'shares ... convergence and generalization', read on Definition 2.1's data at three "
             "rates. Fig. 2's noisy-MNIST test losses are not reproduced: the data is not on this "
@@ -404,12 +384,9 @@ register(Claim(
     reading="Measured at Adam's own end of training (issue 35; as signgd.adam reads 'the end of "
             "training': 1.25 x its first step with every key noise aligned, t_ref), on "
             f"{QN_SEEDS} seeds per draw, so that a per-pair turning probability of ~0.1 is "
-            "detected. Until issue 35 it was read at SignGD's horizon (t_ref = SignGD's T_4^+, "
-            "the end = SignGD's 1.25 t*) with 2 seeds per draw (15 pairs: only a turning "
-            "probability >= 0.28 detectable) and the word 'small' (0.1: at that level a turning "
-            "probability of 0.1 is never detected); 'does not exhibit' is now the glossary's "
-            "'near 0' (0.05). 'Negative query noise' read as query noise whose sign is opposite "
-            "to its query signal (the pairs Stage IV must turn). Rivals: the literal reading "
+            "detected; 'does not exhibit' is the glossary's 'near 0' (0.05). 'Negative query "
+            "noise' read as query noise whose sign is opposite to its query signal (the pairs "
+            "Stage IV must turn). Rivals: the literal reading "
             "(a_{s,i} < 0: only neurons with alpha > 0 fail to align, those with alpha < 0 "
             "align), and 'Adam aligns, later' (Adam's Stage IV as SignGD's: the query noise "
             "aligns after the key noise, every one by Adam's own end of training). Null: SignGD "

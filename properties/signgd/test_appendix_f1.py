@@ -1,17 +1,6 @@
-"""signgd.appendix_f1: the 0-1 test error depends on the init scale sigma_0, small for small
-sigma_0 and Theta(1) for large sigma_0.
-
-Mechanism [D]: the test-noise inner products never move (no gradient reaches the test supports),
-so the test margin's noise term keeps its init law ~ N(0, 2 sigma_0^2 s sigma_p^2 / m_v) while its
-signal term grows ~ 2 eta t: the error rises with sigma_0.
-
-What is decided: the dependence on sigma_0 as a trend over four sizes (check_trend, direction
-increasing, per-seed slopes: seed-clustered, Student t on seeds - 1 dof).  What is not: 'small' and 'Theta(1)' are magnitudes read at
-one size each (<= 0.05 at sigma_0 = 1e-3, >= 0.1 at sigma_0 = 0.3); by the asymptotic policy (the
-same as signgd.theorem3_2.item2's) a single-size reading of Theta(1) is not-audited, and the
-numbers are reported.  Besides, the large-sigma_0 rungs (0.1, 0.3) are outside Condition 3.1's
-sigma_0 s sigma_p sqrt(m_k) << 1 (= 8.5 and 25 here), which the statement's '(within Condition
-3.1)' asks for.
+"""signgd.appendix_f1 (App. F.1): the 0-1 test error's dependence on the init scale sigma_0, on one
+batched SignGD run per draw over four sigma_0 (`_f1_runs`) and on the ladder in s at fixed
+c = sigma_0 s sigma_p sqrt(m_k) (`_f1_ladder`: exact reduced dynamics and held-out margins).
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
-"""signgd.gd.qk_not_learned: 'for GD ... the query and key parameters are basically not learned,
-even with a large learning rate' (Appendix B.4, the longer-context appendix: L > 2).
-
-The literal reading (the verdict's basis) is the sentence's own setting, B.4's L > 2, run at L = 3
-as signgd.longer_context runs it (s = 20): per draw and GD rate, the max over seeds, samples and
-every attention row's entries of |s - 1/L| at the first logged step with L_S <= 0.05, within the
-glossary's 'near 1/2' (0.05; the L = 2 uniform 1/2 read as the uniform 1/L) of the uniform
-attention.  Alternatives: rivals 'learned' (the L = 2 behaviour: beyond the level at both rates)
-and 'learned only at the large rate'; null 'SignGD instead of GD' (the optimizer whose attention
-the paper contrasts: 0.62-0.66 from uniform at its own L_S <= 0.05 stop).
-
-The neighbouring reading 'L = 2' (Section 3's setting, where this suite first audited it, and
-where B.3 also compares GD): statistic max over seeds and samples of |s_21 - 1/2| at GD's stop.
-There the printed form fails (|s_21 - 1/2| ~ 0.45 at s = 30) and the corrected form (learned at
-both rates) holds; the two readings decide differently, so the claim is reading-dependent.
+"""signgd.gd.qk_not_learned (App. B.4's last sentence): the literal reading at B.4's L > 2, run at
+L = 3 as signgd.longer_context runs it (comparisons.gd_runs_long_context); the neighbouring
+reading 'L = 2' (Section 3's setting, where B.3 also compares GD; comparisons.gd_runs), printed
+and corrected forms.
 """
 
 from __future__ import annotations
@@ -72,12 +61,9 @@ def attention_dev(seed):
     return {lr: float(np.abs(r[lr]["s21"][-1] - 0.5).max()) for lr in GD_RATES}
 
 
-
 def learned():
     """The correction: per GD rate, the interval the statistic lies in: (0.1, 1/2]."""
     return {lr: (LEVEL, 0.5) for lr in GD_RATES}
-
-
 
 
 register(Claim(

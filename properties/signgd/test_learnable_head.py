@@ -1,24 +1,7 @@
-"""signgd.learnable_head: Appendix F.3, 'training the linear head jointly changes none of the above'.
-
-Per draw: 2 seeds, the same data and init trained twice with SignGD, with the head fixed at 1/m_v
-and with the head trained, each logged every step to its own 1.25 t* (the stage runs' stop rule).
-
-What the stop rule makes automatic (issue 11), and is therefore no longer checked: 'every seed
-reaches T_4' (the run stops only after every noise is aligned), and L_S(end) <= 1e-3 (at 1.25 t*
-the margins have grown linearly for thousands of steps; observed 1e-9 ... 1e-51).  What could
-fail, and is checked:
-
-* F.3's mechanism (test_signgd_learnable_head_mechanism): the head entries keep their init sign
-  and, once the head gradient's sign is fixed, each grows by exactly eta per step.  Statistic:
-  H(end) against 1/m_v + eta t_end, per entry; the allowed shortfall is 2 eta T_2 per seed (an
-  entry can lose at most 2 eta per step before its sign is fixed, bounded here by the end of
-  Stage II; see the history).  H(end) > 1/m_v - 2 eta T_2 > 0 then also keeps every sign.
-* 'the same stages' (test_signgd_learnable_head_stages): the sign trajectories of alpha, beta, a,
-  b coincide with the fixed-head run's through T_3 (exactly), so T_1, T_2, T_3 are the same; and
-  in Stage IV with the learnable head: Table 2's >= 98% aligned at T_4^- - 1, Lemma 4.5, T_4^+ <
-  T_4 (Lemma 4.7), s_11, s_21 'near 0' at the end (Theorem 3.2 (4), the glossary word
-  signgd.theorem3_2.item4 reads). Lemma 4.5's 'near 1/2' is its own property
-  (test_signgd_learnable_head_lemma4_5_near, the glossary word at its three levels).
+"""signgd.learnable_head (Appendix F.3): per draw the same data and init trained twice with SignGD,
+head fixed and head trained, each to its own 1.25 t* (`_lh_runs`), and the c-fixed sigma_p ladder
+with the head trained (`_lh_rung`).  The mechanism check's allowance 2 eta T_2 also keeps every
+head sign: H(end) > 1/m_v - 2 eta T_2 > 0.
 """
 
 from __future__ import annotations
@@ -245,17 +228,15 @@ register(Claim(
             "f); 'Theta(1)' is the trend (L_D(end) increasing, not vanishing) and the glossary's "
             "'constant order' at the ladder's largest rung. The neighbouring reading 'at the "
             "draw's own size' reads the level at the first rung, where signgd.theorem3_2.item2 "
-            "reads it: with the head trained it fails there on the sheet's CPU setting (0.09; "
-            "0.49 with the fixed head) and on the drawn ci draw (0.012, c = 0.04): the trained "
-            "head lowers the test loss at this size, and the Theta(1) appears as the problem "
+            "reads it: with the head trained it fails there on the sheet's CPU setting and on "
+            "the drawn ci draw: the trained head lowers the test loss at this size, and the "
+            "Theta(1) appears as the problem "
             "grows at fixed c. Automatic under the stop rule and "
             "not checked: T_4 reached, L_S(end) <= 1e-3 (and "
             "V_i / |V_mu| >= 2 follows from the value rows' sign dynamics, as in "
             "signgd.theorem3_2.item3). 'The same stages' read as the same sign dynamics through "
             "Stage III and the Stage IV lemmas' outcomes; the neighbouring reading, identical "
-            "stage times throughout, is a rival: T_4^-, T_4^+, T_4 move (measured on seeds 11-12, "
-            "12345-12346, 777-778: T_4^- equal or within 14 steps, T_4^+ and T_4 by up to 30%; "
-            "sign trajectories identical up to steps 216-1234, after T_3). Alternatives: nulls "
+            "stage times throughout, is a rival: T_4^-, T_4^+, T_4 move. Alternatives: nulls "
             "'head frozen' (the mechanism property) and 'head at the value scale' (F.3's "
             "magnitude separation switched off, the stages property), 'untrained' and 'lemmas "
             "untrained' (training off: the checks of the sign trajectories and of every seed "

@@ -1,27 +1,8 @@
-"""signgd.lemma4_1 (Stage I): the mean value noise shifts early and becomes linear; the mean value
-signal is negligible next to it; query and key noise barely move before T_1.
-
-Run per draw: one batched program of L41_SEEDS seeds x m_v in L41_MV (each seed's m_v = 16 init
-with its value rows scaled by sqrt(16 / m_v), exact for the trajectory: runs.TT_SETTING), logged
-every step until every instance has left Stage I (D_i = V_i - V_mu > 0 for every sample, the
-measured T_1 of sim.signgd.stage_times).  Draws: the paper's CPU setting (eps = eta sqrt(s) /
-sigma_0 = 0.33: T_1 of 1-5 steps) and drawn long Stage I's (eps in [0.02, 0.05]).
-
-What is automatic, and what is left:
-* (1)'s linear growth is the exact linear value dynamics (signgd.step_magnitude): V_i(t) - V_i(0)
-  = 2 eta t ||xi_i||_1; its Theta constant 2 sqrt(2/pi) is E ||xi||_1 / (s sigma_p), a property of
-  the data model.  The property checks the constant by Monte Carlo (a simulator and data
-  consistency check, not evidence beyond signgd.step_magnitude).  (2)'s 'negligible' in rates
-  (2 eta against 2 eta ||xi_i||_1) is the same arithmetic.
-* (1)'s 'from T_1 on' and (2) at T_1 depend on T_1's definition, lost in extraction: at the
-  measured T_1 the last sample to cross has V_i ~ V_mu (not negligible, by definition), and V_i
-  itself can be <= 0 there when V_mu(0) < 0 (2 of 64 seeds at the paper's setting, m_v = 16;
-  5 of 64 at m_v = 4): reported in the audit gap, not decided.
-* (3) is the content: 'barely move' is asymptotic in the value width m_v (T_1 and the value
-  inits scale as m_v^-1/2, the query/key noise moves eta ||xi_i||_1 per step): decided by the
-  trend over m_v in L41_MV of the mean over seeds of max over pairs of |x(T_1) - x(0)| /
-  (sigma_0 ||xi_i||_2) (x = a, b; the denominator the init's standard deviation), which must
-  decrease (check_trend, weighted by the seeds' standard errors).
+"""signgd.lemma4_1 (Stage I) on one batched program per draw of L41_SEEDS seeds x m_v in L41_MV
+(`_stage1`: each seed's m_v = 16 init with its value rows scaled by sqrt(16 / m_v), exact for the
+trajectory: runs.TT_SETTING), every step to the last instance's T_1.  (3) is asymptotic in m_v
+because T_1 and the value inits scale as m_v^-1/2 while the query/key noise moves eta ||xi_i||_1
+per step.
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
-"""signgd.lemma4_2: query and key noise align their signs per (neuron, sample) in Stage II.
-
-Pairs of one seed share neurons (alpha, beta) and samples (D_i, ||xi_i||_1): they are not
-independent draws (issue 11).  Every fraction here is pooled over seeds with a cluster-robust
-standard error, the seeds being the independent units (16 per draw), and a Student t critical
-value on J - 1 degrees of freedom.
-
-What is checked, at T_4^- - 1 (after Stage II):
-* aligned fraction >= 0.98 (Table 2's 98%), one-sided;
-* P(keep | agree at init) >= 0.9 (Table 2: 93%; the literal 'keep' for every pair is false in
-  the paper's own table, 62 of 1035 agreeing pairs flip), one-sided;
-* P(the pair ends with the query noise's init sign | disagree at init) = 1/2, two-sided.  This is
-  the per-row reading of 'either sign with probability about 1/2': P(++ | disagree) pooled over
-  the +- and -+ rows is 1/2 exactly by the sign symmetry of the init (w_Q,s, w_K,s) -> -(w_Q,s,
-  w_K,s), so it cannot fail; which member's sign a disagreeing pair takes can.
+"""signgd.lemma4_2 on runs.stage2_run, pairs counted per seed at T_4^- - 1, every fraction pooled
+over seeds with a seed-clustered SE (pairs of one seed share neurons and samples).  The pooled
+P(++ | disagree) is 1/2 exactly by the init's sign symmetry (w_Q,s, w_K,s) -> -(w_Q,s, w_K,s), so
+it cannot fail; which member's sign a disagreeing pair takes can.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
-"""signgd.lemma4_3 (end of Stage II): the printed statement's four items; this id audits items (1)
-and (2), items (3) and (4) have their own ids (signgd.lemma4_3.item3, test_lemma4_3_item3.py;
-signgd.lemma4_3.item4, test_lemma4_3_item4.py) and are named in the audit gap.
-
-On the stage runs (runs.stage_run, the shared Theorem 3.2 draws), at T_2 of sim.signgd.stage_times:
-* (1) |a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p): the median over pairs and seeds
-  of |x(T_2)| / (T_2 eta ||xi_i||_1) is 'Theta(1)' (glossary: within a factor 3 of 1; each
-  step moves x by exactly eta ||xi_i||_1, signgd.step_magnitude, so the ratio is <= 1 + |x(0)| /
-  (T_2 eta ||xi_i||_1), and the lower end is what could fail: query/key noise that wanders
-  instead of growing steadily in Stage II).
-  Alternatives: rivals 'init scale' (|x(T_2)| still at its init scale sigma_0 ||xi_i||_2, i.e.
-  item (4)'s 'still at init' said of the noise) and 'l2 rate' (Theta(T_2 eta sqrt(s) sigma_p));
-  null 'attention frozen'.
-* (2) the softmax outputs s_11, s_21 are within 0.05 of 1/2 at T_2 ('1/2 +- o(1)' at one size).
-  Fails at the fast corner of the sweep (0.078): a strict expected failure at one size.  The
-  claim is marked asymptotic (Theta, o(1)), so one size decides nothing: the verdict is
-  not-audited with the numbers, whichever way they point.
+"""signgd.lemma4_3 (end of Stage II), items (1) and (2) (items (3), (4): test_lemma4_3_item3.py,
+test_lemma4_3_item4.py), at T_2 on the stage runs (runs.stage_run, the shared Theorem 3.2 draws)
+and on the declared path (path.path_run).  Item (1): each step moves the noise by exactly
+eta ||xi_i||_1 (signgd.step_magnitude), so |x(T_2)| / (T_2 eta ||xi_i||_1) <= 1 + |x(0)| /
+(T_2 eta ||xi_i||_1); the lower end is what could fail (noise that wanders in Stage II).
 """
 
 from __future__ import annotations
@@ -134,16 +122,12 @@ register(Claim(
             "signgd.lemma4_3.item3 and signgd.lemma4_3.item4. Alternatives (item (1)'s "
             "properties): rivals 'init scale' (|x(T_2)| at sigma_0 ||xi_i||_2), 'l2 rate' (T_2 "
             "eta ||xi_i||_2); null 'attention frozen'. "
-            "Item (2) at 0.05 fails at the fast corner of the sweep (0.078, cfg (777, 4, 30, "
-            "2.0, 7e-4, 7e-5)): a strict expected failure at one size, not a refutation of an "
+            "Item (2) at 0.05 fails at the fast corner of the sweep: a strict expected failure at "
+            "one size, not a refutation of an "
             "o(1) statement (asymptotic policy). Issue 35: '1/2 +- o(1)' is decided with high "
             "probability on the declared path of the stage lemmas (per run: any sample with "
             "|s_11 - 1/2| or |s_21 - 1/2| > 0.05 at T_2; the glossary's 'near 1/2' at its level, "
-            "not its bracket): " + PATH_CLAUSES + ". The earlier s ladder (m_k = 8, c held, "
-            "sigma_p = 1-2, 96 seeds under --size ladder: the max |s - 1/2| at T_2 rose with T_2, "
-            "slopes +0.55 to +0.68 +- 0.16-0.19, refuted there) left the width clause m_k = "
-            "Omega(polylog d) as d grew and held sigma_p ~1 against the noise clause's ~2.2e3: a "
-            "finding about that regime, not the lemma's. " + STAGES,
+            "not its bracket): " + PATH_CLAUSES + ". " + STAGES,
     audit_gap="items (3) and (4) are not established by this id's properties: they are audited "
               "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s).",
     asymptotic="the problem size along the declared path (item (1)'s Theta, item (2)'s o(1), "
@@ -219,8 +203,6 @@ def test_signgd_lemma4_3_path(world, cfg):
     check_theta(CID, worst, L43_SENT, name="(1) Theta along the path", rival_ratio=rival_r,
                 what=f"(1) per-seed median |x(T_2)| / (T_2 eta ||xi_i||_1) on every rung of the "
                      f"path, the farthest from 1 ({desc})")
-
-
 
 
 @pytest.mark.xdist_group("signgd-path")

@@ -1,19 +1,7 @@
-"""signgd.lemma4_3.item3: at T_2 the sums sum_i b_{s,i} are 'bounded away from 0' (erratum).
-
-The printed form fails: at T_2 some neurons' key-noise sums are near ties.  The correction [D]
-says why: each aligned pair's sign is fixed by its own init (Lemma 4.2), independently across
-samples, so sum_i b_{s,i} is a random-sign sum of the magnitudes |b_{s,i}(T_2)|.  Its check is
-exact in the reference: the expected number of neurons with |sum_i b| < delta ||b||_2 is the sum
-over neurons of the probability of that event under i.i.d. fair signs on the neuron's own
-magnitudes, enumerated over all 2^n = 256 sign patterns (no sampling); the only randomness is the
-count's, a sum of independent Bernoullis (neurons of different seeds and rows have independent
-init signs given the data).
-
-Alternatives: the printed form (no near-tie neuron); the random-sign sum with equal magnitudes
-(binomial, the spread of |b| dropped); null: the signs at T_2 replaced by sgn alpha_s (the key
-noise already aligned with its signal, the state Stage IV ends in).  Not an alternative: the
-Gaussian (CLT) approximation of the random-sign sum, which this n = 8 count cannot tell from the
-exact enumeration (its expected count is ~0.6 SE away).
+"""signgd.lemma4_3.item3 (erratum) on runs.l43_runs.  The corrected form's reference is exact: the
+expected count of near-tie neurons is the sum over neurons of the event's probability under i.i.d.
+fair signs on the neuron's own magnitudes, enumerated over all 2^n = 256 sign patterns (no
+sampling); only the count is random, a sum of independent Bernoullis.
 """
 
 from __future__ import annotations

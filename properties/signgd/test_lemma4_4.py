@@ -1,35 +1,11 @@
-"""signgd.lemma4_4 (Stage III, majority voting): the query/key signals take the signs voted by the
-key/query noise sums; |alpha|, |beta| = Theta(T_3 eta); the softmax stays near 1/2.
-
-An asymptotic statement (w.h.p. as the problem grows; 'Theta', 'near'): under the asymptotic
-policy one size decides nothing, whichever way it points.  At the CPU size (n = 8, s in [20, 30])
-on the stage runs (runs.stage_run, the shared Theorem 3.2 draws):
-
-* vote (printed, strict expected failure): every neuron follows its vote at T_4^- - 1.  Fails: a
-  neuron whose vote sum_i b_{s,i} is a near-tie (signgd.lemma4_3.item3: random-sign sums) can
-  follow the weighted vote sgn sum_i g_i D_i s_11 s_12 (b_{s,i} - beta_s) of its update instead
-  (the weights carry ||xi_i||_1, whose relative spread sqrt((pi/2 - 1) / s) vanishes as s grows).
-* magnitude (printed, passes): the envelope |x(T)| <= |x(0)| + eta T (exact, by the constant step
-  magnitude: automatic, not evidence) and the median neuron's |x(T)| / (eta T) 'Theta(1)' at
-  T = T_4^- (what could fail: signals that wander instead of growing linearly).  Alternatives: rival
-  'still at init' (Lemma 4.3 (4) carried to T_4^-: |x(T)| at its init), null 'attention frozen'.
-* softmax (printed, strict expected failure): within 0.05 of 1/2 at T_3; fails where a late
-  (near-tie) vote delays T_3 into Stage IV.
-* with high probability (issue 35's rule): on the declared path of the stage lemmas
-  (setting.PATH_S, path.path_run: s and d grow, m_k, m_v as a polylog of d, c held, sigma_p by
-  the noise clause; the same path, rule and statistic as signgd.lemma4_3 (2), lemma4_6, lemma4_7
-  and stage_order), each part is decided by check_whp on the per-run statistic "any failure":
-  the vote (any neuron off its vote at T_4^- - 1), the softmax (any sample more than 'near 1/2'
-  from 1/2 at T_3 = min(vote time, T_4^-)).
-  The earlier s ladder (m_k = 8, sigma_p = 1-2), on which the printed vote's off fraction rose,
-  left the width and noise clauses as d grew: a finding about that regime, kept in the reading.
-* the corrected form of issue 20 ([D]: every vote whose voters' signs do not split evenly is
-  followed; found at sigma_p = 1-2 on exploration seeds 5011-5034 and held on the stage runs and
-  the s ladder) is withdrawn (issue 35): on the declared path it fails (runs with an uneven vote
-  off at T_4^- - 1 at ci: 7, 17, 17 of 24 on one draw), every failing vote a key signal's:
-  beta_s follows -sgn(sum_i g_i D_i s_21 s_22 a_{s,i}) once s_21 decays in some samples before
-  T_4^- (with alpha_s ~1/sigma_p of the noise, its own term is negligible), which reweights the
-  plain sum.
+"""signgd.lemma4_4 (Stage III, majority voting) on the stage runs (runs.stage_run, the shared
+Theorem 3.2 draws) at one size, and with high probability on the declared path (path.path_run).
+Why the printed vote fails at one size: a near-tie neuron can follow the weighted vote
+sgn sum_i g_i D_i s_11 s_12 (b_{s,i} - beta_s) of its update instead (the weights carry ||xi_i||_1,
+whose relative spread sqrt((pi/2 - 1) / s) vanishes as s grows).  Why issue 20's corrected form
+(every uneven vote followed) is withdrawn: on the path beta_s follows -sgn(sum_i g_i D_i s_21 s_22
+a_{s,i}) once s_21 decays in some samples before T_4^- (alpha_s, ~1/sigma_p of the noise, adds a
+negligible term), which reweights the plain sum.
 """
 
 from __future__ import annotations
@@ -139,15 +115,8 @@ register(Claim(
             "is read at T_3 = the first step with the vote complete (signgd.stage_order's T_3), "
             "capped at T_4^-, not stage_times' T_3 (which a vote broken as s_21 decays puts at "
             "T_4^-); alternatives on the path: null 'attention frozen' (alpha, beta at init) for "
-            "the votes, rival 'at T_4^-' for the softmax. The earlier s ladder (m_k = 8, c held, "
-            "sigma_p = 1-2, seeds seed0 + 1000 + k, 96 per rung under --size ladder: 18, 43, 56, "
-            "62 / 27, 6, 34, 48 / 15, 13, 31, 45 of 768 neurons off their vote, slopes +0.017 to "
-            "+0.027, significant on 2 of 3 draws; the corrected (b) 29/216 -> 61/180, 19/194 -> "
-            "44/154, 22/190 -> 50/210 from s = 30 to 240, t = 3.3-4.0 against 4.54) left the "
-            "width clause as d grew: a finding about that regime. On the declared path the vote "
-            "fails in most runs (ci: 16, 20, 20 of 24 runs on draw (11, 1.0)) and does not fall: "
-            "refuted there, whose clauses not followed are named above; the corrected form (every "
-            "uneven vote followed) fails there too and is withdrawn (the failing votes are key "
+            "the votes, rival 'at T_4^-' for the softmax. The corrected form (every uneven vote "
+            "followed) fails on the declared path and is withdrawn (the failing votes are key "
             "signals reweighted by s_21's decay in some samples before T_4^-). " + STAGES,
     audit_gap="Theta(T_3 eta) is audited as the exact envelope |x(T)| <= |x(0)| + eta T for every "
               "neuron (automatic: constant step magnitude) plus the glossary's 'Theta(1)' (a "
@@ -229,8 +198,6 @@ def test_signgd_lemma4_4_softmax(cfg):
     dev = max(float(np.abs(at_steps(q[k_][:, ok], T3[ok]) - 0.5).max()) for k_ in ("s11", "s21"))
     check_close(CID, dev, 0.0, Tolerance.reading("near 1/2", SOFTMAX),
                 what=f"max |s - 1/2| at T_3 = {dev:.3g}")
-
-
 
 
 @pytest.mark.xdist_group("signgd-path")

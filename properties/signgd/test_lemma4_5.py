@@ -1,13 +1,6 @@
-"""signgd.lemma4_5: in Stage IV the noise-signal softmax s_21 decays at least exponentially fast
-while s_11 stays near 1/2, up to T_4^-.
-
-Measured on runs.stage2_run (16 seeds per draw, stopped at the last seed's T_4^-, shared with
-signgd.table2 and signgd.lemma4_2).  Per seed: the least-squares exponent p of
--log(2 mean_i s_21(t)) against t on [T_4^- / 4, T_4^-] (p >= 1: at least exponential; the reduced
-dynamics give a logit ~ -m_k (c t)^2, p ~ 2), and max |s_11 - 1/2| up to T_4^-.  Both statistics
-are deterministic functions of the run: the comparisons are exact inequalities at the reading's
-levels.  What could fail: which softmax decays (the roles are not symmetric in the model), whether
-s_21 leaves 1/2 before T_4^- at all, and whether s_11 does.
+"""signgd.lemma4_5 (Stage IV) on runs.stage2_run (16 seeds per draw, stopped at the last seed's
+T_4^-, shared with signgd.table2 and signgd.lemma4_2): per seed the fitted exponent of
+-log(2 s_21) in t and max |s_11 - 1/2| up to T_4^-, deterministic functions of the run.
 """
 
 from __future__ import annotations

@@ -1,39 +1,10 @@
-"""signgd.lemma4_6: after T_4^-, every key noise whose sign differs from its neuron's query signal
-turns and aligns with it (by T_4^+).  Refuted at CPU size in the reading with content.
-
-Runs: the stage runs (runs.stage_run: 1.25 t*, t* the first step with every seed's noise aligned) on
-the shared Theorem 3.2 draws (setting.T32_EXAMPLES); per-pair events by common.stage4_pairs (the
-same events as signgd.lemma4_7).
-
-* The literal reading holds by construction and is not evidence: a wrong-sign key noise exists
-  at T_4^- and T_4^- is the first turn (definition), the run stops 0.25 t* after every noise is
-  aligned (stop rule), and T_4^+ is the step from which every key noise is aligned (definition).
-  The old end-of-run checks (T_4^- < T_4^+ <= end; every key noise aligned at the end) were these
-  facts.  Property `literal` still checks them (a run that hit the cap fails) and runs the
-  alternatives: the rival 'query noise' (the statement made of the query noise, rejected
-  wherever the query noise completes after T_4^+, Lemma 4.7) and the null 'attention frozen'
-  (W_Q, W_K untrained: no key noise turns).
-* The reading with content (the paper's Lemma 4.6 (1): the wrong-sign key noise moves towards
-  sgn alpha from its turn until it is aligned): from its turn on, every wrong-sign key noise
-  moves towards sgn alpha at every step until it has sgn alpha for good.  Fails at CPU size
-  (strict expected failure): in the canonical run 2 of 164 wrong-sign key noises move away
-  again, one after 444 steps towards alpha (it stalls at |b| ~ 0.15-0.23, from 0.79, for ~300
-  steps: the sample's s_21 recovers from 0.006 to 0.010 while its wrong-sign query noise a keeps
-  growing, and the query-noise term s_21 s_22 a of the key-noise gradient balances the signal
-  term s_11 s_12 alpha), one because alpha_s
-  itself changes sign after T_4^- (a late majority vote, Lemma 4.4); at the fast corner 2 of 76,
-  both of one neuron whose key noises reverse and whose alpha_s then flips to their side.
-* Issue 35 (the ruling): the lemma is a "with high probability" statement under Condition 3.1,
-  decided on one declared path (setting.PATH_S: s and d grow, m_k and m_v as a polylog of d, c =
-  sigma_0 s sigma_p sqrt(m_k) held, sigma_p by the noise clause), on seeds no earlier run used,
-  by properties.procedures.check_whp: per run (seed) "any wrong-sign key noise at T_4^- that
-  never turns (i) or moves away from sgn alpha after its turn before it has sgn alpha for good
-  (ii)", Cochran-Armitage along the path and Clopper-Pearson at the largest rung, the per-pair
-  fraction beside.  The same path, rule and statistic decide signgd.lemma4_3 (2), lemma4_4,
-  lemma4_7 and stage_order.  The earlier ladders (s at m_k = 8; m_k at s = 30), whose rule
-  'decided only where both trends are' this replaces, are findings kept in the reading: the s
-  ladder at fixed m_k leaves the width clause as d grows, so its flat failure rate is evidence
-  neither for nor against the lemma.
+"""signgd.lemma4_6 on the stage runs (runs.stage_run, the shared Theorem 3.2 draws; per-pair events
+by common.stage4_pairs, as signgd.lemma4_7) and on the declared path (path.path_run).  The literal
+reading holds by construction: a wrong-sign key noise exists at T_4^- and T_4^- is the first turn
+(definitions), the run stops 0.25 t* after every noise is aligned (stop rule), and T_4^+ is the
+step from which every key noise is aligned.  Property `literal` still runs it (a run that hit the
+cap fails) with its alternatives (the rival 'query noise' fails wherever the query noise completes
+after T_4^+, Lemma 4.7).
 """
 
 from __future__ import annotations
@@ -120,29 +91,7 @@ register(Claim(
             "check_whp (per run: any wrong-sign key noise failing (i) or (ii); level: one minus "
             "the glossary's 'high', 0.1; the per-pair fraction beside): " + PATH_CLAUSES + ". "
             "Alternative of the path property: null 'attention frozen' (alpha, a, b at init: "
-            "no wrong-sign key noise turns). Result (issue 35): the runs with a failing key "
-            "noise fall significantly along the path but not yet below the level at its largest "
-            "rung: ci (24 seeds, s = 30..120) 11, 12, 6 / 14, 9, 5 of 24, undecided; --size "
-            "ladder (128 seeds, s = 30..240) 60, 49, 40, 2 / 58, 38, 42, 3 / 62, 38, 43, 2 of 128 "
-            "(Cochran-Armitage z -7.1 to -7.9; the largest rung's Clopper-Pearson upper bound 0.12 / 0.14 "
-            "against 0.1: ~180-220 runs there would decide it at the observed rates). Part of "
-            "the failures at s = 30 are pairs locked in a period-2 sign cycle at zero (their two "
-            "members swap signs by the same step eta ||xi_i||_1 until the signal terms, ~1/sigma_p "
-            "of the noise's under the noise clause, break it: 8 of 21 failing key noises on "
-            "exploration seeds 995000-995015), none at s = 120. Findings of the earlier ladders, whose rule "
-            "('decided only where both the s and the m_k trends are') this replaces (set after "
-            "both had run): along s at m_k = 8 (c held, sigma_p = 1-2) the failing fraction does "
-            "not fall (96 seeds, s = 30..240: 30, 32, 35, 8 / 18, 18, 11, 9 / 27, 18, 23, 12 of "
-            "~1900 per rung), a regime outside the width clause m_k = Omega(polylog d), so "
-            "evidence neither for nor against the lemma; along m_k at s = 30 it vanishes (0 of "
-            "~3700-7900 at m_k >= 16). Explorations then (seeds no audit draw uses; no ladder, "
-            "rate or rule changed): the failing key noises are sustained reversals (they move "
-            "away for 2 to ~7000 steps after their turn), not one-step chattering; at s = 30, "
-            "m_k = 8 the failing fraction does not fall as the step does (seeds 91000-91047, eps "
-            "= 0.33, 0.16, 0.082, 0.041: 9 of 932, 15 of 1005, 17 of 1033, 18 of 1046), nor "
-            "along s at m_k = 4 (seeds 92000-92047: 30 of 463, 31 of 511, 31 of 491, 28 of 482): "
-            "the reversals are carried by the key width m_k (one neuron's query-noise term lets "
-            "s_21 recover), not by s or the step. " + STAGES,
+            "no wrong-sign key noise turns). " + STAGES,
     asymptotic="d along the declared path (s, m_k, m_v and sigma_p grow with d, c held: the "
                "probability that a run has a failing key noise must vanish)",
     paper_setting="Lemma 4.6 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (d)'s "

@@ -1,30 +1,7 @@
-"""signgd.lemma4_7: query noise aligns with the query signal later (delayed) than key noise.
-Decided per pair with ties as ties (issue 35) and per seed (completion order); the erratum that
-rested on tied pairs is withdrawn.
-
-Runs: the stage runs (runs.stage_run: 1.25 t*, t* the first step with every seed's noise aligned),
-on the draws of Theorem 3.2 (setting.T32_EXAMPLES: the sheet's CPU setting and the slow and fast
-corners of the sweep, cached and shared with signgd.theorem3_2, lemma4_6, lemma4_8; under ci
-only these, dev / thorough add drawn ones).  Per-pair events by common.stage4_pairs.
-
-* Printed, per pair: of the pairs whose query and key noise both have the wrong sign at T_4^-,
-  none has its query noise aligned (for good) strictly before its key noise; a pair whose two
-  noises align at the same step is a tie at step resolution, not a failure
-  (properties.procedures.check_event_order; the tie fraction is reported).
-* With high probability (issue 35's rule), on the declared path of the stage lemmas
-  (setting.PATH_S, path.path_run; the same path, rule and statistic as signgd.lemma4_3 (2),
-  lemma4_4, lemma4_6 and stage_order): per run, a failure is a both-wrong pair whose query noise
-  aligns strictly first, or a seed whose last query noise aligns strictly before its last key
-  noise (T_q < T_4^+); ties are not failures; check_whp along the path, the per-pair fraction
-  and the ties beside.
-* Printed, per seed (completion): T_q > T_4^+, where T_4^+ is the first step from which every key noise has
-  sgn alpha and T_q the same for every query noise.  (The old corrected form T_4 >= T_4^+ held
-  by definition, T_4 being the step from which both are aligned; T_4 > T_4^+ strictly is the
-  same statement as T_q > T_4^+, which could fail: the last key noise could align with or after
-  the last query noise.)  Its power is shown by rivals that order the two completions otherwise
-  (key noise last; both together) and a null (attention frozen: W_Q, W_K untrained, nothing
-  aligns).  The stop rule does not make it automatic: it stops 0.25 t* after both are aligned
-  whatever their order.
+"""signgd.lemma4_7 per pair and per seed on the stage runs (runs.stage_run, the shared Theorem 3.2
+draws, cached with signgd.theorem3_2, lemma4_6, lemma4_8; per-pair events by common.stage4_pairs)
+and on the declared path (path.path_run).  The stop rule does not make the per-seed order
+automatic: it stops 0.25 t* after both noises are aligned, whatever their order.
 """
 
 from __future__ import annotations
@@ -86,11 +63,8 @@ register(Claim(
            "per seed: min over seeds of T_q - T_4^+ (must be >= 1 step)",
     tolerance="exact: integer event times of a deterministic run; ties at step resolution are "
               "ties, never failures (check_event_order)",
-    reading="'Delayed' read per pair and per seed (completion times), both as printed. Earlier "
-            "(until issue 35) the per-pair order counted a pair whose key and query noise align "
-            "at the same step as a failure and reported an erratum: every such pair on the "
-            "audit draws was a tie, none had the query noise first. "
-            "T_q: the first step from which every query noise has sgn alpha; T_4^+ the same for "
+    reading="'Delayed' read per pair and per seed (completion times), both as printed. T_q: the "
+            "first step from which every query noise has sgn alpha; T_4^+ the same for "
             "the key noise; T_4 = max(T_q, T_4^+), so the old corrected form 'T_4 >= T_4^+' was "
             "true by definition and is replaced by the strict order, which is not. Alternatives "
             "of the corrected form: rivals 'key noise last' (T_4^+ > T_q) and 'together' "
@@ -98,19 +72,12 @@ register(Claim(
             "Not audited (issue 20): the per-neuron description 'the negative query noise "
             "starts aligning once the negative key noise has aligned'. An exploration on the "
             "three shared draws (not a check) read 'starts aligning' as stage4_pairs' turn (the "
-            "first step >= T_4^- moving towards sgn alpha) and found it after the neuron's last "
-            "wrong-sign key noise aligned in only 2 of 62, 0 of 31, 1 of 31 neurons (median "
-            "turn 222, 544, 59 steps before): under that reading the description fails, but a "
+            "first step >= T_4^- moving towards sgn alpha): under that reading the description "
+            "fails, but a "
             "one-step move is a weak reading of 'starts aligning' and the formula was lost, so "
             "no verdict is drawn. With high probability (issue 35): decided along the declared "
             "path by check_whp (per run: any query-first pair or T_q < T_4^+; ties are ties; "
-            "level one minus the glossary's 'high', 0.1): " + PATH_CLAUSES + ". Result: one run "
-            "of all on the path has a pair in the other order (ci, 24 seeds: 1 of 24 at s = 30 "
-            "on one draw; --size ladder, 128 seeds: 1, 0, 0, 0 of 128 on one draw, 0 on the "
-            "others); undecided at both sizes: at the largest rung 0 of 128 puts the upper bound "
-            "at 0.087 < 0.1, but the procedure asks the failure rate to fall significantly or to "
-            "be below the level at every rung, and one failing run of 128 at s = 30 is neither "
-            "(its upper bound ~0.12). " + STAGES,
+            "level one minus the glossary's 'high', 0.1): " + PATH_CLAUSES + ". " + STAGES,
     paper_setting="Lemma 4.7 holds under Condition 3.1 (no numbers), and Fig. 1 (d)'s run (Table 3 "
                   "row (a), App. B.1) lost its numbers in extraction; the sheet's CPU setting (n = "
                   "8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) and the sweep's slow and "

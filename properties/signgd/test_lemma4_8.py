@@ -1,30 +1,8 @@
-"""signgd.lemma4_8 (end of Stage IV): at T_4 every query and key noise has the sign of its neuron's
-query signal; the training loss has not yet converged (Theta(1)).
-
-(1) On the stage runs (runs.stage_run, the shared Theorem 3.2 draws; per-seed events by
-common.stage4_pairs).  What the stop rule makes automatic: the run stops 0.25 t* after the first
-step t* with every noise of every seed aligned, and T_4 is by definition the step from which
-every noise is aligned; so 'at T_4 every noise is aligned' is true whenever T_4 is finite, and
-the old check 'T_4 within the cap' was that.  What could fail, and is checked: that the
-alignment is reached at all within the cap (under Adam with beta's near 1 the paper says the
-negative query noise never aligns), and that it is kept over the tail (T_4 <= t* for every
-seed: no noise changes sign again in the 0.25 t* steps after t*).  Alternatives: the rival
-'query noise stays' (Adam's Stage IV, Section 3.2: the query noise wrong at T_4^- does not
-align, so the aligned fraction of query noise at the end is its fraction at T_4^-) and the null
-'attention frozen' (nothing aligns).
-
-(2) 'has not yet converged (Theta(1))' (issue 35: decide the word the statement uses): the
-glossary's 'not yet converged' (L_S >= 0.5, bracket 0.6-0.35, ~70% of the loss at init log 2),
-read on the m_k ladder's largest rung (the size nearest the asymptotic regime; every rung's
-numbers beside), a strict expected failure at the sizes run (L_S(T_4) medians ~1e-6, 1e-3, 2e-2
-at m_k = 8, 32, 128): one size of an asymptotic statement, so the verdict is not-audited with
-the numbers.  Until issue 35 the word was read only as a direction (issue 20): on a ladder in m_k (Condition 3.1: m_k = Omega(polylog d))
-on the exact reduced dynamics (sim.signgd.reduced_dynamics: cheap at any m_k) from the full
-model's init in the sheet's CPU setting, L48_SEEDS seeds per rung: L_S(T_4) per seed must not
-vanish as m_k grows (check_trend, direction increasing, seed-clustered per-seed slopes, Student
-t; the trend's rival the exponent -1, a loss converged by T_4 ~ 1/m_k).  The full simulator is
-the cross-check at m_k = 8 of the canonical draw (runs.stage_run on the same seeds: the same
-L_S(T_4)).
+"""signgd.lemma4_8 (end of Stage IV): (1) on the stage runs (runs.stage_run, the shared Theorem
+3.2 draws; per-seed events by common.stage4_pairs); (2) on the m_k ladder of the exact reduced
+dynamics (`_l48_ladder`: cheap at any m_k), cross-checked against the full simulator at m_k = 8 of
+the canonical draw.  (1)'s rival 'query noise stays' is Adam with beta's near 1 (Section 3.2),
+whose negative query noise the paper says never aligns.
 """
 
 from __future__ import annotations
@@ -152,11 +130,11 @@ register(Claim(
             "'query noise stays' (Adam's Stage IV), null 'attention frozen'. (2) is read in the "
             "statement's word (issue 35): the glossary's 'not yet converged' (L_S >= 0.5) at the "
             "m_k ladder's largest rung, a strict expected failure at the sizes run (one size of "
-            "an asymptotic statement: not-audited with the numbers); beside it, as before, "
+            "an asymptotic statement: not-audited with the numbers); beside it, "
             "'does not vanish as m_k grows' (asymptotic policy: an increasing trend of "
             "L_S(T_4) along m_k at the sizes run, T_4 shrinking ~ 1/sqrt(m_k)); the level itself "
-            "is small at these sizes (medians ~1e-6, 1e-3, 2e-2 at m_k = 8, 32, 128), so a "
-            "bound away from 0 is not shown, only the direction; the trend's rival is a loss "
+            "is small at these sizes, so a bound away from 0 is not shown, only the direction; "
+            "the trend's rival is a loss "
             "converged by T_4 (exponent -1). " + STAGES,
     asymptotic="m_k (item (2): L_S(T_4) = Theta(1), not vanishing as the width grows)",
     paper_setting="Lemma 4.8 holds under Condition 3.1 (asymptotic, no numbers), and Table 3 row "

@@ -1,12 +1,7 @@
-"""signgd.reduced_dynamics: the full model's SignGD trajectory is the sheet's scalar system.
-
-What this is: a simulator consistency check of a derivation [D] (the statement sheet's), not a
-claim of the paper.  Two independent implementations are compared step by step from the same
-init: the full model (sim.signgd.train: analytic gradients of Eq. 1, softmax, fixed head) and the
-scalar rules of the sheet (sim.signgd.reduced_dynamics, numpy).  What could fail: any sign rule
-of the derivation (which factor decides the sign of each update), the step sizes, the softmax
-logits in terms of the inner products.  The rivals get one of them wrong; the null trains the full
-model by GD instead of SignGD.
+"""signgd.reduced_dynamics: a consistency check of the sheet's derivation [D]: the full model
+(sim.signgd.train: analytic gradients of Eq. 1, softmax, fixed head) against the sheet's scalar
+rules (sim.signgd.reduced_dynamics, numpy), step by step from the same init.  What could fail: a
+sign rule of the derivation, the step sizes, the softmax logits in terms of the inner products.
 """
 
 from __future__ import annotations
@@ -119,9 +114,9 @@ register(Claim(
             "model stops following it once a softmax output nears round-off (compared up to the "
             "first step with min(s, 1 - s) < 1e-12): s22 = 1 - s21 rounds to 1, the softmax "
             "backward A (g - A g) loses its zero row sum to cancellation and a query-noise "
-            "gradient sign can flip (found by Hypothesis: n = 6, s = 13, eta = 8.9e-5, s21 = 1e-16 "
-            "at step 1257); later still, underflow to exact 0 freezes coordinates (sgn(0) = 0). "
-            "The same caveat bounds signgd.step_magnitude in time (its runs stop at 150 steps). "
+            "gradient sign can flip; later still, underflow to exact 0 freezes coordinates "
+            "(sgn(0) = 0). The same caveat bounds signgd.step_magnitude in time (its runs stop at "
+            "150 steps). "
             "A simulator consistency check of the sheet's derivation (two independent "
             "implementations agree), not a claim of the paper.",
     paper_setting="No setting of its own: the sheet's reduced system [D] is derived for any "

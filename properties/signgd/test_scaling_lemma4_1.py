@@ -1,19 +1,7 @@
 """signgd.scaling_lemma4_1: Lemma 4.1 (1)'s Theta(t eta s sigma_p) as fitted log-log exponents of
-the mean value noise's growth in t, eta, s and sigma_p.
-
-A simulator consistency check, not evidence beyond signgd.step_magnitude: under SignGD the value
-dynamics are exactly linear, V_i(t) - V_i(0) = 2 eta t ||xi_i||_1 (signgd.step_magnitude,
-theorem3_2.item3), so the exponents in t and eta are 1 by construction, the exponent in sigma_p
-is 1 because the same draws scale exactly with sigma_p, and the exponent in s is that of
-E ||xi||_1 = sqrt(2/pi) s sigma_p, a property of the data model (Definition 2.1), checked here by
-Monte Carlo.  What could fail: the simulator's value updates (a sign flip or a missed coordinate
-changes the increment) and the data's noise law; the paper's content of Lemma 4.1 (the init
-becoming negligible, query/key noise barely moving) is audited in signgd.lemma4_1.
-
-Rivals (the exponents a neighbouring derivation gives): the l2 rate (||xi||_2 ~ sqrt(s) sigma_p,
-exponent 1/2 in s), the value signal's rate 2 eta (exponent 0 in s and sigma_p), a quadratic
-growth in t (the query/key inner products' growth in Stage IV, exponent 2 in t).  Null: W_V not
-trained (no increment: the exponents are undefined and the check fails).
+the mean value noise's growth, on a one-at-a-time sweep (`_sweep`).  The exponents in t and eta are
+1 by the exact linear value dynamics, in sigma_p because the same draws scale exactly with sigma_p;
+the exponent in s is that of E ||xi||_1 = sqrt(2/pi) s sigma_p (Definition 2.1's data model).
 """
 
 from __future__ import annotations

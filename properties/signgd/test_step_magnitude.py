@@ -1,14 +1,8 @@
-"""signgd.step_magnitude: constant step magnitudes and linear value dynamics under SignGD.
-
-What this is: a simulator consistency check.  With orthogonal data and disjoint training supports
-each tracked inner product is a sum of coordinates that all get the same gradient sign, so under
-W <- W - eta sgn(grad) it moves by eta (signal) or eta ||xi_i||_1 (noise) per step; the mean value
-moves by 2 eta (1/m_v head on both value matrices).  It holds by the sign rule itself once the
-gradient is nonzero on {1} and the supports; what the property audits is that the full model
-(analytic gradients, softmax, the fixed head) realises it, step by step, and that the coordinates
-outside the training supports never move (sgn(0) = 0, the paper's rule).  The alternatives are the
-mistakes a simulator or a derivation could make: a GD step instead of a sign step, sgn(0) = +1, a
-step of eta/2, the noise step with the l2 norm, the value rate eta instead of 2 eta.
+"""signgd.step_magnitude: that the full model (analytic gradients, softmax, the fixed head) realises
+the sign rule, step by step.  With orthogonal data and disjoint training supports each tracked
+inner product is a sum of coordinates that all get the same gradient sign, so it moves by eta
+(signal) or eta ||xi_i||_1 (noise) per step; the mean value moves by 2 eta (1/m_v head on both
+value matrices).
 """
 
 from __future__ import annotations

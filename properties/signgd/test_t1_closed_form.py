@@ -1,18 +1,7 @@
-"""signgd.t1_closed_form: the end of Stage I, T_1, from the init alone (derived [D]).
-
-What this is: a simulator consistency check of a derived closed form, not a claim of the paper.
-T_1 = max_i (floor(t_i*) + 1)_+ follows from the linear value dynamics of eqs. (8)-(9)
-(V_mu += 2 eta, V_i += 2 eta ||xi_i||_1 per step) and the definition of T_1 (first step with
-D_i = V_i - V_mu > 0 for every sample).  What could fail: the full model's value-gradient signs
-staying fixed for every coordinate and every step until T_1 (so that D_i is exactly linear), the
-stage detector `sim.signgd.stage_times`' T_1, and the floor / +1 / rate arithmetic, which the
-rivals below get wrong in the ways a derivation can.
-
-Draws: one batched run per draw of T1_SEEDS seeds x m_v in (1, 4, 16, 64, inf) (each seed's
-m_v = 16 init with its value rows rescaled: v(0) then has the m_v model's law), stopped at the
-first step where every instance has left Stage I.  The paper's CPU setting (s = 30,
-sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5: T_1 of 1-8 steps) is the explicit example; the sweep
-reaches eps = eta sqrt(s) / sigma_0 = 0.01 (T_1 up to ~300 steps).
+"""signgd.t1_closed_form: the derived T_1 against one batched run per draw of T1_SEEDS seeds x m_v
+(runs.t1_run: each seed's m_v = 16 init with its value rows rescaled, so v(0) has the m_v model's
+law), stopped when every instance has left Stage I.  What could fail besides the arithmetic: a
+value-gradient sign changing before T_1 (D_i then not exactly linear) and the stage detector's T_1.
 """
 
 from __future__ import annotations

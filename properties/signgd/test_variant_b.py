@@ -1,21 +1,11 @@
 """signgd.variant_b: Appendix B.2 / Table 3 row (b), Fig. 3: 'our theoretical results hold
-empirically' for non-orthogonal sparse (supports from all of [d], s = 30, d = 361) data.
-
-Table 3's numbers were lost (the sheet keeps only the row names), so what is read is the printed
-outcome, the same for every row: the theory's statements hold on this data.  The claim's
-statement lists the items re-checked; the property encodes each with the orthogonal-sparse
-properties' levels (common.VARIANT_OUTCOME), on comparisons.variant_run (2 seeds per draw, logged
-every step to 1.25 t*).
-
-What is automatic and left out of the checks: the stop rule ends the run at 1.25 t*, t* the first
-step with every noise aligned with sgn alpha, so 'every key and query noise with sgn alpha at the
-end (T_4 reached)' holds by construction of the horizon (not asserted, reported as such); of the
-stage order, max(T_2, T_3) <= T_4^- (T_2, T_3 are defined with 'or t >= T_4^-') and T_4^- <
-T_4^+ (a wrong-sign key noise at T_4^-, none from T_4^+ on) are definitions.  What could fail and
-is checked: Theorem 3.2 (1)-(4) at the end, Lemma 4.1's Theta constant, T_1 <= min(T_2, T_3) / 2,
+empirically' for non-orthogonal sparse data, on comparisons.variant_run (2 seeds per draw, every
+step to 1.25 t*); the Claim and property bodies shared with variant_c and variant_d are in
+variants.py.  Automatic, so not asserted: every noise with sgn alpha at the end (the stop rule ends
+the run 0.25 t* after it), max(T_2, T_3) <= T_4^- (T_2, T_3 are defined with 'or t >= T_4^-') and
+T_4^- < T_4^+ (a wrong-sign key noise at T_4^-, none from T_4^+ on).  What could fail and is
+checked: Theorem 3.2 (1)-(4) at the end, Lemma 4.1's Theta constant, T_1 <= min(T_2, T_3) / 2,
 T_4^+ < T_4 (Lemma 4.7: query noise after key noise), Lemma 4.5.
-
-The Claim and property body shared with variant_c and variant_d are in variants.py.
 """
 
 from __future__ import annotations
