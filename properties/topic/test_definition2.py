@@ -1,16 +1,10 @@
-"""topic.definition2: the diagonal D^V (D_0j = 0, D_i0 = -c1, D_ii = c3, all else 0) is a Stage-1
-minimiser, i.e. the member of the Lemma 1 / Theorem 4 family with every u_i = 0.
+"""topic.definition2: Definition 2's D^V is a Stage-1 minimiser, the family member with every
+u_i = 0.
 
-(A) exact, on the Assumption-1 loss: D^V fits the family with u = 0, attains 1 - 1/(tau v) and
-has zero gradient.  (B) finite documents (simulator consistency of the eq. 7 model with the
-exact loss, at D^V): the Monte Carlo loss matches 1 - 1/(tau v) within z SE + the O(1/N) bias.
-
-(A) decides through theory.topic.definition2_dv, the declared closed form (no copy of it here):
-a wrong D^V in theory/ fails it (tests/test_topic.py puts a 2% error into it).
-
-Alternatives (slot "dv", each built from theory.topic.definition2_dv): rivals on the printed
-constants (+c1, c1 dropped, c3 = 1) and the neighbouring reading 'D_ii = c3 for every i, [MASK]
-included'; null "topics_off" for (B) (documents covering all T topics).
+(A) exact, on the Assumption-1 loss, through theory.topic.definition2_dv itself (no copy here,
+so a wrong D^V in theory/ fails it); its rivals (slot "dv") are built from it.  (B) simulator
+consistency at D^V: the finite-document Monte Carlo loss (mc_loss) against 1 - 1/(tau v), z SE
++ the O(1/N) bias bound; it alone faces the null "topics_off".
 """
 
 from __future__ import annotations

@@ -1,28 +1,9 @@
-"""topic.empirical.attention_order: (a) with W^K, W^Q, W^V trained jointly, each word pays on
-average more attention to words of the same topic than to words of different topics; (b) with
-W^V diagonal (D^V) the order is partially reversed: same word > different topic > same topic
-(different word) (Section 6, Appendix E.2, Tables 3 and 4).
+"""topic.empirical.attention_order: the attention orders of Section 6 / App. E.2 (Tables 3, 4),
+one property per item: (a) the jointly trained model, (b) W^V frozen to D^V (slot "frozen_wv").
 
-Two properties, one per item, on the drawn generator seed (runs.lda_run, CI size T = v = 5,
-documents N in 100..150, 200 held-out documents drawn before the init): the length-debiased
-(Appendix E.3) mean attention per pair kind, as log ratios, each an order against 0 shown with
-its own seed error: at T = v = 5 (one element), log ratio >= t_79 x s x sqrt(1 + 1/80), s the sd
-of the same statistic over 80 calibration elements on generator seeds 10000..10003 (disjoint from
-the audit's 0..9999; the noise only -- their mean, the effect, is not used); at the paper's T = v
-= 10 (the @paper_example, --size ladder / paper; that noise was never calibrated there), 12
-i.i.d. elements trained in one program and their mean log ratio >= t_11 x SE, the elements' own
-spread (the harness's check_paired_order).  One-sided level 1.5e-5 per draw for (a) and 2e-6
-per ratio and draw for (b) (9.5e-5 of the claim's 1e-4 share with the paper's draw at ladder, 7.6e-5 under ci).
-  (a) "joint" model: log(same topic / different topic);
-  (b) "dv" model (W^V frozen to Definition 2's D^V): log(same word / different topic) and
-      log(different topic / same topic).
-
-Nulls (slot "attention"): "training_off" (zero steps: W^K, W^Q at their N(0, 0.01^2) init),
-"uniform_attention" (the trained model read with W^K = W^Q = 0: (a)'s mechanism, trained
-attention, switched off), "topics_relabelled" (the trained model's attention, pairs classified
-by topic-scrambled word ids: word j of topic t -> topic t + j mod T, so relabelled same-topic
-pairs are true different-topic pairs), "wv_block_uniform" ((b)'s mechanism, the diagonal W^V,
-switched off: W^V frozen to Theorem 2's block-uniform W* instead of D^V, the rest as in (b)).
+Runs: runs.attention_order_scores on runs.lda_run (200 held-out documents drawn from the seed
+before the init).  "topics_relabelled" maps word j of topic t to topic t + j mod T.  The levels
+use 9.5e-5 of the claim's 1e-4 share with the paper's draw at ladder, 7.6e-5 under ci.
 """
 
 from __future__ import annotations

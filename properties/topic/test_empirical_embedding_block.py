@@ -1,19 +1,9 @@
-"""topic.empirical.embedding_block: for a model in which all components are trained,
-E = W^E^T W^E displays a block-wise pattern (topics), with either cross-entropy or squared loss
-and either SGD or Adam (Section 6, Figure 1).
+"""topic.empirical.embedding_block: E = W^E^T W^E of the fully trained model is block-wise in
+each of the four (loss, optimiser) settings (Section 6, Figure 1).
 
-One property: train the full model (runs.train_embedding: trainable W^E, W^K, W^Q, W^V, biases,
-b^pred; CI size T = v = 5) in each of the four (loss, optimiser) settings from the drawn
-generator seed, and require each setting's block contrast of E (mean same-topic off-diagonal -
-mean different-topic entry, over the mean diagonal; the paper's "block-wise": same-topic
-embeddings have larger inner products) to exceed every one of P = 49999 random relabellings of
-the word ids of the same E (a permutation test per setting: the statistic's own noise,
-distribution-free; all four settings pass under no topic structure with probability at most
-1/(P+1) = 1.6e-5 per draw, P = 62499).  Nothing is calibrated on the effect.
-
-Nulls: "training_off" (zero optimiser steps: W^E at its N(0, 1/d) init), "topics_relabelled"
-(the trained E read against a random relabelling of the word ids), "topics_off" (the claim's own
-mechanism switched off: the same training on documents without topic structure).
+Runs: runs.train_embedding (all four settings from the drawn generator seed) and
+runs.embedding_contrast; the noise floor per setting is common.relabelled_contrasts of the same E
+(a permutation test: nothing is calibrated on the effect).
 """
 
 from __future__ import annotations
@@ -84,17 +74,11 @@ register(Claim(
             "different-topic words': the same-topic vs different-topic contrast of E, an order "
             "against 0 shown beyond the noise the same statistic has on the same E with the "
             "topics scrambled (per trained run: the seed is data); the nulls show that the "
-            "property needs both the training and the true topic labels.  Every (loss, optimiser) pair is run "
-            "on every draw.  Documents are shortened to N in 20..30 for cost (the attention "
-            "cost is N^2; the embedding block needs no long documents).  SGD with squared loss "
-            "is the weakest setting (calibration mean contrast 0.21 against 0.66-0.88 for the "
-            "others).  The explicit example is seed 0 with the paper's p_m, p_c, p_r.",
-    paper_setting=PAPER_TV_WHY + ".  Run at --size ladder on 2026-12-04 (seed 0): it holds "
-                  "there, but thinly: the contrasts are 0.36 / 0.022 / 0.67 / 0.083 (squared "
-                  "Adam / SGD, CE Adam / SGD) after the CI's 250 steps, the SGD settings within "
-                  "~0.001 of their relabelling noise floors (under-trained at that size; rerun "
-                  "2026-12-04 with the topics_off null: holds, worst margin 0.0011, every null "
-                  "rejected on 5 of 5 draws; the draw costs ~95 s on one core)",
+            "property needs both the training and the true topic labels.  Every (loss, "
+            "optimiser) pair is run on every draw.  Documents are shortened to N in 20..30 for "
+            "cost (the attention cost is N^2; the embedding block needs no long documents).  "
+            "The explicit example is seed 0 with the paper's p_m, p_c, p_r.",
+    paper_setting=PAPER_TV_WHY,
     alternatives=(
         null("training_off", training_off, "optimiser off: W^E at its N(0, 1/d) init",
              replaces="train"),

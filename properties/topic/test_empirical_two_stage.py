@@ -1,30 +1,9 @@
-"""topic.empirical.two_stage: with certain initialisation and learning-rate settings, from
-near-zero initialisation, W^V's norm grows first while W^K, W^Q stay near 0, and only after
-||W^V||_F plateaus do W^K and W^Q move (Section 5.1, Figure 4).
+"""topic.empirical.two_stage: the two stages of Section 5.1 (Figure 4), read as existential over
+the settings of runs.TWO_STAGE_GRID and asymptotic in the init scale s (see `reading`).
 
-Reading, fixed on 2026-12-04 from the paper's text before the sweep ran (see the claim's
-`reading` and `history`): the statement is existential in the hyperparameters ("with certain
-initialization and learning rate settings"; "this two-stage phenomenon is sensitive to
-hyperparameters like initialization and learning rate ... not usually visibly two-stage using the
-common default hyperparameters") and asymptotic in the init scale ("from near-zero
-initialisation").  So: on a grid of settings (optimiser, lr, documents' length) declared in
-runs.TWO_STAGE_GRID, each run on the init-scale ladder s in {0.02, 0.005, 0.00125} (positive
-init |N(0, s^2)| of W^K, W^Q, W^V, 16 replicate elements per size, one program:
-runs.two_stage_run), f (the share of W^K's / W^Q's norm change done by t_V, the first logged step
-with ||W^V||_F >= 0.9 of its maximum) must shrink as s -> 0 in at least one setting: the
-setting with the strongest increasing trend of f in s is decided by check_trend (direction
-increasing, seed-clustered over the 16 replicate rows -- row r holds replicate r at each size,
-independent elements, so the rows' slopes are i.i.d. -- Student t with 15 dof, false-fail 1e-5 /
-K for the selection among K settings; issue 37: was the replicates' SE with 3 dof, critical value
-~60).  A setting whose W^K, W^Q never move (total growth below 1%) has no second stage and is not
-a candidate.  No setting can refute an existential statement: the verdict is holds or
-not-audited, never refuted -- if no setting shows it (flat, or significantly the other way), the
-draw is inconclusive with every setting's numbers and, for a flat trend, the replicates per size
-that would decide it.  CI runs the first setting only (cost); the named size `ladder` runs all
-four.
-
-Rival (slot "direction"): the other direction (f decreasing in s: the stages merge as the init
-shrinks), decided on the same selected setting.
+Runs: runs.two_stage_run per setting (3 init scales x 16 replicates, one program) and
+runs.two_stage_fraction; the setting with the largest SE-weighted trend t (trend_t) is decided by
+check_trend.  The rival "other_direction" is decided on that same selected setting.
 """
 
 from __future__ import annotations
@@ -114,26 +93,24 @@ register(Claim(
               "per row of independent elements, one per size), Student t with 15 dof, two-sided "
               "false-fail 1e-5 / K (K settings run: Bonferroni for the selection of the best "
               "one)",
-    reading="Fixed on 2026-12-04 from the paper's text, before the sweep ran: existential in "
-            "the hyperparameters (Section 5.1: 'with certain initialization and learning rate "
-            "settings'; 'this two-stage phenomenon is sensitive to hyperparameters like "
-            "initialization and learning rate ... not usually visibly two-stage using the common "
-            "default hyperparameters') and asymptotic in the init scale ('from near-zero "
-            "initialization'): the stages separate as s -> 0 (f shrinks with s) in at least "
-            "one setting of a grid declared beforehand over what the paper (and the issue) says "
-            "the stages depend on: optimiser (Adam, SGD), learning rate (Adam 0.01, 0.001; SGD "
-            "0.3) and the documents' length (N in 20..30, 100..150), each on the init-scale "
-            "ladder.  Holds if the best setting's trend is significantly increasing (its "
-            "selection paid by Bonferroni over the settings run); no finite grid refutes an "
-            "existential statement, so this reading gives holds or not-audited, never refuted: "
-            "a grid without such a setting (a flat trend, or one significantly the other way) "
-            "is not-audited with every setting's numbers and, for a flat trend, the replicates "
-            "per size that would decide it.  16 replicates per size (seed-clustered t_15 over "
-            "the replicate rows; was 4 with t_3, whose critical value ~60 could decide nothing), "
-            "fixed on 2026-12-06 before any audit draw ran with them.  A setting whose W^K, W^Q "
-            "do not move (growth < 1%) has no "
-            "Stage 2 and is no candidate.  CI runs the first setting only; --size ladder runs "
-            "the grid.  No null: with training off (or W^K, W^Q frozen) f is 0/0.",
+    reading="Existential in the hyperparameters (Section 5.1: 'with certain initialization and "
+            "learning rate settings'; 'this two-stage phenomenon is sensitive to "
+            "hyperparameters like initialization and learning rate ... not usually visibly "
+            "two-stage using the common default hyperparameters') and asymptotic in the init "
+            "scale ('from near-zero initialization'): the stages separate as s -> 0 (f shrinks "
+            "with s) in at least one setting of a grid declared beforehand over what the paper "
+            "(and the issue) says the stages depend on: optimiser (Adam, SGD), learning rate "
+            "(Adam 0.01, 0.001; SGD 0.3) and the documents' length (N in 20..30, 100..150), "
+            "each on the init-scale ladder.  Holds if the best setting's trend is significantly "
+            "increasing (its selection paid by Bonferroni over the settings run); no finite "
+            "grid refutes an existential statement, so this reading gives holds or "
+            "not-audited, never refuted: a grid without such a setting (a flat trend, or one "
+            "significantly the other way) is not-audited with every setting's numbers and, for "
+            "a flat trend, the replicates per size that would decide it.  16 replicates per "
+            "size (seed-clustered t_15 over the replicate rows).  A setting whose W^K, W^Q do "
+            "not move (growth < 1%) has no Stage 2 and is no candidate.  CI runs the first "
+            "setting only; --size ladder runs the grid.  No null: with training off (or W^K, "
+            "W^Q frozen) f is 0/0.",
     asymptotic="init scale s",
     paper_setting="the paper gives no hyperparameters for Figure 4 (nor T, v, N for it); the "
                   "grid stands in for 'certain initialization and learning rate settings'",

@@ -1,30 +1,10 @@
-"""topic.empirical.wv_blockwise_l2: with one-hot embeddings frozen and uniform attention, the
-trained W^V (with L2) has a block-wise pattern corresponding to the topics (Section 6, Figure 2).
+"""topic.empirical.wv_blockwise_l2: W^V trained with L2 under frozen one-hot embeddings and
+uniform attention is block-wise (Section 6, Figure 2): (A) a permutation test on element 0,
+(B) 'with L2' on elements paired with the same run without the ridge.
 
-One property: train W^V (runs.train_wv_blockwise: Adam with ridge 1e-4 on fresh LDA documents,
-CI size T = v = 5, the paper's p_m, p_c, p_r; the paper's T = v = 10 is the @paper_example at
---size ladder / paper) for 12 i.i.d. elements (16 at T = v = 10; each its own init and
-documents, one batched program) from the drawn generator seed, and the same elements without the
-ridge (same init and documents: common random numbers), and require
-  (A) block-wise, as the paper defines it (Section 1: "the (i,j)-th entry of W^V is on average
-      larger when the tokens i and j belong to the same topic, and on average smaller when [they]
-      belong to different topics"): the block contrast of element 0 (mean same-topic
-      off-diagonal - mean different-topic entry of the word block, in units of Theorem 2's
-      c3/v) exceeds every one of P = 62499 random relabellings of the same W^V's word ids (a
-      permutation test: the statistic's own noise, distribution-free, exact level 1/(P+1) =
-      1.6e-5; nothing calibrated on the effect);
-  (B) "with L2": the L2 run's same-topic blocks are more uniform than the run without L2 -- its
-      diagonal excess (mean diagonal - mean same-topic off-diagonal entry, c3/v units; Theorem
-      2's W* has none) is smaller -- decided on the per-element differences (without - with L2)
-      of the paired elements by a one-sided seed-clustered t at level 2e-6 per draw
-      (the harness's check_paired_order): data a run without L2 could pass only with that
-      probability.
-
-Nulls (slot "train"): "no_l2" (the claim's own mechanism switched off: a run without the ridge on
-other elements, generator seed 20000 + seed, so that (B) compares two independent runs without
-L2, a different run from the claim's reference), "training_off" (zero optimiser steps: W^V at its
-N(0, 0.01^2) init), "topics_relabelled" (the trained W^V read against a random relabelling of the
-word ids).
+Runs: runs.train_wv_blockwise with the ridge (train) and without it on the same elements
+(reference); (B)'s diagonal excess is 0 for Theorem 2's W*.  The null no_l2 trains other elements,
+so that in its world (B) compares two independent runs without L2.
 """
 
 from __future__ import annotations
@@ -118,11 +98,9 @@ register(Claim(
             "documents common to both runs), the L2 run's diagonal excess is below the run's "
             "without L2, shown by the mean per-element difference over 12 i.i.d. elements (16 "
             "at T = v = 10) against 0 with its own seed-clustered error (one-sided t, level 2e-6 "
-            "per draw), a rule fixed on 2026-12-06 (history).  CI size T = v = 5; the paper's "
-            "T = v = 10 is the @paper_example (seed 0), run at --size ladder / paper (see "
-            "paper_setting).",
-    paper_setting=PAPER_TV_WHY + ".  Re-measured 2026-12-06 (issue 37): its 16 elements cost "
-                  "~60 s of one core (three runs of ~19 s), more than CI's allowance",
+            "per draw).  CI size T = v = 5; the paper's T = v = 10 is the @paper_example (seed "
+            "0), run at --size ladder / paper (see paper_setting).",
+    paper_setting=PAPER_TV_WHY,
     alternatives=(
         null("no_l2", no_l2, "the ridge switched off (the claim's mechanism): a run without L2 "
              "on other elements (generator seed 20000 + seed), not the claim's reference",

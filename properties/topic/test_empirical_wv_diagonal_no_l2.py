@@ -1,30 +1,10 @@
-"""topic.empirical.wv_diagonal_no_l2: with one-hot embeddings and uniform attention, without L2
-regularisation the trained W^V is a Theorem 4 minimiser other than the block-uniform W*: it
-tends to a diagonal pattern (Appendix E.1, Figure 9).
+"""topic.empirical.wv_diagonal_no_l2: W^V trained without L2 under one-hot embeddings and
+uniform attention has a diagonal pattern W* lacks (Appendix E.1, Figure 9): (1) a permutation
+test on element 0 (within-topic column permutations keep the block sums), (1b) paired elements
+against the same run with ridge 1e-3, (2) the held-out loss against that ridge run.
 
-One property: train W^V without ridge (runs.train_wv_diagonal: Adam on fresh LDA documents, CI
-size T = v = 5; the paper's T = v = 10 is the @paper_example at --size ladder / paper) for 12
-i.i.d. elements (16 at T = v = 10; each its own init and documents, one batched program) from
-the drawn generator seed, and the same elements with ridge 1e-3 on W^V (same init and documents:
-common random numbers), and require
-  (1) element 0's diagonal excess (mean diagonal - mean same-topic off-diagonal entry of the word
-      block, in units of Theorem 2's c3/v; W* has none) to exceed every one of P = 62499 random
-      within-topic column permutations of the same W^V (the block sums kept: a permutation
-      test, the statistic's own noise, exact level 1/(P+1) = 1.6e-5 per draw; nothing
-      calibrated on the effect);
-  (1b) "without L2" as the cause: the excess to be larger than with ridge 1e-3, decided on the
-      per-element differences (no ridge - ridge) of the paired elements by a one-sided
-      seed-clustered t at level 2e-6 per draw (the harness's check_paired_order): data the
-      ridge-trained run
-      could pass only with that probability;
-  (2) element 0's held-out loss to be no higher (beyond Monte Carlo error, false-fail 1e-6) than
-      that of the same element trained with ridge 1e-3 on W^V (which approaches W*), on the same
-      documents: the diagonal W^V is a minimiser as good as the regularised one.
-
-Nulls: "training_off" (zero steps: W^V at its N(0, 0.01^2) init), "l2_on" (the claim's
-mechanism switched off: ridge 1e-3 on W^V, Theorem 2's regularised problem, whose minimiser W*
-has no diagonal excess, trained on other elements, generator seed 30000 + seed, so that (1b)
-compares two independent ridge-trained runs: a different run from the claim's reference).
+Runs: runs.train_wv_diagonal without ridge (train) and with ridge L2 (reference).  The null l2_on
+trains other elements, so that in its world (1b) compares two independent ridge-trained runs.
 """
 
 from __future__ import annotations
@@ -113,15 +93,13 @@ register(Claim(
             "cause: the same elements trained with ridge 1e-3 (the regularised problem whose "
             "minimiser is W*) have a smaller one, shown by the mean per-element difference over "
             "12 i.i.d. elements (16 at T = v = 10) against 0 with its own seed-clustered error "
-            "(one-sided t, level 2e-6 per draw), a rule fixed on 2026-12-06 (history); the null "
-            "l2_on (ridge on, other elements) must fail it.  'A Theorem 4 "
-            "minimiser': Theorem 4's family is exact for Assumption 1's infinite documents "
-            "(audited in topic.theorem4); on finite LDA documents it is read as: a held-out loss "
-            "no higher than the ridge-trained model's.  CI size T = v = 5; the explicit examples "
-            "are seed 0 with the paper's p_m, p_c, p_r at T = v = 5 and, at --size ladder / "
-            "paper, at the paper's T = v = 10 (see paper_setting).",
-    paper_setting=PAPER_TV_WHY + ".  Re-measured 2026-12-06 (issue 37): its 16 elements cost "
-                  "~60 s of one core (three runs of ~19 s), more than CI's allowance",
+            "(one-sided t, level 2e-6 per draw); the null l2_on (ridge on, other elements) must "
+            "fail it.  'A Theorem 4 minimiser': Theorem 4's family is exact for Assumption 1's "
+            "infinite documents (audited in topic.theorem4); on finite LDA documents it is read "
+            "as: a held-out loss no higher than the ridge-trained model's.  CI size T = v = 5; "
+            "the explicit examples are seed 0 with the paper's p_m, p_c, p_r at T = v = 5 and, "
+            "at --size ladder / paper, at the paper's T = v = 10 (see paper_setting).",
+    paper_setting=PAPER_TV_WHY,
     alternatives=(
         null("training_off", training_off, "optimiser off: W^V at its N(0, 0.01^2) init",
              replaces="train"),

@@ -1,13 +1,9 @@
 """topic.lemma1: the minimisers of the Assumption-1 loss under uniform attention are exactly the
-Lemma 1 family (exact linear algebra over all tau-subsets), plus a finite-document Monte Carlo
-consistency check of the infinite-document loss the exact properties rest on.
+Lemma 1 family, audited both ways by exact linear algebra over all tau-subsets, plus a
+finite-document Monte Carlo consistency check of the infinite-document loss they rest on.
 
-Alternatives (the same bodies must reject them on the same draws):
-* rivals on the printed constants (slot "constants"): c1 dropped (Theorem 1's conditions), c3 = 1
-  (the 1/a rescaling dropped), c2 without its "- 1", +c1 instead of -c1;
-* null "random_matrix" (slot "minimiser"): a W that was not minimised, in place of a minimiser;
-* Monte Carlo: rival "unmasked_loss" (the reference loss without masking noise, p_m -> 0) and
-  null "topics_off" (documents covering all T topics: no topic structure).
+The constant rivals face the two exact properties, the null "random_matrix" the second one
+(minimisers are in the family), "unmasked_loss" and "topics_off" the Monte Carlo property.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""topic.theorem1: with W^K = W^Q = 0, W^V = I and the printed b^pred, the optimal E = W^E^T W^E
-satisfies Lemma 1's conditions with the -c1 term removed, and same-topic embeddings have larger
-inner products.
+"""topic.theorem1: with W^K = W^Q = 0, W^V = I and the printed b^pred, the optimal E satisfies
+Lemma 1's conditions with -c1 removed, and same-topic embeddings have larger inner products.
 
-Two properties: (A) exact: random members of the c1-free family attain the loss's lower bound
-1 - 1/(tau v) with zero gradient in E under the printed b^pred; (B) trained: W^E optimised by
-L-BFGS from a random init reaches the bound and its E fits the c1-free family (error model: the
-gradient at E bounds its distance from the minimiser set).
-
-Alternatives: rival "c1_kept" (Lemma 1's conditions, -c1 kept: the neighbouring closed form);
-rivals on the printed b^pred: "bpred_no_a" (the 1/(1-(1-p_c)p_m) factor dropped) and
-"bpred_zero" (no bias, Lemma 1's setting); rival "c3_one" (c3 = 1, the same-topic block sum's
-factor dropped: reaches the own-minus-other block sum check); null "untrained" (W^E at its random init, no
-optimisation steps).
+(A) exact: random c1-free family members attain 1 - 1/(tau v) with zero gradient in E; (B)
+trained: W^E by L-BFGS (train_embeddings) reaches the bound and fits the family.  The rival
+"c3_one" reaches (B)'s own-minus-other block-sum check.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""topic.theorem2: under mild L2 (ridge lambda -> 0) the optimal W^V is the block-uniform W* as
-printed: the minimum-Frobenius-norm member of the Lemma 1 family.
+"""topic.theorem2: under mild L2 (ridge lambda -> 0) the optimal W^V is the printed block-uniform
+W*, the minimum-Frobenius-norm member of the Lemma 1 family: (A) C M^+ = W* exactly; (B) the
+ridge minimiser C (M + lambda I)^-1 converges to W* at rate lambda^1 (check_trend, four lambdas).
 
-Two properties on the exact Assumption-1 loss: (A) the lambda -> 0 limit C M^+ equals the printed
-W*; (B) the ridge minimiser C (M + lambda I)^-1 converges to the printed W* at rate lambda^1,
-decided by `check_trend` over four values of lambda (the statement is a limit in lambda).  The W*
-rivals run in (A) only: a rival within ~1e-9 of W* (e.g. the c2^2 + v denominator when c2 is
-large) is below the smallest ridge error of (B) and cannot be told apart there.
-
-Alternatives: rivals for W* (slot "wstar"): Definition 2's D^V (another minimiser, not the
-minimum-norm one), W* with c1 dropped, the denominator c2^2 + v instead of c2^2 + Tv, and
-W*_i0 with +c1 Tv (a sign slip); rivals for the rate exponent (slot "rate"): 1/2 and 2;
-null "no_l2" (slot "minimiser"): a minimiser of the unregularised loss with a random null-space
-component, i.e. the L2 penalty switched off.
+The W* rivals run in (A) only: a rival within ~1e-9 of W* (e.g. the c2^2 + v denominator when c2
+is large) is below the smallest ridge error of (B) and cannot be told apart there.
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """topic.theorem2.ranges: the printed intervals c1 in (0, 1), c2 > 0, c3 > 1 (an erratum: c1 is
-unbounded), and the corrected statement audited with content that could fail.
-
-Printed form (strict xfail): the closed-form constants evaluated on draws from inside Assumptions
-3-4 (T in 16..1024, v in 10..40, p_m < 1/2, p_c = p_r = 1/2 - eps) and the old hand-picked
-example: c1 > 1 once p_r is close enough to 1/2, at any finite T.
-
-Corrected form: the constants are MEASURED on the loss, not evaluated from their formula: from two
-minimisers of the exact Assumption-1 loss (C M^+ and C M^+ + Z (I - M M^+)) each word row gives
-c3 = own-topic block sum - v u_i, c2 = -(change of W_i0)/(change of u_i) and c1 = -W_i0 - c2 u_i
-(u_i = other-topic block sum / v; common.measure_constants).  Then (i) the measured c1 > 0,
-c2 > 0, c3 > 1 at the drawn p_r; (ii) the measured (c1, c2, c3) equal theory.topic.c1, c2, c3
-within the round-off of the measurement (a wrong constant in theory/ fails here); (iii) the root
-p_r* of theory.topic.c1(p_r) = 1 in (0, 1 - p_c) (scipy brentq) equals the closed-form boundary
-(1 - p_c) a Tv / (1 + a Tv), a = 1 - (1 - p_c) p_m (the solution of p_r = (1 - p_c - p_r) a Tv),
-within brentq's tolerance; and (iv) the p_r at which the measured c1 crosses 1 (bisection on the
-loss's minimisers) equals that boundary.
-
-Alternatives: slot "boundary" (the closed-form boundary): the printed form (c1 < 1 everywhere: no
-crossing inside p_r < 1 - p_c), the boundary without the factor a, and the boundary
-p_r = (1 - p_c) a Tv (p_r dropped from the right-hand side of the criterion); slot "constants"
-(theory's c1, c2, c3, whose c1 also gives the root p_r*): c1 with the factor a dropped from its
-denominator, and c2 without its '- 1'.
+unbounded) on draws inside Assumptions 3-4, and the corrected statement on constants MEASURED on
+the loss (common.measure_constants): from two minimisers C M^+ and C M^+ + Z (I - M M^+) each word
+row gives c3 = own-topic block sum - v u_i, c2 = -(change of W_i0)/(change of u_i) and
+c1 = -W_i0 - c2 u_i, with u_i = other-topic block sum / v.
 """
 
 from __future__ import annotations

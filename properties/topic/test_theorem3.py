@@ -1,22 +1,9 @@
-"""topic.theorem3: with W^V frozen to Theorem 2's W*, the optimal attention values satisfy
-lambda1 (tau - 1) < gamma* < lambda2 T (asymptotically: T, tau -> inf, tau = o(T)), and only
-gamma = ((v-1) alpha + beta)/v matters.
+"""topic.theorem3: with W^V frozen to W*, the optimal gamma* satisfies lambda1 (tau - 1) < gamma*
+< lambda2 T asymptotically, and only gamma = ((v-1) alpha + beta)/v matters.
 
-(A) The bound, decided on a ladder tau in {16, 32, 64, 128, 256} with T = tau^k (k drawn in
-{2, 3}; for k = 1.5 the ladder is tau in {256, ..., 65536}, so tau = o(T) in all three), in both
-readings of [MASK]: gamma* must grow with tau (check_trend, direction increasing, error model:
-the location error of the minimiser, with the trend's own rival exponents 1/2, 2 and k on its
-claimed side, and 0) and lie
-inside the printed interval at the three largest sizes.  gamma* is
-the exact optimum over (alpha, beta) in both readings (see common.gamma_opt: the 'token'
-reading's loss is separable, L_words(gamma) + L_mask(beta)).
-(B) 'Only gamma matters': L(alpha, beta) = L(alpha', beta') at equal gamma, exactly, in the
-'uniform' reading.
-
-Alternatives: rivals for the lower bound (slot "bounds"): lambda1 (tau - 1)^2 (another exponent)
-and lambda1 (T - 1) (T in place of tau); null "uniform_attention" (slot "gamma"): attention not
-optimised, alpha = beta = 1 (gamma = 1); null "mask_token_reading" (slot "stage2"): the loss
-under the other [MASK] reading, in which beta also weighs [MASK] keys for [MASK] queries.
+(A) the bound on the tau ladders (gamma_ladder, common.gamma_opt: the 'token' reading's loss is
+separable, L_words(gamma) + L_mask(beta)), both [MASK] readings; (B) 'only gamma' exactly, in
+the 'uniform' reading, against the null "mask_token_reading".
 """
 
 from __future__ import annotations
@@ -141,11 +128,9 @@ register(Claim(
             "k in {2, 3}, so tau = o(T)): decided by the trend of gamma* over five sizes "
             "plus the inequality at the three largest.  Both [MASK] readings are drawn for the "
             "bound.  In the 'token' reading the loss is L_words(gamma) + L_mask(beta), so gamma* "
-            "is the same as in the 'uniform' reading; the old audit's token-reading failures "
-            "(tau = 16, T = 256: gamma* = 4.1 < 8.7; p_m = 0.125, p_c = p_r = 0.0625, tau = 32, "
-            "T = 1024: 5.2 < 17.5) came from restricting alpha = beta, which is not the optimum "
-            "over (alpha, beta) there (the joint optimum gives 80.1 and 214.7).  'Only gamma "
-            "matters' holds exactly in the 'uniform' reading and NOT in the 'token' reading "
+            "is the same as in the 'uniform' reading; restricting alpha = beta is not the "
+            "optimum over (alpha, beta) there.  'Only gamma matters' holds exactly in the "
+            "'uniform' reading and NOT in the 'token' reading "
             "(beta alone then weighs [MASK] keys for [MASK] queries): the identity is audited in "
             "the 'uniform' reading, the 'token' reading is an alternative it rejects.  The "
             "proof's Case-1 constant (1 + c4 p_m p_r)(2 - c4)/(2 c4) is smaller than the printed "

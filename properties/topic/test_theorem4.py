@@ -1,16 +1,9 @@
-"""topic.theorem4: without regularisation, the Stage-1 minimisers over W^V are exactly the Lemma 1
-family (with W := W^V), so gradient descent lands on a family member that depends on its init
-(not on the block-uniform W* of Theorem 2).
+"""topic.theorem4: without regularisation the Stage-1 minimisers over W^V are exactly the Lemma 1
+family, so gradient descent lands on a family member that depends on its init (not on W*).
 
-One property, batched over three random inits plus three random family members: full-batch
-gradient descent on the Assumption-1 loss (sim.topic.gd_infinite) with step 1/(mu_min + mu_max)
-for enough steps to contract the error along range(M) by 1e-12.  Checks: the GD limits reach the
-minimum 1 - 1/(tau v) and fit the family; GD started at a family member does not move.  All
-thresholds come from the contraction rho^k of GD on the quadratic (rho = (kappa-1)/(kappa+1)).
-
-Alternatives: rivals on the constants (c1 dropped, c3 = 1), rival "unique_wstar" (the reading
-that the minimiser is unique, Theorem 2's W*: the residual is then W - W*), null "no_steps" (the
-optimiser switched off: zero GD steps).
+One property, batched over three random inits plus three random family members: full-batch GD
+(gd_run, step 1/(mu_min + mu_max)) for enough steps to contract the range(M) error by TARGET; all
+thresholds come from that contraction rho^k (rho = (kappa-1)/(kappa+1)).
 """
 
 from __future__ import annotations
