@@ -131,10 +131,9 @@ register(Claim(
     simulation="sim.joma.simulate_eqn2(attention='exp', zero init)",
     metric="|z_m(T) - 1/2 sum_k v_k^2(T)| vs eta; exact discrete identity with c = 0",
     tolerance=_ORDER_TOL,
-    reading="A consistency check, not a verdict on the paper: given the invariant, c = I(0) = 0 "
-            "at zero init by definition, and the trajectory check is joma.theorem1.exp's from "
-            "one more initial point. Given the invariant, c = I(0) = 0 at zero init by definition; the content checked "
-            "is that z_m(t) = 1/2 sum_k v_k^2(t) holds along the trajectory that starts at zero "
+    reading="Holds by construction in this model: given the invariant, c = I(0) = 0 at zero "
+            "init by definition, and the trajectory check is joma.theorem1.exp's from one more "
+            "initial point. The content checked is that z_m(t) = 1/2 sum_k v_k^2(t) holds along the trajectory that starts at zero "
             "(exp attention moves from there). The explicit example is a small problem with "
             "linear phi (the paper's Section 3.1 setting).",
     paper_setting="No setting of its own: Theorem 1's last sentence holds for any Eqn 2 problem "

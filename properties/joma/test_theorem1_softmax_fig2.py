@@ -71,7 +71,8 @@ register(Claim(
             "'high correlation' is read by the caption's own contrast: zhat_m(t) must "
             "correlate with z_m(t) better than each of its two components, which the caption "
             "says do not (mean over the trajectory and the seeds: the reading most favourable "
-            "to the paper). No level of 'high' is needed.",
+            "to the paper): the contrast needs no level of 'high'; the main claim is read at "
+            "the glossary's 'high' (its own property).",
     paper_setting="Fig. 2's caption gives only its two x distributions (smooth over the classes, "
                   "random per class) with linear phi and softmax attention, and no M_C, K, C, N, "
                   "d, learning rate or horizon; both distributions are run, the rest drawn (M_C in "
