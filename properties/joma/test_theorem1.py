@@ -133,8 +133,8 @@ register(Claim(
     tolerance=_ORDER_TOL,
     reading="Holds by construction in this model: given the invariant, c = I(0) = 0 at zero "
             "init by definition, and the trajectory check is joma.theorem1.exp's from one more "
-            "initial point. The content checked is that z_m(t) = 1/2 sum_k v_k^2(t) holds along the trajectory that starts at zero "
-            "(exp attention moves from there). The explicit example is a small problem with "
+            "initial point. The content checked is that z_m(t) = 1/2 sum_k v_k^2(t) holds "
+            "along the trajectory that starts at zero (exp attention moves from there). The explicit example is a small problem with "
             "linear phi (the paper's Section 3.1 setting).",
     paper_setting="No setting of its own: Theorem 1's last sentence holds for any Eqn 2 problem "
                   "started at zero; the draws cover M_C in 2..8, K in 1..3, N in {16, 32, 64}, "
