@@ -175,14 +175,18 @@ def _readings(rows: list[dict]) -> list[dict]:
             o = out.setdefault(rd["word"], {"word": rd["word"], "kind": rd["kind"],
                                             "levels": rd["levels"], "source": rd["model"],
                                             "passes": {}, "worst": rd["worst"],
+                                            "worst_what": rd.get("worst_what"),
                                             "_margin": rd["worst_margin"], "calls": 0})
             o["calls"] += rd["calls"]
             for k, ok in rd["passes"].items():
                 o["passes"][k] = o["passes"].get(k, True) and ok
             if rd["worst_margin"] < o["_margin"]:
                 o["worst"], o["_margin"] = rd["worst"], rd["worst_margin"]
+                o["worst_what"] = rd.get("worst_what")
     for o in out.values():
         del o["_margin"]
+        if not o["worst_what"]:  # a value observed in a run (a statistic without its own label)
+            del o["worst_what"]
         p = o["passes"]
         o["flips"] = len({p.get("stricter"), p.get("level"), p.get("looser")} - {None}) > 1
         o["verdict_at"] = {k: ("passes" if p.get(k) else "fails") for k in

@@ -380,6 +380,12 @@ def _whp_state(x, k, n, level: float, a: float) -> tuple[str, object, float, flo
     return "undecided", ci, z, zc
 
 
+def _cp_upper(k, n, a: float) -> float:
+    """The Clopper-Pearson upper bound (confidence 1 - a) of a rate of k failures in n runs."""
+    return float(stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=1 - a,
+                                                              method="exact").high)
+
+
 def _whp_levels(level) -> tuple[float, dict | None]:
     """`level` of check_whp: a number, or a glossary word for the share of runs that hold
     ('most', 'high'): the failure probability allowed is one minus its level, and its bracket
@@ -480,8 +486,15 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
     if frac_word is not None:
         states = {lv: _whp_state(x, k, n, frac_word["allowed"][lv], a)[0]
                   for lv in ("stricter", "looser")}
-        bracket.append((frac_word, states, 1.0 - float(k[top] / n[top]),
-                        (1.0 - float(k[top] / n[top])) - frac_word["levels"]["level"]))
+        # the statistic the levels are decided on: the share of runs that hold at its lower
+        # confidence bound, at the binding rung (the largest rung where the failures fall
+        # significantly, else the rung with the largest upper bound of the failure rate)
+        rungs = [top] if z < -zc else range(x.size)
+        b = max(rungs, key=lambda i: _cp_upper(k[i], n[i], a))
+        share = 1.0 - _cp_upper(k[b], n[b], a)
+        bracket.append((frac_word, states, share, share - frac_word["levels"]["level"],
+                        f"share of runs that hold, lower confidence bound {share:.3g} at the "
+                        f"binding rung {x[b]:g} ({int(n[b] - k[b])} of {int(n[b])} runs)"))
     if run_word is not None:
         states = {lv: _whp_state(x, counts(fails_at(run_word["levels"][lv])), n, level, a)[0]
                   for lv in ("stricter", "looser")}
@@ -489,9 +502,9 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
         worst = float(v_top.max() if run_word["kind"] == "error<=tol" else v_top.min())
         margin = (run_word["levels"]["level"] - worst if run_word["kind"] == "error<=tol"
                   else worst - run_word["levels"]["level"])
-        bracket.append((run_word, states, worst, margin))
+        bracket.append((run_word, states, worst, margin, None))
     at = []
-    for w, states, worst, margin in bracket:
+    for w, states, worst, margin, worst_what in bracket:
         states = {"level": state, **states}
         passes = {lv: (st != "refuted") if state == "refuted" else (st == "holds")
                   for lv, st in states.items()}
@@ -499,12 +512,12 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
             "word": w["word"], "kind": w["kind"], "levels": dict(w["levels"]),
             "model": f"check_whp {cname}: '{w['word']}' decided at its glossary level and "
                      "bracket", "passes": {}, "calls": 0, "worst": worst,
-            "worst_margin": margin})
+            "worst_margin": margin, "worst_what": worst_what})
         rd["calls"] += 1
         for lv, p in passes.items():
             rd["passes"][lv] = rd["passes"].get(lv, True) and bool(p)
         if margin < rd["worst_margin"]:
-            rd["worst"], rd["worst_margin"] = worst, margin
+            rd["worst"], rd["worst_margin"], rd["worst_what"] = worst, margin, worst_what
         at.append(f"'{w['word']}' " + ", ".join(f"{lv} {w['levels'][lv]:g}: {states[lv]}"
                                                for lv in ("stricter", "level", "looser")))
     if at:

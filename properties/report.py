@@ -26,7 +26,7 @@ from properties.readme import (_ABBREV, LADDER_BEGIN, LADDER_END, README_BEGIN, 
                                README_END, README_WHY_CHARS, _first_sentence, ladder_refusal,
                                ladder_section, readme_refusal, readme_section, update_readme)
 from properties.registry import Claim, history_of  # noqa: F401
-from properties.verdict import (_fmt, _gates, _other_readings, build, summary,  # noqa: F401
+from properties.verdict import (_fmt, _gates, _other_readings, _worst_of, build, summary,  # noqa: F401
                                 verdict_for)
 
 
@@ -144,7 +144,7 @@ def _claim_sections(r) -> list[tuple[str, list[str]]]:
                     "level)",
                     [f"{x['word']!r}: " + ", ".join(f"{k} {_fmt(x['levels'][k])} {v}"
                                                     for k, v in x["verdict_at"].items())
-                     + f"; worst observed {_fmt(x['worst'])}"
+                     + f"; {_worst_of(x)}"
                      + (" -- **the verdict flips inside the bracket**" if x["flips"] else "")
                      + f" ({x['source']})" for x in r["readings"]]))
     ps = r.get("paper_setting")

@@ -276,7 +276,14 @@ def _reading_flips(verdict: str, detail: list[str], readings: list[dict],
         "reading's bracket: " + "; ".join(
             f"{x['word']!r}: " + ", ".join(f"{k} {_fmt(x['levels'][k])} {v}"
                                            for k, v in x["verdict_at"].items())
-            + f" (worst observed {_fmt(x['worst'])})" for x in flips)] + detail
+            + f" ({_worst_of(x)})" for x in flips)] + detail
+
+
+def _worst_of(x: dict) -> str:
+    """A reading's worst case as the report shows it: the value observed, or the labelled
+    statistic its levels were decided on (check_whp: a confidence bound at the binding rung)."""
+    return (f"worst: {x['worst_what']}" if x.get("worst_what")
+            else f"worst observed {_fmt(x['worst'])}")
 
 
 def _neighbouring_readings(verdict: str, detail: list[str], alt_rows: list[dict],

@@ -768,6 +768,26 @@ def test_check_whp_decides_its_glossary_words_across_their_brackets():
                     reading="extremely sparse")
 
 
+def test_check_whp_reports_the_statistic_its_bracket_is_decided_on():
+    """The share word's bracket is decided on confidence bounds, rung by rung: one failing run
+    of 256 at the smallest rung (none elsewhere, no significant fall) holds at 'high' (0.9) and
+    fails its stricter 0.95 there, and the report names that rung's bound, not the largest
+    rung's observed share (1.0, which the stricter level would pass)."""
+    from properties.evidence import _readings
+    from properties.verdict import _worst_of
+
+    sizes = [30, 60, 120, 240]
+    runs = [np.arange(256) == 0] + [np.zeros(256, bool)] * 3
+    sink = C.Sink()
+    with C.recording(sink):
+        assert P.check_whp("proc.whp", sizes, runs, "high", false_fail=3e-5)["state"] == "holds"
+    (x,) = _readings([{"readings": list(sink.readings.values())}])
+    assert x["verdict_at"] == {"stricter": "fails", "level": "passes", "looser": "passes"}
+    lower = 1 - stats.binomtest(1, 256).proportion_ci(1 - 1.5e-5, method="exact").high
+    assert x["worst"] == pytest.approx(lower) and 0.9 < lower < 0.95
+    assert "binding rung 30 (255 of 256 runs)" in _worst_of(x)
+
+
 def test_check_whp_on_a_path_with_unfollowed_clauses_does_not_refute():
     """A failure that does not vanish on a path that leaves a clause of the condition is not a
     refutation (Inconclusive, the clause named); a rival failing there is still rejected."""
