@@ -176,6 +176,8 @@ def _basis_verdict(rows: list[dict], printed: list[dict], corrected: list[dict],
             detail.append(f"{_name(r)}: {m.splitlines()[0]}")
     for r in inconclusive:
         for m in _msgs(r):
+            # the exception's name and the harness's own prefix say it again
+            m = m.removeprefix("Inconclusive: ").removeprefix("inconclusive: ")
             detail.append(f"{_name(r)} inconclusive: {m}")
     skipped = sorted({m for r in rows if _failure(r) == "skipped" for m in _msgs(r)})
     if skipped and verdict == "not-audited":
