@@ -1,9 +1,36 @@
-"""joma.sec4.entropy_dynamics, joma.sec4.rank_dynamics: Section 4's "first ... then" consequences of
-Eqn. 7, the attention entropy (Fig. 4 right) and the lower layer's stable rank drop, then rebound.
+"""JoMA Section 4, qualitative consequences of Eqn. 7 ("first ... then"): the attention entropy
+drops and then rebounds (Fig. 4 right), and the stable rank of the lower layer drops and then
+bounces back.
 
-Eqn. 7 by solve_ivp on a log-spaced grid of 301 times (common.entropy_curves, rank_curves) against
-the theory's curve of the same quantity from Eqn. 71 alone (common.entropy_theory, rank_theory),
-decided by _decide; no draw is excluded for letting an alternative pass.
+Reference: Eqn. 7 integrated by solve_ivp on a log-spaced grid of 301 times (entropy: DOP853,
+rtol 1e-9; rank: K nodes sharing one exp attention, LSODA, rtol 1e-8).  The theory's prediction
+of the same curve, from the closed form alone: with the factor 1 each component follows Eqn. 71,
+F(delta_j(t), delta_j(0), mu_j) = t (theory.joma.F_delta, Eqn. 70, inverted numerically; for the
+rank every node's components share the rate of their column norm, see common.rank_theory).  The
+theory predicts WHEN the curve turns (its minimum: the salient components learned, the others
+not yet) and HOW FAR it rebounds (H(T) - min H, sr(T) - min sr).  Decided by:
+  * the time of the minimum against the theory's (the argmin on the grid, within one log-grid
+    step);
+  * the asymptotic policy in time: from the theory's minimum on, the curve must rise in log t
+    as the theory's does, so by as much (check_trend of the difference against log t, slope 0, a
+    deterministic sequence with the derived errors of each value of both curves); the rebound
+    (and, for the rank, the drop) above twice the solver error.  (A separate check of the size
+    H(T) - min H moved with a relative perturbation of F, which rescales time, only through the
+    grid's sampling of the minimum, so the resolution could not read it: the trend carries it.)
+Split at its own minimum, the old trends before and after it were nearly automatic and the old
+rival "the other order" was their complement (issue 36): the content is now the time and the
+size of the rebound against the theory's, and the rival is one that passes a drop-then-rebound
+check, a wrong closed form of the time scales.  Alternatives:
+  rival attention_exp_v2  (slot F)   Eqn. 70 for the attention factor exp(v^2) in place of
+                                     exp(v^2/2) (F with mu -> sqrt 2 mu): the same qualitative
+                                     drop-then-rebound, at another time and of another size;
+  null  attention_off     (slot run) Eqn. 7 without its attention factor (v_dot = mu - v): the
+                                     entropy then decreases monotonically and V(t) stays
+                                     proportional to M (constant stable rank).
+Draws where the data would let an alternative pass are not excluded: both are rejected on every
+draw.  Thresholds: the solver's error (100 x rtol per component) and the inversion's residual
+carried through the derivative of the entropy / stable rank (entropy_error, rank_error); the
+grid's step for the time.
 """
 
 from __future__ import annotations
@@ -96,9 +123,6 @@ def _decide(cid, t, h, h_th, err, err_th, err_model, what, drop_check=True):
     if drop_check:
         check_at_least(cid, drop, th_floor, what=f"{what}: drop h(0) - min h")
     check_at_least(cid, rebound, th_floor, what=f"{what}: rebound h(T) - min h")
-    # the trend carries the size of the rebound: a separate check of H(T) - min H moved with a
-    # relative perturbation of F (which rescales time) only through the grid's sampling of the
-    # minimum, so the resolution could not read it
     verr = Tolerance.derived(err + err_th, f"the errors of one value of each curve "
                              f"({err_model}; the theory's inversion)")
     check_trend(cid, t[k:], h[k:] - h_th[k:], exponent=0.0, log_values=False, value_error=verr,

@@ -1,10 +1,27 @@
-"""joma.sec5.lowest_first: Section 5 (Fig. 5(b, c)), the learning dynamics first associates the
-tokens in the query's lowest hierarchy, then reaches out to tokens whose common latent ancestor is
-higher.
+"""JoMA Section 5 (after Theorem 5, Fig. 5(b, c)): the learning dynamics first focuses on
+associating the tokens in the same lowest hierarchy as the query, then reaches out to tokens
+whose common latent ancestor is higher.
 
-Runs: the shared properties.joma.runs.dynamics_run (both token orders), measured in the bottom
-attention layer: the centred logit of each key group by sibling height H (H = 1: key under the same
-s = 0 latent as the query; H = 2: only a common s = 1 latent; H = 3: only the class); decide.
+Simulation: the shared trained-transformer runs of properties.joma.runs.dynamics_run (the
+entropy and rank claims' runs: Table 1's simplest generator, rho = 1, 2 layers, Adam lr 3e-3,
+400 steps, one stacked program per rung for every seed of the three explicit draws, each draw
+deciding on 2 blocks of them: 8 seeds per rung at size ci, 24 at the long ladder), measured in
+the bottom attention layer: the centred
+attention logit of each key group, grouped by sibling height H (H = 1: key under the same s = 0
+latent as the query; H = 2: only a common s = 1 latent; H = 3: only the class).  Both token
+orders are encoded (SORTED as printed in the authors' generator; RANDOM, the order the old
+module used).
+
+Decision (asymptotic policy, in the model size d): at every rung the bottom layer's attention
+must become structured by H in every seed (the spread max_H - min_H of the group logits grows by
+more than float32 round-off over training); the early lead of the lowest group, L = mean over
+the first half of training of logit(H = 1) - max(logit(H = 2), logit(H = 3)) (mean over seeds
+with its standard error), must then grow significantly with d toward the paper's size
+(check_trend, direction increasing, on the per-seed values: seed-clustered Student t, false-fail 1e-5); flat is inconclusive, reported with its
+numbers.
+Alternatives (same draws, same body):
+  null untrained         (slot run) every logged time is the initialisation (training off);
+  null attention_frozen  (slot run) Wq, Wk of every block held at their initialisation.
 """
 
 from __future__ import annotations
@@ -47,7 +64,9 @@ register(Claim(
             "the sec5 claims); here the statement is read in trained transformers, the lowest "
             "hierarchy being H = 1. The runs are shared with the sec4 claims (rho = 1, where the "
             "DAG generator still has a co-occurrence hierarchy: a key under the query's own "
-            "s = 0 latent is on whenever that latent is).",
+            "s = 0 latent is on whenever that latent is). Earlier (old module) at d = 32, "
+            "rho = 0.8, random order, 64 runs: H = 1 was the first group over 0.2 nats in 41% "
+            "(chance ~1/3), H = 3 tended to come last, H = 1 and H = 2 were not ordered.",
     reason="Issue 23, 8 seeds per draw (first run 2026-12-04): still inconclusive: random "
            "order slopes -0.26 +- 1.87 / -0.22 +- 1.85 / -0.24 +- 0.46 (lead -0.08 / -0.06..-0.13 "
            "/ -0.38..-0.46 nats at d = 8 / 16 / 32), sorted -0.13 +- 1.36 / -0.33 +- 1.49 / "
