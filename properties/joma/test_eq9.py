@@ -1,16 +1,8 @@
-"""JoMA Eqn 9: Theorem 5 at rho = rho_0 = 1 - eps (erratum in the order of the remainder).
+"""joma.eq9: Eqn 9, Theorem 5 at rho = rho_0 = 1 - eps (erratum in the order of the remainder).
 
-Reference: Eqn 108 evaluated in 60-digit mpmath (no cancellation), and for small trees exact
-enumeration of HBLT(1 - eps).  The remainder's order in eps is read off check_order (log-log slope
-over eps = 1e-3 * 2^-k, k = 0..7; enumeration 0.02 * 2^-k, k = 0..4).  What is the paper's claim:
-the expansion of Eqn 108 (a closed form) and, through the enumeration, of the model itself.
-
-Alternatives the corrected properties must reject on the same draws:
-  rival printed_order_2  (slot order)              the printed O(eps^2) for the remainder of 1 - H/L;
-  rival c1_without_half  (slot linear_coefficient) H(2H-L)/L, the eps coefficient without its 1/2;
-  rival c1_sign_flipped  (slot linear_coefficient) H(L-2H)/(2L), the opposite sign;
-  rival levels_reading   (slot leading)            1 - H/(L+1): L counted as levels incl. leaves;
-  null  edges_cut        (slot enumeration)        the enumerated trees with rho = 0 on every edge.
+The remainder's order in eps is read off check_order on Eqn 108 in 60-digit mpmath
+(theory.joma.eq9_exact_mp, no cancellation) and on exact enumeration of small HBLT(1 - eps) trees
+(enumerate_eq9): the expansion of the closed form and, through the enumeration, of the model itself.
 """
 
 from __future__ import annotations

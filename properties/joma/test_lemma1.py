@@ -1,24 +1,8 @@
-"""JoMA Lemma 1 (Eqn 24): expectations of x psi(v^T x + xi) under an isotropic distribution.
+"""joma.lemma1: Lemma 1 (Eqn 24), expectations of x psi(v^T x + xi) under an isotropic distribution.
 
-Erratum: the proof integrates over the unit-direction coordinate s = y'/||v|| but uses the same
-density for y' = ||v|| s, dropping the Jacobian; Eqn 24's theta_1/||v|| and theta_2/||v||^3 are
-right only when ||v|| = ||v_R|| = 1.
-
-Reference: Monte Carlo (sim.joma.sample_mixture + lemma1_expectations, N = 2e6, float64) compared
-coordinate-wise in z-scores, (MC mean - prediction)/SE, against Tolerance.monte_carlo (false-fail
-1e-6 per check, two-sided, Bonferroni over the M + 1 coordinates); theta_1, theta_2 by quadrature.
-This is the paper's claim itself (a closed form for an expectation), checked against sampling.
-
-Alternatives the corrected properties must reject on the same draws:
-  rival printed_unit_marginal (slot prediction) Eqn 24 as printed, p_n the unit-direction marginal
-                                                (the literal reading of Eqns 34-37);
-  rival printed_y_reading     (slot prediction) Eqn 24 as printed, p_n read as the density of
-                                                y' = v^T x' (one extra 1/||v|| in both terms);
-     (a rival within 2 thresholds of the corrected prediction on a draw, in the claim's SE
-      units, is not applicable there: the sample cannot tell them apart)
-  null  psi_not_monotone      (slot psi)        the theta properties with psi = exp(-x^2) (the
-                                                premise 'psi monotone' off);
-  null  psi_negative          (slot psi)        the same with psi = tanh (the premise 'psi >= 0' off).
+Monte Carlo (lemma1_mc: sim.joma.sample_mixture + lemma1_expectations, N_LEMMA1 samples, float64)
+compared coordinate-wise in z-scores, (MC mean - prediction)/SE; theta_1, theta_2 by quadrature.
+The paper's claim itself (a closed form for an expectation), checked against sampling.
 """
 
 from __future__ import annotations

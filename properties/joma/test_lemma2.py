@@ -1,19 +1,9 @@
-"""JoMA Lemma 2 (Eqns 47-49): for homogeneous phi, d/dr(theta_2 + r theta_1) = theta_1 and
-theta_2 + r theta_1 = F(r) := int_0^r theta_1 + theta_2(0); psi >= 0 => F increasing with
-F(+inf) = +inf; psi(-inf) = 0 => theta_2(-inf) = F(-inf) = 0 and F >= 0.
+"""joma.lemma2: Lemma 2 (Eqns 47-49), F = theta_2 + r theta_1 and its limits for homogeneous phi.
 
-Erratum: 'psi >= 0 => F(+inf) = +inf' fails for psi = c_- 1[x<0] (c_+ = 0, c_- > 0): then
-F(r) = c_- E[min(y + r, 0)] increases to 0.  The other parts hold as printed and are part of the
-corrected statement.
-
-What is checked: theta_1, theta_2 by quadrature (Eqns 41-42, unit marginal) and in closed form for
-step psi; Eqns 47-49 by central finite differences and by quadrature of F; the Gaussian case of
-Eqn 47 symbolically (sympy); limits read at |r| = 1e4 sigma.  Calculus facts about the
-paper's theta, checked numerically.  Alternatives the corrected properties must reject:
-  rival f_without_theta2_0  (slot F)     F(r) = int_0^r theta_1, the constant theta_2(0) dropped;
-  rival product_rule_dropped (slot lhs)  d/dr theta_2 + r d/dr theta_1 for d/dr(theta_2 + r theta_1);
-  rival printed_limit        (slot limit) F(+inf) = +inf for every psi >= 0 (the printed claim);
-  null  psi_negative         (slot psi)  the premise psi >= 0 off: c_- = -c_+/2 (F is then V-shaped).
+Calculus facts about the paper's theta, checked numerically: theta_1, theta_2 by quadrature (Eqns
+41-42, unit marginal) and in closed form for step psi; Eqns 47-49 by central finite differences and
+by quadrature of F; the Gaussian case of Eqn 47 symbolically (sympy); limits read at
+|r| = 1e4 sigma.
 """
 
 from __future__ import annotations

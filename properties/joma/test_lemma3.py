@@ -1,19 +1,8 @@
-"""JoMA Lemma 3 (Eqns 50-54): stationary points of Eqn 5 satisfy sum_j a_j F(r_j) = 0.
+"""joma.lemma3: Lemma 3 (Eqns 50-54), stationary points of Eqn 5 satisfy sum_j a_j F(r_j) = 0.
 
-What this audits, exactly: the algebra of the PRINTED dynamics Eqn 5 / Eqn 50 (which Lemma 1 and
-Theorem 3's erratum show is not the true Eqn 2 dynamics unless ||v|| = 1), together with Lemma 2's
-F.  Two properties:
-  * the identity Eqn 53, ||v|| v^T v_dot + ||v|| xi xi_dot = sum_j a_j F(r_j), at random (v, xi):
-    pure algebra of Eqn 50 plus Eqn 49; it holds whatever theta_1, theta_2 are (with F built from
-    them), so it confirms the proof's rearrangement, not a property of any distribution;
-  * at stationary points of the printed two-cluster Eqn 5 (Student-t clusters, where such points
-    exist; found by scipy root finding), sum_j a_j F(r_j) = 0 up to the root's residual.
-Nothing here is about the stationary points of the true dynamics (for Eqn 2 the analogous
-identity is Euler's v^T v_dot + xi xi_dot = E[g phi(w^T f)]: noted, not audited).
-
-Alternatives both properties must reject (slot F, the F entering sum_j a_j F(r_j)):
-  rival f_without_theta2_0 F(r) = int_0^r theta_1 (Eqn 49's constant theta_2(0) dropped);
-  rival f_is_theta2        F(r) = theta_2(r) (the r theta_1 part of theta_2 + r theta_1 dropped).
+Audits the algebra of the PRINTED dynamics Eqn 5 / Eqn 50 (which Lemma 1 and Theorem 3's erratum
+show is not the true Eqn 2 dynamics unless ||v|| = 1) with Lemma 2's F: the identity Eqn 53 at
+random (v, xi), and sum_j a_j F(r_j) = 0 at scipy-found stationary points of the two-cluster Eqn 5.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
-"""JoMA Lemma 4 (Eqn 61): for homogeneous phi, phi' is a step c_- 1[x<0] + c_+ 1[x>0], and
-d theta_1/dr, d theta_2/dr are p_n(r) and -r p_n(r) times a constant.
+"""joma.lemma4: Lemma 4 (Eqn 61), d theta_1/dr and d theta_2/dr for homogeneous phi.
 
-Which constant depends on the sign convention for c_-.  The paper's own text (the statement, the
-only place c_- appears) writes the step as c_- 1[x<0] + c_+ 1[x>0], i.e. phi'(x) = c_- for x < 0
-(the literal reading, used for the printed and corrected properties).  Then theta_1(r) =
-c_- P(s < -r) + c_+ P(s > -r) and d theta_1/dr = (c_+ - c_-) p_n(r): the printed (c_- + c_+) is
-right only for c_- = 0 (ReLU).  Under the other convention, phi'(x) = -c_- for x < 0 (as for
-phi = c_+ x^+ + c_- x^-, e.g. |x| with c_- = c_+ = 1), the printed (c_- + c_+) is exact: that
-reading is encoded as a second printed-form property under `audits(reading=...)`, which passes.
-The paper states no such convention: the verdict is `reading-dependent` (an erratum under the
-literal convention, exact under the other), and the report shows both.
-
-Reference: theta_1, theta_2 by quadrature (Eqns 41-42, unit marginal) and central finite
-differences in r (h = 1e-4 std).  Alternatives the corrected property must reject on every draw:
-  rival printed_sum      (slot prediction) (c_- + c_+) with the literal convention (Eqn 61 as printed);
-  rival relu_only        (slot prediction) c_+ alone (the ReLU case, c_- dropped);
-  rival theta2_without_r (slot prediction) d theta_2/dr = -(c_+ - c_-) p_n(r), the factor r dropped.
+theta_1, theta_2 by quadrature (Eqns 41-42, unit marginal), central finite differences in r
+(h = 1e-4 std).  The constant depends on the sign convention for c_-, stated nowhere (the statement
+is the only place c_- appears): the literal phi' = c_- on x < 0 decides; phi' = -c_- on x < 0 (as
+for phi = c_+ x^+ + c_- x^-, e.g. |x| with c_- = c_+ = 1) is a declared neighbouring reading.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""JoMA Lemma 5 (Eqns. 66-67): g(y) = (1 - e^{-y^2})/y has max_{y >= 0} g(y) <= 1/sqrt 2.
+"""joma.lemma5: Lemma 5 (Eqns. 66-67), g(y) = (1 - e^{-y^2})/y has max_{y >= 0} g(y) <= 1/sqrt 2.
 
-What is checked: the bound against a dense grid plus Hypothesis-drawn y (float64, g evaluated
-as -expm1(-y^2)/y without cancellation), the proof's Eqns. 66-67 at the true maximiser y*
-(brentq on Eqn. 66), and the proof's three algebraic steps by sympy.  This is a calculus fact;
-the numbers confirm it and the alternatives show that the same checks reject wrong bounds and a
-wrong stationary value:
-  rival attained_at_amgm (slot bound)  g(1/sqrt 2) = 0.556: the neighbouring reading that the max
-                                       sits where the AM-GM step of Eqn. 67 is tight;
-  rival bound_dropped_2  (slot bound)  1/(2 sqrt 2): Eqn. 67 with its factor 2 dropped;
-  rival eqn67_dropped_2  (slot eqn67)  g(y*) = 2y*/(y*^2 + 1): the 2 of 2y*^2 dropped.
+A calculus fact: the bound on a dense grid plus Hypothesis-drawn y (g evaluated as -expm1(-y^2)/y,
+without cancellation), Eqns. 66-67 at the true maximiser y* (brentq on Eqn. 66), and the proof's
+three algebraic steps by sympy.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""JoMA Lemma 6: G(y) = e^{-y^2/2} int_0^y e^{x^2/2} dx satisfies 0 <= G(y) <= 1 for y >= 0,
-via G(y) <= (2/y)(1 - e^{-y^2/2}) = sqrt 2 g(y/sqrt 2) and Lemma 5.
+"""joma.lemma6: Lemma 6, G(y) = e^{-y^2/2} int_0^y e^{x^2/2} dx satisfies 0 <= G(y) <= 1 for y >= 0.
 
-What is checked: G (as sqrt 2 Dawson(y/sqrt 2)) on a dense grid plus Hypothesis-drawn y in
-[0, 1e3], the intermediate bound on the same points, and G against its definition by quadrature.
-A calculus fact; the alternatives show the same checks reject wrong bounds:
-  rival bound_one_over_sqrt2    (slot bound)        G <= 1/sqrt 2: Lemma 5's bound carried over
-                                                    without the sqrt 2 of sqrt2 g(y/sqrt2);
-  rival intermediate_dropped_2  (slot intermediate) G <= (1/y)(1 - e^{-y^2/2}): the factor 2
-                                                    of (2/y) dropped.
+A calculus fact: G (as sqrt 2 Dawson(y/sqrt 2)) on a dense grid plus Hypothesis-drawn y in
+[0, 1e3], the intermediate bound (2/y)(1 - e^{-y^2/2}) on the same points, and G against its
+definition by quadrature.
 """
 
 from __future__ import annotations

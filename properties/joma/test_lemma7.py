@@ -1,14 +1,8 @@
-"""JoMA Definition 1 and Lemma 7 (Eqn 89): the algebra of M(rho) and p(rho).
+"""joma.lemma7: Definition 1 and Lemma 7 (Eqn 89), the algebra of M(rho) and p(rho).
 
-What is checked: Definition 1 evaluated in float64 at drawn (rho1, rho2), and the four identities
-of Lemma 7 to round-off.  This is algebra, not a simulation: the numbers confirm the identity at
-the drawn points and the symbolic proof (sympy simplifies every residual to 0) is in
-tests/test_joma_hblt.py.  Its power is shown by composition laws a reader could plausibly use in
-place of rho1 rho2, which the same property must reject on every draw (the witness pair
-(0.5, 0.5), appended to every draw, is a point where each of them differs from the product):
-  rival flip_probabilities_add (slot law) flip probabilities f = (1 - rho)/2 added along the chain:
-                                          max(-1, rho1 + rho2 - 1) (the first-order composition);
-  rival weakest_link           (slot law) the composed rho is that of the weaker edge, min(rho1, rho2).
+Definition 1 evaluated in float64 at drawn (rho1, rho2) plus the witness pair (0.5, 0.5), the four
+identities of Lemma 7 to round-off; the rivals are composition laws a reader could plausibly use in
+place of rho1 rho2.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""JoMA Lemma 8 (Eqns 90-91): the conditional table of a descendant given a latent ancestor is
-M(product of the per-edge rhos on the chain).
+"""joma.lemma8: Lemma 8 (Eqns 90-91), the conditional table of a descendant given a latent ancestor
+is M(product of the per-edge rhos on the chain).
 
-Reference: brute-force enumeration of the joint of a drawn HBLT (sim.joma.hblt_exact_joint and
-hblt_exact_conditional_table, float64 sums of 2^N terms), every (ancestor, descendant) pair of
-the tree.  This is the paper's claim against the generative model itself (the symbolic proof for
-chains of 1..4 edges is in tests/).
-
-Alternatives the property must reject on the same draws:
-  rival chain_missing_top_edge    (slot chain_rho)   the product without the edge into alpha
-                                                     (off by one at the top);
-  rival chain_missing_bottom_edge (slot chain_rho)   the product without gamma's own edge;
-  null  edges_cut                 (slot enumeration) the same tree with rho = 0 on every edge.
-Per-edge |rho| is drawn in [0.1, 0.99] so that every rival differs on every pair.
+Brute-force enumeration of the joint of a drawn HBLT (enumerate_tables: sim.joma.hblt_exact_joint,
+hblt_exact_conditional_table, float64 sums of 2^N terms) at every (ancestor, descendant) pair: the
+paper's claim against the generative model itself.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
-"""JoMA Section 6, Table 1: in the learned models every latent has a hidden MLP node of the same
-layer with high normalized correlation (NCorr) with it, in particular in the lowest layer; the
-correlation goes down a bit when the generative model becomes more complicated.
+"""joma.table1: Section 6, Table 1, every latent has a hidden MLP node of the same layer with high
+normalized correlation (NCorr) with it; the correlation goes down a bit for a more complicated
+model.
 
-Simulation: properties.joma.runs.table1_run, a 2-layer decoder-only transformer (sim.transformer)
-trained by Adam on the class label on Table 1's generator (sim.joma.make_table1_generator, the
-layered-DAG reading), 3 seeds stacked per config, at Table 1's two extremes (C, N_ch, N_s) =
-(20, 2, (10, 20)) and (50, 3, (20, 30)); NCorr by sim.measure.best_match_ncorr.  The same
-network at its initialisation, on the same evaluation samples, is the null.
-
-What training adds (the content audited, since an untrained network already scores ~0.98 at
-s = 0): (1) at s = 1 every seed's trained NCorr exceeds its untrained NCorr at the simplest
-config (at the most complex one the gain is small and not in every seed: reported, see the
-claim's history); (2) the drop of
-NCorr(s = 1) from the simplest to the most complex config is larger after training than at
-initialisation (the paper's complexity trend against the untrained trend).  Both by more than
-float32 round-off (derived).  Alternatives (same draws, same body):
-  null untrained (slot run) the network at its initialisation (training off).
+Runs: properties.joma.runs.table1_run at Table 1's two extreme configurations, trained and (the
+null) at its initialisation on the same evaluation samples; audited is what training adds.
 """
 
 from __future__ import annotations
@@ -78,10 +66,7 @@ register(Claim(
             "(with rho = 1 a lowest latent is on iff its tokens are present, and random ReLU "
             "neurons maxed over the sequence detect single tokens), so the s = 0 column of "
             "Table 1 is not evidence of learning and is reported, not asserted; what training "
-            "adds is asserted at s = 1 and in the complexity trend. Measured (seeds 300-302, "
-            "untrained -> trained): simplest config s = 0 0.90-0.97 -> 0.88-0.93 (training "
-            "LOWERS it), s = 1 0.53-0.55 -> 0.63-0.65; most complex config s = 0 0.86-0.91 -> "
-            "0.77-0.80, s = 1 0.43-0.46 -> 0.47-0.48.",
+            "adds is asserted at s = 1 and in the complexity trend.",
     audit_gap="the absolute NCorr values of Table 1 ('high': 0.94-1.00 at s = 0, 0.55-0.81 at "
               "s = 1) at the paper's size (d = 1024, 3 layers, 10k steps) are not reproduced "
               "(CUDA only, no device lent); at CI size the s = 0 level is reached without "

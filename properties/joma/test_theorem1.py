@@ -1,28 +1,8 @@
-"""JoMA Theorem 1 (linear, exp and softmax attention) and its zero-initialisation sentence.
-
-Reference: the literal Eqn. 2 (sim.joma.simulate_eqn2: W and z trained together by simultaneous
-gradient steps of size eta).  Two checks per claim, both on the same draws:
-  * the flow invariant drifts by O(eta) over a fixed horizon (check_order: log-log slope 1 within
-    the Student-t band of the fit's residuals, order_slope_tolerance, over eta = 4 eta0 .. eta0/8):
-    the theorem is about the gradient flow, the steps approximate it.  This is the check that
-    decides the flow form: the rivals (other invariants) drift by O(1), slope ~ 0;
-  * the exact discrete-time identity (the flow invariant corrected by the accumulated squared
-    increments Q_v, Q_z; theory.joma.THEOREM1_*_DISCRETE) is constant to float64 round-off.
-The exact check audits the DISCRETE counterpart only: it adds the claimed form's own Q correction
-(DISCRETE - FLOW) to the slot's invariant, so if theory's FLOW form were itself wrong it would
-cancel (I = DISCRETE); a rival in the slot does not cancel (rival + DISCRETE - FLOW drifts).  So
-the flow form of theory/ is decided by the slope property, the discrete identity by the exact one.
-Both are the paper's claim (that Eqn. 2 conserves the invariant), not a consequence of how the
-quantities are defined: the conservation comes from the coupling dz ~ v o dv of the gradient
-steps, which the null attention_frozen switches off.
-
-Alternatives (slot invariant: the flow invariant I(z, s2), s2 = sum_k v_k^2; the discrete check
-uses I plus the claimed form's own Q correction):
-  linear: rival exp_form       z - 1/2 sum_k v_k^2 (exp attention's invariant);
-          rival dropped_square z - sum_k v_k^2 (the square on z dropped);
-  exp:    rival linear_form    z^2 - sum_k v_k^2 (linear attention's invariant);
-          rival dropped_half   z - sum_k v_k^2 (the 1/2 dropped);
-  all:    null attention_frozen (slot run) the same steps with z held at z(0).
+"""joma.theorem1.{linear,exp,zero_init,softmax}: Theorem 1's invariants (linear, exp and softmax
+attention) and its zero-initialisation sentence, on the literal Eqn. 2 (sim.joma.simulate_eqn2,
+simulate_eqn2_softmax_budget).  The conservation is the paper's claim, not a consequence of how the
+quantities are defined: it comes from the coupling dz ~ v o dv of the gradient steps, which the null
+attention_frozen switches off; the rivals (other invariants) drift by O(1), slope ~ 0.
 """
 
 from __future__ import annotations
@@ -151,11 +131,10 @@ register(Claim(
     simulation="sim.joma.simulate_eqn2(attention='exp', zero init)",
     metric="|z_m(T) - 1/2 sum_k v_k^2(T)| vs eta; exact discrete identity with c = 0",
     tolerance=_ORDER_TOL,
-    reading="A consistency check, not a verdict on the paper: given the invariant, c = I(0) = 0 "
-            "at zero init by definition, and the trajectory check is joma.theorem1.exp's from "
-            "one more initial point. Given the invariant, c = I(0) = 0 at zero init by definition; the content checked "
-            "is that z_m(t) = 1/2 sum_k v_k^2(t) holds along the trajectory that starts at zero "
-            "(exp attention moves from there). The explicit example is a small problem with "
+    reading="Holds by construction in this model: given the invariant, c = I(0) = 0 at zero "
+            "init by definition, and the trajectory check is joma.theorem1.exp's from one more "
+            "initial point. The content checked is that z_m(t) = 1/2 sum_k v_k^2(t) holds "
+            "along the trajectory that starts at zero (exp attention moves from there). The explicit example is a small problem with "
             "linear phi (the paper's Section 3.1 setting).",
     paper_setting="No setting of its own: Theorem 1's last sentence holds for any Eqn 2 problem "
                   "started at zero; the draws cover M_C in 2..8, K in 1..3, N in {16, 32, 64}, "
@@ -193,7 +172,10 @@ def _exact(world, kind, params, init_seed, scale, horizon):
     _assume_moves(tr)
     s2, _ = token_stats(tr)
     inv = world.prediction(FLOW[kind], "invariant")
-    # the claimed form's own discrete correction (Q terms), added to the invariant in the slot
+    # the claimed form's own discrete correction (Q terms), added to the invariant in the slot:
+    # theory's flow form cancels in it (I = DISCRETE), so this audits the discrete counterpart
+    # only, while a rival in the slot does not cancel (rival + DISCRETE - FLOW drifts); the flow
+    # form itself is decided by _order's slope
     corr = (DISCRETE[kind](z=tr.z, s2=s2, Q_v=tr.Qv, Q_z=tr.Qz) - FLOW[kind](z=tr.z, s2=s2))
     I = inv(z=tr.z, s2=s2) + corr
     scale_ = float(np.abs(tr.z).max() ** 2 + s2.max() + 1)
@@ -336,17 +318,15 @@ register(Claim(
             "k in the second term, fails the same check). Eqn. 2's data (Assumption 1) do not "
             "satisfy the theorem's two assumptions, so Eqn. 19 cannot be compared with z "
             "directly in all directions (along 1 it holds whatever they do, since softmax "
-            "conserves 1^T z: the old corrected property checked only that). The corrected "
+            "conserves 1^T z). The corrected "
             "property checks the implication itself in all M_C directions: along the run, "
             "d/dt[z - 1/2 sum_k (v_k^2 - ||v_k||^2 bbar)] = -sum_k (E[g h'_k b b^T] - bbar "
             "E[g h'_k b]^T) v_k + 1/2 sum_k ||v_k||^2 d(bbar)/dt, whose two terms vanish exactly "
             "under the two assumptions; their integrals (viol_E, viol_b) are measured on the same "
-            "steps and Eqn. 19's drift must equal -viol_E + viol_b to O(eta). What happens when "
-            "the assumptions fail (measured on three configurations, horizon 3-6): Eqn. 19's "
-            "drift is 0.15-0.45, as large as the change of z itself (0.10-0.30); the bbar drift "
-            "contributes 0.02-0.25 of it and the second assumption's violation 0.16-0.41 (the "
-            "larger part). So in the Assumption-1 setting Eqn. 19 is not a good approximation "
-            "of z in all directions; see joma.theorem1.softmax_fig2 for the correlation reading.",
+            "steps and Eqn. 19's drift must equal -viol_E + viol_b to O(eta). In the "
+            "Assumption-1 setting, where the assumptions fail, Eqn. 19 is not a good "
+            "approximation of z in all directions (measured: see the history); see "
+            "joma.theorem1.softmax_fig2 for the correlation reading.",
     paper_setting="No setting of its own: Theorem 1 (softmax) is stated for any data meeting its "
                   "two assumptions, and Fig. 2 gives no numbers; the draws cover M_C in 2..8, K in "
                   "1..3, N in {16, 32, 64}, phi linear or ReLU, zero and random inits, horizon "

@@ -1,21 +1,9 @@
-"""JoMA Theorem 2 (Eqn. 4) and the one-hot remark after it.
+"""joma.theorem2, joma.theorem2.onehot: Theorem 2 (Eqn. 4) and the one-hot remark after it.
 
-Three references for the corrected invariant erf(v_l/sqrt 2)/Delta_lm = erf(v_l'/sqrt 2)/Delta_l'm:
-  1. the reduced Eqn. 3 integrated by solve_ivp (DOP853, rtol 1e-11);
-  2. the closed-form trajectory v_l(t) = sqrt 2 erfinv(sqrt(2/pi) Delta_l t / A) along that solution;
-  3. the full Eqn. 2 (W and z trained together by gradient steps), O(eta) by check_order, with the
-     common value sqrt(2/pi) t / A of erf(v_l/sqrt 2)/Delta_l.
-What is a consistency check and what is the paper's claim: (1) and (2) check that the separable
-ODE Eqn. 3 integrates to the corrected invariant (the paper's Eqns. 21-23); (3) is the claim
-itself: that the full coupled dynamics of Eqn. 2 (with z trained, no reduction assumed) obeys it.
-
-Alternatives the corrected properties must reject on the same draws:
-  rival printed_erf_v_over_2  (slot term)       Eqn. 4 as printed;
-  rival erf_v_dropped_half    (slot term)       z = v^2 instead of v^2/2: e^{-v^2} integrates to erf(v);
-  rival erf_constant          (slot trajectory) 2/sqrt(pi) (erf's own constant) for sqrt(2/pi);
-  rival dropped_a             (slot rate)       the common value without 1/A (Eqn. 3 is printed
-                                                without A);
-  null  attention_frozen      (slot run)        Eqn. 2 with z held at 0 (self-attention not trained).
+Runs: the reduced Eqn. 3 (sim.joma.solve_eqn3) with the closed-form trajectory along it, and the
+full Eqn. 2 (full_runs: sim.joma.simulate_eqn2, W and z trained together, O(eta) by check_order).
+The reduced runs check that the separable Eqn. 3 integrates to the corrected invariant
+(Eqns. 21-23); the full Eqn. 2, with no reduction assumed, is the claim itself.
 """
 
 from __future__ import annotations

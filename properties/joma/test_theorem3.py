@@ -1,26 +1,9 @@
-"""JoMA Theorem 3 (Eqn 5, with xi_dot of Eqn 50): dynamics of a nonlinear MLP node under uniform
-attention, for a mixture of isotropic clusters.  Inherits Lemma 1's erratum (the dropped Jacobian
-of y' = ||v|| s): the printed 1/||v|| and 1/||v||^3 are right only when ||v|| = 1.
+"""joma.theorem3: Theorem 3 (Eqn 5, with xi_dot of Eqn 50), the dynamics of a nonlinear MLP node
+under uniform attention for a mixture of isotropic clusters; inherits Lemma 1's erratum.
 
-Reference: the Eqn 2 gradient computed literally in R^d (sim.joma.eqn2_gradient: w_dot =
-E[g phi'(w^T f) f], f = U_C x + u_q, then U_C^T and u_q^T), estimated by Monte Carlo (N = 8e5;
-4e5 for the printed form), compared in z-scores against Tolerance.monte_carlo (false-fail 1e-6
-per check, Bonferroni over the M_C + 1 coordinates).  This is the paper's claim itself: the
-closed form against the dynamics it
-summarises (no reduction assumed in the simulation).
-
-Alternatives the corrected property must reject on the same draws:
-  rival printed_scalings   (slot prediction) Eqn 5 as printed: theta_1/||v||, theta_2/||v||^3 with
-                                             the unit-direction theta of Eqns 41-42;
-  rival linear_activation  (slot prediction) the linear-MLP dynamics (theta_1 = 1, theta_2 = 0):
-                                             v_dot = sum_c a_c xbar_c, xi_dot = sum_c a_c
-                                             (Section 3's case, nonlinearity off);
-  null  labels_shuffled    (slot mc)         the same Monte Carlo with the cluster of each sample
-                                             permuted before g is assigned (g independent of x);
-                                             excused where it predicts the claim's dynamics
-                                             (the corrected form with every g_c replaced by
-                                             their mean) to within 3 thresholds of a bound on
-                                             the SE: `null_coincides`, on closed forms.
+The Eqn 2 gradient computed literally in R^d (theorem3_mc: sim.joma.eqn2_gradient, then U_C^T and
+u_q^T) by Monte Carlo, in z-scores: the paper's claim itself, the closed form against the dynamics
+it summarises (no reduction assumed in the simulation).
 """
 
 from __future__ import annotations

@@ -1,24 +1,9 @@
-"""JoMA Theorem 5: token co-occurrence in HBLT(rho) (erratum in the definition of rho_0).
+"""joma.theorem5: Theorem 5, token co-occurrence in HBLT(rho) (erratum in the definition of rho_0).
 
-References: exact enumeration of the joint of HBLT(rho) (sim.joma.hblt_exact_leaf_cooccurrence,
-N <= 15 binary nodes, float64 sums of 2^N terms) and, on larger trees (26-45 nodes), Monte Carlo
-with binomial z-scores.  Both are the paper's claim (a closed form for a generative model, checked
-against the model itself); the algebra of the proof (Eqns 93-97, 107) is checked symbolically in
-tests/test_joma_hblt.py.
-
-Alternatives the corrected properties must reject on the same draws:
-  rival printed_rho0      (slot formula)    rho_0 := p_{.|0}^T p_0 as printed (probabilities);
-  rival levels_reading    (slot formula)    'total depth L' read as the number of levels (L + 1);
-  rival top_depth_reading (slot formula)    'CLA of depth H' counted from the root (L - H);
-  rival printed_rho0_mc   (slot formula_mc) the printed rho_0 on the Monte Carlo trees;
-  null  edges_cut         (slot enumeration) the same tree with rho = 0 on every edge (no latent
-                                             structure: the leaves are independent);
-  null  edges_cut_mc      (slot sample)     the same, sampled.
-The two reading rivals coincide with the literal reading on some configurations (top_depth at
-L = 2H, i.e. every pair of an L = 2 tree; levels at rho_0 = 0): on a draw where a rival's
-prediction is within the threshold of the literal reading's everywhere, that rival is not
-applicable (the draw cannot tell them apart) and is not counted; it must be rejected on every
-draw where it differs.
+Exact enumeration of the joint of HBLT(rho) (enumerate_t5, N <= 15 binary nodes, float64 sums of
+2^N terms) and, on larger trees (26-45 nodes), Monte Carlo with binomial z-scores (sample_t5): the
+paper's claim against the model itself.  The proof's algebra (Eqns 93-97, 107) is checked
+symbolically in tests/test_joma_hblt.py.
 """
 
 from __future__ import annotations
