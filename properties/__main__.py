@@ -5,7 +5,7 @@
                         [--fail-on refuted|erratum|never]
                         [--shards none|paper|claim] [--executor local|slurm]
                         [--size ci|ladder|paper] [--device cpu|cuda]
-                        [--cache-dir DIR | --no-cache] [--cache-limit 4G]
+                        [--cache-dir DIR | --no-cache] [--cache-limit 16G]
     theorem-audit list  [--report DIR] [--conjecture FILE.py ...]
     theorem-audit show  ID [--report DIR] [--conjecture FILE.py ...]
     theorem-audit readme [--report DIR] [--readme README.md] [--ladder-report DIR]
@@ -332,9 +332,10 @@ def _main(argv=None) -> int:
                         "share one directory between shards on a cluster")
     a.add_argument("--no-cache", action="store_true",
                    help="compute every run afresh and store nothing on disk")
-    a.add_argument("--cache-limit", default="4G",
+    a.add_argument("--cache-limit", default="16G",
                    help="after the audit, trim the run cache to this size, least recently used "
-                        "first (joblib bytes_limit: 4G, 500M, ...; default 4G)")
+                        "first (joblib bytes_limit: 16G, 500M, ...; default 16G: the runs of the ci "
+                        "and the three --size ladder audits take about 4G)")
     a.add_argument("--fail-on", choices=sorted(FAIL_ON), default="refuted",
                    help="exit 1 when a claim's verdict is this bad (default refuted)")
     for p in (a, sub.add_parser("list", help="claim ids, last verdict, file"),
