@@ -14,7 +14,6 @@ import math
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +23,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from properties import (Claim, ClaimMismatch, Inconclusive, NoPower, PropertyError, Threshold,
-                        Tolerance, audits, check_at_least, check_close, check_order, check_trend,
-                        null, register, rival)
+                        Tolerance, audits, check_close, check_order, check_trend, null,
+                        register, rival)
 from properties import world as W
 from properties.report import MIN_DRAWS, NO_POWER, build, summary, verdict_for
 
