@@ -365,13 +365,9 @@ def _whp_state(x, k, n, level: float, a: float) -> tuple[str, object, float, flo
     rung's Clopper-Pearson interval, the Cochran-Armitage z and its critical value)."""
     z = cochran_armitage(np.log(x), k, n)
     zc = float(stats.norm.isf(a / 2))
-
-    def cp(kk, nn):
-        return stats.binomtest(int(kk), int(nn)).proportion_ci(confidence_level=1 - a,
-                                                              method="exact")
     top = int(np.argmax(x))
-    ci = cp(k[top], n[top])
-    every_below = all(cp(kk, nn).high < level for kk, nn in zip(k, n))
+    ci = _cp(k[top], n[top], a)
+    every_below = all(_cp(kk, nn, a).high < level for kk, nn in zip(k, n))
     falls, rises = z < -zc, z > zc
     if ci.high < level and (falls or every_below) and not rises:
         return "holds", ci, z, zc
@@ -380,10 +376,10 @@ def _whp_state(x, k, n, level: float, a: float) -> tuple[str, object, float, flo
     return "undecided", ci, z, zc
 
 
-def _cp_upper(k, n, a: float) -> float:
-    """The Clopper-Pearson upper bound (confidence 1 - a) of a rate of k failures in n runs."""
-    return float(stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=1 - a,
-                                                              method="exact").high)
+def _cp(k, n, a: float):
+    """The exact (Clopper-Pearson) interval, confidence 1 - a, of a rate of k failures in n
+    runs (`.low`, `.high`)."""
+    return stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=1 - a, method="exact")
 
 
 def _whp_levels(level) -> tuple[float, dict | None]:
@@ -489,9 +485,10 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
         # the statistic the levels are decided on: the share of runs that hold at its lower
         # confidence bound, at the binding rung (the largest rung where the failures fall
         # significantly, else the rung with the largest upper bound of the failure rate)
-        rungs = [top] if z < -zc else range(x.size)
-        b = max(rungs, key=lambda i: _cp_upper(k[i], n[i], a))
-        share = 1.0 - _cp_upper(k[b], n[b], a)
+        upper = {i: float(_cp(k[i], n[i], a).high)
+                 for i in ([top] if z < -zc else range(x.size))}
+        b = max(upper, key=upper.get)
+        share = 1.0 - upper[b]
         bracket.append((frac_word, states, share, share - frac_word["levels"]["level"],
                         f"share of runs that hold, lower confidence bound {share:.3g} at the "
                         f"binding rung {x[b]:g} ({int(n[b] - k[b])} of {int(n[b])} runs)"))
@@ -568,8 +565,7 @@ def _runs_for_upper_bound(p: float, level: float, a: float) -> int | None:
         return None
 
     def below(m):
-        kk = int(round(p * m))
-        return stats.binomtest(kk, m).proportion_ci(1 - a, method="exact").high < level
+        return _cp(round(p * m), m, a).high < level
     for m in (2 ** i for i in range(3, 20)):
         if below(m):
             lo, hi = m // 2, m
