@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
 from hypothesis import example, given
 
 from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
@@ -24,6 +25,10 @@ from properties.signgd.runs import (all_noise_aligned, attention_frozen_null, he
                                     problem_and_init)
 from properties.signgd.comparisons import OPT_SEEDS, OPT_SETTING
 from sim import signgd as sim
+
+# the module's properties share the per-process _opt_runs: one xdist worker runs them
+# all (computed once), not both (each worker computing them again)
+pytestmark = pytest.mark.xdist_group("signgd-adam")
 
 CID, CIDB, CIDQ = "signgd.adam", "signgd.adam.beta0", "signgd.adam.query_noise"
 EXACT = exact()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -22,6 +23,10 @@ from properties.signgd.setting import (CAP, condition31_c, H, LOG, M_V, RANGE, S
                                        signgd_draw_note, TAIL)
 from properties.signgd.runs import all_noise_aligned, held_at_init, problem_and_init, training_off
 from sim import signgd as sim
+
+# the module's properties share the per-process _lh_runs and _value_scale_run: one xdist
+# worker runs them all (computed once), not both (each worker computing them again)
+pytestmark = pytest.mark.xdist_group("signgd-learnable-head")
 
 CID = "signgd.learnable_head"
 EXACT = exact("exact inequality / equality of deterministic statistics of the runs")
