@@ -8,7 +8,7 @@ vector: per seed, xi_i (n x s) i.i.d. N(0, sigma_p^2); alpha, beta (m_k) N(0, si
 ||xi_i||^2 / m_v); c_i = eta ||xi_i||_1.  At d = 361 it matches reduced_setup's law (mode orig
 against mode declared).  Then one batch of properties.signgd.path._batch per rung.
 
-    python examples/signgd_sparsity_path.py declared|orig|sparse S SEEDS
+    python examples/signgd_sparsity_path.py declared|orig|sparse S SEEDS [EPS]
     e.g. python examples/signgd_sparsity_path.py sparse 120 16     # about a minute
 
 declared: the declared path's rung s (d = 1 + n s + 120), this sampler; orig: the same rung
@@ -55,24 +55,26 @@ def direct_setup(seeds, s, sigma_p, sigma_0, eps, *, m_v, m_k, d=None, n_test=1)
     return state, types.SimpleNamespace(train=types.SimpleNamespace(xi=xi)), None
 
 
-def sparse_rung(s, kappa_p=KAPPA_P):
+def sparse_rung(s, kappa_p=KAPPA_P, eps=S.PATH_EPS):
     """The rung s of the path following d = n^4 s^2 (m_k, m_v, sigma_p follow d; c, eps held)."""
     n = S.N_SAMPLES
     d = n ** 4 * s ** 2
     pl = (np.log(d) / np.log(S.PATH_BASE_D)) ** 2
     mk, mv, sp = int(round(S.M_K * pl)), int(round(S.M_V * pl)), kappa_p * d ** 0.25 * n ** 3
     return dict(s=s, d=d, m_k=mk, m_v=mv, sigma_p=sp, sigma_0=S.PATH_C / (s * sp * np.sqrt(mk)),
-                eps=S.PATH_EPS, c=S.PATH_C)
+                eps=float(eps), c=S.PATH_C)
 
 
-def run(mode, s, n_seeds):
+def run(mode, s, n_seeds, eps=S.PATH_EPS):
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if not 2 <= s <= 240:
         raise ValueError(f"S (the noise sparsity s) must be in [2, 240], got {s}")
     if not 1 <= n_seeds <= 64:
         raise ValueError(f"SEEDS must be in [1, 64] (one batch), got {n_seeds}")
-    rung = sparse_rung(s) if mode == "sparse" else S.path_rung(s, KAPPA_P)
+    if not 0.005 <= eps <= S.PATH_EPS:
+        raise ValueError(f"EPS must be in [0.005, {S.PATH_EPS:.3g}], got {eps}")
+    rung = sparse_rung(s, eps=eps) if mode == "sparse" else dict(S.path_rung(s, KAPPA_P), eps=eps)
     if mode != "orig":
         path.reduced_setup = direct_setup  # this process only
     seeds = list(range(SEED0, SEED0 + n_seeds))
@@ -82,7 +84,7 @@ def run(mode, s, n_seeds):
     k = len(seeds)
     runs = lambda x: f"{int(np.sum(np.asarray(x) > 0))}/{k}"  # noqa: E731
     T2, T3v = np.asarray(out["T2"]), np.asarray(out["T3v"])
-    print(f"{mode} s={s} d={rung['d']} m_k={rung['m_k']} m_v={rung['m_v']} "
+    print(f"{mode} s={s} eps={rung['eps']:.3g} d={rung['d']} m_k={rung['m_k']} m_v={rung['m_v']} "
           f"sigma_p={rung['sigma_p']:.4g} sigma_0={rung['sigma_0']:.3g} steps={T} {el:.0f}s")
     print(f"  runs with: a neuron off its vote {runs(out['off_vote'])} (Lemma 4.4); a wrong-sign "
           f"key noise that never turns {runs(out['never'])} or turns back {runs(out['back'])} "
@@ -96,13 +98,15 @@ def run(mode, s, n_seeds):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     try:
-        if len(argv) != 3:
-            raise ValueError("usage: signgd_sparsity_path.py declared|orig|sparse S SEEDS")
+        if len(argv) not in (3, 4):
+            raise ValueError("usage: signgd_sparsity_path.py declared|orig|sparse S SEEDS [EPS]")
         try:
             s, n = int(argv[1]), int(argv[2])
+            eps = float(argv[3]) if len(argv) == 4 else S.PATH_EPS
         except ValueError:
-            raise ValueError(f"S and SEEDS must be integers, got {argv[1]!r}, {argv[2]!r}") from None
-        run(argv[0], s, n)
+            raise ValueError(f"S and SEEDS must be integers and EPS a number, got "
+                             f"{argv[1:]!r}") from None
+        run(argv[0], s, n, eps)
     except ValueError as e:
         print(f"signgd_sparsity_path: {e}", file=sys.stderr)
         return 2
