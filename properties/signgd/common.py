@@ -169,7 +169,7 @@ def first_from(ok, t):
     return tt[k]
 
 
-def stage4_pairs(q, t, T4m):
+def stage4_pairs(q, t, T4m, tie_scale=None):
     """Per (seed, neuron, sample) pair, from a run logged every step (q: alpha (T, S, m_k), a, b
     (T, S, m_k, n); t (T,)) and the per-seed T_4^- (S,), for x in (a, b):
       wrong_x:  sgn x != sgn alpha at T_4^- (the pairs Lemmas 4.6-4.7 speak of);
@@ -179,6 +179,9 @@ def stage4_pairs(q, t, T4m):
                 sgn alpha(k) (0: from its turn on it moves straight to alignment);
     and per seed: Tk / Tq, the first step from which every key / every query noise has the
     sign of alpha (T_4^+, and the query-noise counterpart of T_4^+), inf where never.
+    With tie_scale (S, n), the step c_i = eta ||xi_i||_1 of sample i's noise, also
+      back_untied_x: back_x without the moves made within one step of zero (|x(k)| <= c_i),
+                     where the sign of the move is decided at step resolution (a tie).
     A seed with T_4^- = inf has no wrong pair and Tk, Tq as measured."""
     t = np.asarray(t)
     if len(t) < 2:  # the entries read steps k -> k + 1
@@ -206,6 +209,9 @@ def stage4_pairs(q, t, T4m):
         ka = np.where(np.isfinite(out["align_" + x]), ka, len(t) - 1)
         win = (idx[:-1] >= kt[None]) & (idx[:-1] < ka[None])
         out["back_" + x] = (win & ~toward).sum(0)
+        if tie_scale is not None:
+            near0 = np.abs(X[:-1]) <= np.asarray(tie_scale)[None, :, None, :]
+            out["back_untied_" + x] = (win & ~toward & ~near0).sum(0)
         out["T" + ("q" if x == "a" else "k")] = first_from(ok.all((-1, -2)), t)
     return out
 

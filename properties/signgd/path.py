@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from properties.cache import run_cache
+from properties.readings import lookup
 from properties.settings import size
 from properties.signgd.common import off_vote_neurons, split_votes, stage4_pairs, vote_time
 from properties.signgd.reduced import (AllNoiseAligned, as_trace, reduced_setup,
@@ -23,25 +24,89 @@ from properties.signgd.setting import (PATH_CAP, PATH_CHUNK, PATH_S, PATH_SEED_O
                                        TAIL, path_rung)
 from sim import signgd as sim
 
+NEAR = lookup("near 1/2").level  # a softmax output 'near 1/2' (the glossary's level, 0.05)
+PATH_T2 = ("on the path T_2 is read with ties as ties: the first step from which every (neuron, "
+           "sample) pair is aligned or tied at step resolution (signs differing, both flipped at "
+           "that step: a and b move towards each other by the same c_i = eta ||xi_i||_1 and cross "
+           "zero in the same step, a period-2 oscillation) up to T_4^-; stage_times' T_2 (every "
+           "pair strictly aligned, which waits for the tied pairs until near T_4^-) is reported "
+           "beside")
+PATH_T3E = (f"the end of Stage III read by Lemma 4.4's own 'softmax still near 1/2': the last step "
+            f"before some sample's s_11 or s_21 is more than {NEAR:g} from 1/2 (the glossary's "
+            f"'near 1/2'), capped at T_4^- - 1")
+
 # the per-seed statistics of a rung (rungs x seeds once stacked); the per-seed arrays of other
 # shapes (a, b at T_2, the per-sample softmax deviations) are kept per rung in lists
 PER_SEED = ("T1", "T2", "T3", "T3v", "T4m", "T4p", "T4", "Tq", "Tk",
+            # T_2 with ties as ties (T2, the path's reading), stage_times' T_2 (every pair
+            # strictly aligned, T2_strict), the pairs tied at T2; the end of Stage III (T3e)
+            "T2_strict", "tied_T2", "T3e",
             # signgd.lemma4_4: neurons off their vote at T_4^- - 1; the 2 m_k votes by even /
             # uneven voters, off, as trained and with alpha, beta at init (the null)
             "off_vote", "neurons", "votes", "even", "off_even", "off_uneven", "off_even_frozen",
-            "off_uneven_frozen",
+            "off_uneven_frozen", "off_vote_T4m",
             # signgd.lemma4_6: wrong-sign key noises at T_4^-, those that never turn, those that
             # move away from sgn alpha after their turn; and with alpha, a, b at init (the null)
-            "wrong", "never", "back", "wrong_frozen",
+            # (back: ties as ties, a move within one step of zero not counted; back_strict:
+            # every move away counted)
+            "wrong", "never", "back", "back_strict", "wrong_frozen",
             # signgd.lemma4_7: both-wrong pairs at T_4^- and their order (align_b vs align_a)
             "both", "key_first", "query_first", "ties")
-PER_RUNG = ("a_T2", "b_T2", "c", "xi_l2", "eta", "sigma_0", "dev_T2", "dev_T3", "dev_T4m")
+PER_RUNG = ("a_T2", "b_T2", "c", "xi_l2", "eta", "sigma_0", "dev_T2", "dev_T2_strict", "dev_T3",
+            "dev_T4m")
 
 
 def _softmax_dev(h, k, j):
     """Per seed and sample, max(|s_11 - 1/2|, |s_21 - 1/2|) at the per-seed steps k (S, n)."""
     s11, s21 = reduced_softmax(h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j])
     return np.maximum(np.abs(s11 - 0.5), np.abs(s21 - 0.5))
+
+
+def _signs(x):
+    """int8 signs of a float array (no float64 temporary of its size)."""
+    return (x > 0).view(np.int8) - (x < 0).view(np.int8)
+
+
+def _first_from(ok, t):
+    """ok (T, S): per seed the first logged step from which ok holds through the end (inf if it
+    fails at the last step)."""
+    bad = ~ok
+    k = np.where(bad.any(0), ok.shape[0] - np.argmax(bad[::-1], axis=0), 0)
+    return np.append(np.asarray(t, dtype=np.float64), np.inf)[k]
+
+
+def t2_ties_as_ties(a, b, t, T4m):
+    """(T_2, tied) per seed: T_2 read with ties as ties (PATH_T2), and the (T, S) count of pairs
+    tied at each step.  a, b (T, S, m_k, n) logged every step; T4m (S,).  A pair is tied at a
+    step where its signs differ and both flipped at that step: a and b move towards each other
+    by the same c_i, cross zero in the same step, and do so again at the next (a period-2
+    oscillation, aligned up to one step)."""
+    sa, sb = _signs(a), _signs(b)
+    mis = sa != sb
+    tied = np.zeros_like(mis)
+    tied[1:] = mis[1:] & (sa[1:] != sa[:-1]) & (sb[1:] != sb[:-1])
+    before = np.asarray(t)[:, None] < np.asarray(T4m)[None, :]
+    ok = (~mis | tied).all((-1, -2)) | ~before
+    return _first_from(ok, t), tied.sum((-1, -2))
+
+
+def end_of_stage3(h, T4m, near, chunk=1000):
+    """(S,) the end of Stage III read by Lemma 4.4's own 'softmax still near 1/2' (PATH_T3E): the
+    first step at which some sample's s_11 or s_21 is more than `near` from 1/2, capped at T_4^-
+    (Lemma 4.5's decay of s_21 is Stage IV's)."""
+    n_t, S = h["alpha"].shape[:2]
+    first = np.full(S, np.inf)
+    for k0 in range(0, n_t, chunk):
+        al, be, a, b = (h[k_][k0:k0 + chunk] for k_ in ("alpha", "beta", "a", "b"))
+        m_k, n_ = a.shape[-2:]
+        with np.errstate(over="ignore"):  # exp overflow: a saturated softmax, 0 or 1
+            s11, s21 = reduced_softmax(al.reshape(-1, m_k), be.reshape(-1, m_k),
+                                       a.reshape(-1, m_k, n_), b.reshape(-1, m_k, n_))
+        over = (np.maximum(np.abs(s11 - 0.5), np.abs(s21 - 0.5)) > near).any(-1)
+        over = over.reshape(al.shape[0], S)
+        hit = over.any(0) & ~np.isfinite(first)
+        first[hit] = k0 + np.argmax(over[:, hit], axis=0)
+    return np.minimum(first, np.asarray(T4m, dtype=np.float64))
 
 
 def _batch(seeds, rung):
@@ -54,22 +119,30 @@ def _batch(seeds, rung):
     T = sim.stage_times(tr)
     last = len(tr.t) - 1
     S, j = len(seeds), np.arange(len(seeds))
-    ev = stage4_pairs(h, tr.t, T["T4m"])
-    out = {k_: T[k_] for k_ in ("T1", "T2", "T3", "T4m", "T4p", "T4")}
-    out.update(Tq=ev["Tq"], Tk=ev["Tk"], T3v=vote_time(h))
+    ev = stage4_pairs(h, tr.t, T["T4m"], tie_scale=st_.c)
+    out = {k_: T[k_] for k_ in ("T1", "T3", "T4m", "T4p", "T4")}
+    T2, tied = t2_ties_as_ties(h["a"], h["b"], tr.t, T["T4m"])
+    out.update(Tq=ev["Tq"], Tk=ev["Tk"], T3v=vote_time(h), T2=T2, T2_strict=T["T2"],
+               T3e=end_of_stage3(h, T["T4m"], NEAR))
 
     def at(x):  # per-seed step of an event, the last step where it never came
         return np.where(np.isfinite(x), x, last).astype(int)
 
-    k2, k4 = at(T["T2"]), at(T["T4m"])
+    k2, k4 = at(T2), at(T["T4m"])
+    out["tied_T2"] = tied[k2, j]
     k3 = at(np.minimum(out["T3v"], T["T4m"]))
     pieces = dict(a_T2=np.abs(h["a"][k2, j]), b_T2=np.abs(h["b"][k2, j]), c=st_.c,
                   xi_l2=(prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0],
                   eta=np.asarray(st_.eta), sigma_0=np.full(S, rung["sigma_0"]),
                   dev_T2=_softmax_dev(h, k2, j), dev_T3=_softmax_dev(h, k3, j),
+                  dev_T2_strict=_softmax_dev(h, at(T["T2"]), j),
                   dev_T4m=_softmax_dev(h, k4, j))
-    # Lemma 4.4: the votes at T_4^- - 1, with alpha, beta as trained and at init (the null)
-    kv = np.maximum(k4 - 1, 0)
+    # Lemma 4.4: the votes at the end of Stage III (the last step before T3e), with alpha, beta
+    # as trained and at init (the null); beside, the votes at T_4^- - 1 (inside Stage IV)
+    k4v = np.maximum(k4 - 1, 0)
+    v4 = split_votes(h["alpha"][k4v, j], h["beta"][k4v, j], h["a"][k4v, j], h["b"][k4v, j])
+    out["off_vote_T4m"] = off_vote_neurons(v4["off"])
+    kv = np.maximum(at(out["T3e"]) - 1, 0)
     a, b = h["a"][kv, j], h["b"][kv, j]
     for tag, al, be in (("", h["alpha"][kv, j], h["beta"][kv, j]),
                         ("_frozen", h["alpha"][0], h["beta"][0])):
@@ -84,7 +157,8 @@ def _batch(seeds, rung):
     # it has it for good; the null (alpha, a, b at init): the key noises against sgn alpha(0)
     w = ev["wrong_b"]
     out.update(wrong=w.sum((1, 2)), never=(w & ~np.isfinite(ev["turn_b"])).sum((1, 2)),
-               back=(w & (ev["back_b"] > 0)).sum((1, 2)),
+               back=(w & (ev["back_untied_b"] > 0)).sum((1, 2)),
+               back_strict=(w & (ev["back_b"] > 0)).sum((1, 2)),
                wrong_frozen=(np.sign(h["b"][0]) != np.sign(h["alpha"][0])[..., None])
                .sum((1, 2)))
     # Lemma 4.7: of the pairs with both noises against sgn alpha at T_4^-, the order in which
@@ -122,8 +196,8 @@ def path_run(seed0, kappa_p):
     (columns: seed0 + PATH_SEED_OFFSET + 0, 1, ..., PATH_SEEDS of them, batches of
     PATH_CHUNK each run to its own stop) the PER_SEED statistics; per rung the PER_RUNG
     pieces (lists over rungs: a_T2, b_T2 (S, m_k, n) = |a|, |b| at each seed's T_2; c = eta
-    ||xi_i||_1, xi_l2 (S, n); eta, sigma_0 (S,); dev_T2 / dev_T3 / dev_T4m (S, n), the largest
-    of |s_11 - 1/2|, |s_21 - 1/2| per sample at T_2, at T_3 = min(vote time, T_4^-) and at
-    T_4^-); `rungs` (every parameter of each rung), `steps` (the longest batch per rung)."""
+    ||xi_i||_1, xi_l2 (S, n); eta, sigma_0 (S,); dev_T2 / dev_T2_strict / dev_T3 / dev_T4m (S,
+    n), the largest of |s_11 - 1/2|, |s_21 - 1/2| per sample at T_2 (ties as ties, PATH_T2), at
+    stage_times' T_2, at T_3 = min(vote time, T_4^-) and at T_4^-); `rungs` (every parameter of each rung), `steps` (the longest batch per rung)."""
     first = int(seed0) + PATH_SEED_OFFSET
     return _path_run(first, float(kappa_p), PATH_SEEDS[size()], PATH_S[size()])

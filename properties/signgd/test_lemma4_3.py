@@ -18,7 +18,7 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close, n
 from properties.readings import lookup
 from properties.signgd.common import (L43_SENT, at_steps, check_path_whp, check_theta,
                                       claim_rate, exact, rival_ratio)
-from properties.signgd.path import path_run
+from properties.signgd.path import PATH_T2, path_run
 from properties.signgd.runs import attention_frozen_null, held_at_init, stage_run
 from properties.signgd.setting import (H, PATH_CLAUSES, PATH_DRAWS, RANGE, SETTING,
                                        STAGE_RUN, STAGES, Config, ci_draws, path_draws,
@@ -90,8 +90,14 @@ def path_stage2(seed0, kappa_p):
 
 
 def at_end_of_stage2():
-    """(2) is read at T_2, the end of Stage II."""
+    """(2) is read at T_2, the end of Stage II (on the path: ties as ties, path.PATH_T2)."""
     return "dev_T2"
+
+
+def at_strict_t2():
+    """Rival reading: T_2 as every pair strictly aligned (stage_times' T_2; the tied pairs keep
+    it back until near T_4^-)."""
+    return "dev_T2_strict"
 
 
 register(Claim(
@@ -109,7 +115,7 @@ register(Claim(
                "ratio 'Theta(1)' on every rung; (2) with high probability: the probability that a "
                "run has a sample with |s - 1/2| > 0.05 at T_2 vanishing (check_whp)",
     simulation=H + "; T_2 by sim.signgd.stage_times; the path: the exact reduced dynamics from "
-               "the full model's init (path.path_run)",
+               "the full model's init (path.path_run), T_2 with ties as ties (path.PATH_T2)",
     metric="(1) the ratio's median over pairs and seeds; (2) max over samples and seeds; on the "
            "path, per run: any sample beyond 'near 1/2' at T_2",
     tolerance="deterministic statistics of the run: (1) the glossary's 'Theta(1)' (a factor 3 of "
@@ -127,7 +133,8 @@ register(Claim(
             "o(1) statement (asymptotic policy). Issue 35: '1/2 +- o(1)' is decided with high "
             "probability on the declared path of the stage lemmas (per run: any sample with "
             "|s_11 - 1/2| or |s_21 - 1/2| > 0.05 at T_2; the glossary's 'near 1/2' at its level, "
-            "not its bracket): " + PATH_CLAUSES + ". " + STAGES,
+            "not its bracket): " + PATH_CLAUSES + "; " + PATH_T2 + "; rival on the path: (2) "
+            "read at stage_times' T_2. " + STAGES,
     audit_gap="items (3) and (4) are not established by this id's properties: they are audited "
               "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s).",
     asymptotic="the problem size along the declared path (item (1)'s Theta, item (2)'s o(1), "
@@ -147,6 +154,9 @@ register(Claim(
               replaces="prediction"),
         null("attention_frozen", attention_frozen, "W_Q, W_K untrained: a, b and the softmax keep "
              "their init values", replaces="run"),
+        rival("strict_t2", at_strict_t2, "(2) on the path read at T_2 = every pair strictly "
+              "aligned (ties counted as misaligned: stage_times' T_2, the path's reading until "
+              "2026-12-06)", replaces="when"),
     ),
 ))
 
@@ -220,5 +230,10 @@ def test_signgd_lemma4_3_softmax_path(world, cfg):
                         f"at T_2 (medians of the max |s - 1/2|: " + ", ".join(
                             f"s = {s_}: {np.median(d_.max(-1)):.3g}"
                             for s_, d_ in zip(P["sizes"], dev)) + "; median T_2 / T_4^-: "
+                        + ", ".join(f"{np.median(a_ / b_):.3g}"
+                                    for a_, b_ in zip(P["T2"], P["T4m"]))
+                        + "; median pairs tied at T_2: "
+                        + ", ".join(f"{np.median(x_):g}" for x_ in P["tied_T2"])
+                        + "; median stage_times' T_2 / T_4^-: "
                         + ", ".join(f"{np.median(a_ / b_):.2f}"
-                                    for a_, b_ in zip(P["T2"], P["T4m"])) + ")")
+                                    for a_, b_ in zip(P["T2_strict"], P["T4m"])) + ")")

@@ -21,7 +21,7 @@ from properties import (Claim, Tolerance, audits, check_at_least, check_close,
 from properties.readings import lookup
 from properties.signgd.common import (L44_SENT, at_steps, check_path_whp, check_theta, claim_rate,
                                       exact, off_vote_neurons, rival_ratio, split_votes)
-from properties.signgd.path import path_run
+from properties.signgd.path import PATH_T3E, path_run
 from properties.signgd.runs import attention_frozen_null, held_at_init, stage_run
 from properties.signgd.setting import (H, PATH_CLAUSES, PATH_DRAWS, RANGE, SETTING, STAGE_RUN,
                                        STAGES, Config, ci_draws, path_draws, shared_draws,
@@ -95,7 +95,8 @@ register(Claim(
     prediction="the voted signs hold for every neuron at T_4^- - 1; |alpha_s(T)|, |beta_s(T)| "
                "= Theta(eta T) at T = T_4^- (envelope |x(0)| + eta T, median ratio 'Theta(1)'); "
                "softmax within the glossary's 'near 1/2' (0.05) of 1/2 at T_3; along the declared "
-               "path (path.path_run), with high probability: no neuron off its vote at T_4^- - 1, "
+               "path (path.path_run), with high probability: no neuron off its vote at the end "
+               "of Stage III (path.PATH_T3E), "
                "no sample beyond 'near 1/2' at T_3 (the first step with the vote complete, capped "
                "at T_4^-)",
     simulation=H + "; T_3, T_4^- by sim.signgd.stage_times; the path: the exact reduced dynamics "
@@ -117,7 +118,10 @@ register(Claim(
             "T_4^-); alternatives on the path: null 'attention frozen' (alpha, beta at init) for "
             "the votes, rival 'at T_4^-' for the softmax. The corrected form (every uneven vote "
             "followed) fails on the declared path and is withdrawn (the failing votes are key "
-            "signals reweighted by s_21's decay in some samples before T_4^-). " + STAGES,
+            "signals reweighted by s_21's decay in some samples before T_4^-). On the path the "
+            "vote is read at " + PATH_T3E + " (until 2026-12-06 at T_4^- - 1, inside Stage IV's "
+            "decay of s_21, where the key signal follows -sgn(alpha_s): that count is reported "
+            "beside). " + STAGES,
     audit_gap="Theta(T_3 eta) is audited as the exact envelope |x(T)| <= |x(0)| + eta T for every "
               "neuron (automatic: constant step magnitude) plus the glossary's 'Theta(1)' (a "
               "factor 3) for the median neuron, not for every neuron: a near-tie neuron that follows its vote late "
@@ -205,12 +209,16 @@ def test_signgd_lemma4_4_softmax(cfg):
 @path_draws
 def test_signgd_lemma4_4_vote_path(world, cfg):
     """The vote with high probability along the declared path: per run, no neuron off its vote
-    at T_4^- - 1 (check_whp)."""
+    at the end of Stage III (path.PATH_T3E; check_whp); the count at T_4^- - 1 beside."""
     P = world.simulation(path_run, "path", pure=True)(*cfg)
     off = P["off_even"] + P["off_uneven"]  # votes not followed per run (a neuron has two)
     check_path_whp(CID, P, off > 0, items=(P["off_vote"], P["neurons"]), unit="neurons",
                    false_fail=PATH_FF, name="vote along the path",
-                   what="runs with a neuron off its vote at T_4^- - 1")
+                   what="runs with a neuron off its vote at the end of Stage III (median step: "
+                        + ", ".join(f"{np.median(x_):g}" for x_ in P["T3e"]) + "; at T_4^- - 1, "
+                        "inside Stage IV, runs with a neuron off its vote: "
+                        + ", ".join(f"{int((x_ > 0).sum())}/{x_.size}" for x_ in P["off_vote_T4m"])
+                        + ")")
 
 
 @pytest.mark.xdist_group("signgd-path")

@@ -89,7 +89,10 @@ register(Claim(
             "the literal property: rival 'query noise' (Lemma 4.7's roles), null 'attention "
             "frozen'. Decided (issue 35) 'with high probability' along the declared path by "
             "check_whp (per run: any wrong-sign key noise failing (i) or (ii); level: one minus "
-            "the glossary's 'high', 0.1; the per-pair fraction beside): " + PATH_CLAUSES + ". "
+            "the glossary's 'high', 0.1; the per-pair fraction beside; a tie at step resolution "
+            "is a tie: a move away made within one step of zero, |b_{s,i}| <= c_i = eta "
+            "||xi_i||_1, where the key noise chatters across zero, is not a move back, and the "
+            "count with those moves is reported beside): " + PATH_CLAUSES + ". "
             "Alternative of the path property: null 'attention frozen' (alpha, a, b at init: "
             "no wrong-sign key noise turns). " + STAGES,
     asymptotic="d along the declared path (s, m_k, m_v and sigma_p grow with d, c held: the "
@@ -149,4 +152,7 @@ def test_signgd_lemma4_6_path(world, cfg):
     check_path_whp(CID, P, bad > 0, items=(bad, P["wrong"]), unit="wrong-sign key noises",
                    false_fail=WHP_FF, name="(i)+(ii) along the path",
                    what="runs with a wrong-sign key noise at T_4^- that never turns or moves "
-                        "away after its turn")
+                        "away after its turn (a move within one step of zero, |b| <= c_i, is a "
+                        "tie; counting those too, runs failing: "
+                        + ", ".join(f"{int(((n_ + b_) > 0).sum())}/{n_.size}"
+                                    for n_, b_ in zip(P["never"], P["back_strict"])) + ")")

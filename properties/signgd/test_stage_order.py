@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from properties import Claim, audits, examples, loglog_slope, null, register, rival
 from properties.settings import size
 from properties.signgd.common import check_path_whp, claim_rate, paired_trend, vote_time
-from properties.signgd.path import path_run
+from properties.signgd.path import PATH_T2, path_run
 from properties.signgd.setting import (MV_ROWS, PATH_CLAUSES, PATH_DRAWS, SEED, SETTING, STAGES,
                                        condition31_c, condition31_note, explicit_draws, path_draws,
                                        signgd_draw_note)
@@ -313,7 +313,7 @@ register(Claim(
             "held). Issue 35: the order itself, per run (seed), is decided with high probability "
             "on the declared path of the stage lemmas (property path; the path, rule and "
             "statistic of signgd.lemma4_3 (2), lemma4_4, lemma4_6, lemma4_7), where the width "
-            "and noise clauses are followed: " + PATH_CLAUSES + ". Alternatives: null sizes_off "
+            "and noise clauses are followed: " + PATH_CLAUSES + "; " + PATH_T2 + ". Alternatives: null sizes_off "
             "(flat: a direction check now rejects an exactly flat sequence), rival steeper_laws "
             "(the next simple rate on the claimed side of each '<<', which a direction check "
             "alone would pass), rival vote_first (T_3 before T_2: the s trend's opposite "
@@ -398,9 +398,9 @@ def test_signgd_stage_order_t2_t3(world, cfg):
 def test_signgd_stage_order_path(world, cfg):
     """The order with high probability along the declared path (issue 35; the path, rule and
     statistic of signgd.lemma4_3 (2), lemma4_4, lemma4_6, lemma4_7): per run, a failure is any
-    link of the chain T_1 < T_2 < T_3 < T_4^- < T_4^+ < T_4 out of order or never reached (T_3 the
-    first step with the vote complete, capped at T_4^-, as on the ladders); check_whp along the
-    path, the failing links beside."""
+    link of the chain T_1 < T_2 < T_3 < T_4^- < T_4^+ < T_4 out of order or never reached (T_2
+    with ties as ties, path.PATH_T2; T_3 the first step with the vote complete, capped at T_4^-,
+    as on the ladders); check_whp along the path, the failing links beside."""
     P = world.simulation(path_run, "path", pure=True)(*cfg)
     chain = world.prediction(stage_chain, "chain")()
     T = {k_: P[k_] for k_ in ("T1", "T2", "T4m", "T4p", "T4")}
@@ -412,7 +412,9 @@ def test_signgd_stage_order_path(world, cfg):
     check_path_whp(CID, P, bad.any(0), items=(bad.sum(0), np.full(bad.shape[1:], len(links))),
                    unit="links", false_fail=FALSE_FAIL, name="the chain along the path",
                    what=f"runs with a link of the chain out of order (failing runs per link and "
-                        f"rung: {per_link})")
+                        f"rung: {per_link}; with stage_times' T_2, T_2 < T_3 fails in "
+                        + "/".join(str(int((~(a_ < b_)).sum()))
+                                   for a_, b_ in zip(P["T2_strict"], T["T3"])) + " runs)")
 
 
 def _plot_stage_order(path):
