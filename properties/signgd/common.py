@@ -210,8 +210,10 @@ def stage4_pairs(q, t, T4m, tie_scale=None):
         win = (idx[:-1] >= kt[None]) & (idx[:-1] < ka[None])
         out["back_" + x] = (win & ~toward).sum(0)
         if tie_scale is not None:
-            near0 = np.abs(X[:-1]) <= np.asarray(tie_scale)[None, :, None, :]
-            out["back_untied_" + x] = (win & ~toward & ~near0).sum(0)
+            c = np.asarray(tie_scale)[None, :, None, :]
+            win &= ~toward
+            win &= (X[:-1] > c) | (X[:-1] < -c)  # |x| > c without a float temporary of |x|
+            out["back_untied_" + x] = win.sum(0)
         out["T" + ("q" if x == "a" else "k")] = first_from(ok.all((-1, -2)), t)
     return out
 

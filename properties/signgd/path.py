@@ -94,10 +94,14 @@ def end_of_stage3(h, T4m, near, chunk=1000):
     """(S,) the end of Stage III read by Lemma 4.4's own 'softmax still near 1/2' (PATH_T3E): the
     first step at which some sample's s_11 or s_21 is more than `near` from 1/2, capped at T_4^-
     (Lemma 4.5's decay of s_21 is Stage IV's)."""
-    n_t, S = h["alpha"].shape[:2]
+    S = h["alpha"].shape[1]
+    T4m = np.asarray(T4m, dtype=np.float64)
+    # the steps that can matter: up to the latest T_4^- (all of them if one is inf)
+    n_t = h["alpha"].shape[0] if not np.isfinite(T4m).all() else min(
+        h["alpha"].shape[0], int(T4m.max()) + 1)
     first = np.full(S, np.inf)
     for k0 in range(0, n_t, chunk):
-        al, be, a, b = (h[k_][k0:k0 + chunk] for k_ in ("alpha", "beta", "a", "b"))
+        al, be, a, b = (h[k_][k0:min(k0 + chunk, n_t)] for k_ in ("alpha", "beta", "a", "b"))
         m_k, n_ = a.shape[-2:]
         with np.errstate(over="ignore"):  # exp overflow: a saturated softmax, 0 or 1
             s11, s21 = reduced_softmax(al.reshape(-1, m_k), be.reshape(-1, m_k),
@@ -106,7 +110,7 @@ def end_of_stage3(h, T4m, near, chunk=1000):
         over = over.reshape(al.shape[0], S)
         hit = over.any(0) & ~np.isfinite(first)
         first[hit] = k0 + np.argmax(over[:, hit], axis=0)
-    return np.minimum(first, np.asarray(T4m, dtype=np.float64))
+    return np.minimum(first, T4m)
 
 
 def _batch(seeds, rung):

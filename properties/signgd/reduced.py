@@ -105,9 +105,10 @@ def as_trace(hist, t0=0):
 def run_reduced_until(state, stop, tail, cap, chunk=500):
     """The reduced dynamics in chunks until stop(hist) gives a step t* (or None), then to
     ceil((1 + tail) t*); returns the history of the tracked inner products (REDUCED_KEYS, steps
-    0..).  RuntimeError if the stop event has not come within `cap` steps.  The history grows in
-    a buffer that doubles when full (stop reads views of it; the history returned is views of
-    it), so a long run copies each step a bounded number of times rather than once per chunk."""
+    0..).  RuntimeError if the stop event has not come within `cap` steps.  The history is
+    written into one buffer sized for the longest run the stop rule allows, (1 + tail) cap
+    steps, whose memory is touched only as the history fills it (stop reads views of it; the
+    history returned is views of it), so no step is copied as the run grows."""
     state = list(state)
     buf, n, t_star, done = None, 0, None, 0
     while True:
@@ -115,7 +116,10 @@ def run_reduced_until(state, stop, tail, cap, chunk=500):
         new = {k_: h[k_] if buf is None else h[k_][1:] for k_ in REDUCED_KEYS}
         m = len(new["alpha"])
         if buf is None or n + m > len(buf["alpha"]):
-            size = max(2 * (n + m), 4 * m)
+            # first: room for the longest run the stop rule allows (its pages are only touched
+            # as the history fills them), so no copy as it grows; then doubling
+            size = (int(np.ceil((1 + tail) * cap)) + chunk + 1 if buf is None
+                    else max(2 * (n + m), 4 * m))
             grown = {k_: np.empty((size,) + v.shape[1:], dtype=v.dtype) for k_, v in new.items()}
             if buf is not None:
                 for k_ in REDUCED_KEYS:
@@ -130,7 +134,7 @@ def run_reduced_until(state, stop, tail, cap, chunk=500):
             t_star = stop({k_: buf[k_][:n] for k_ in REDUCED_KEYS})
         if t_star is not None and done >= np.ceil((1 + tail) * t_star):
             end = int(np.ceil((1 + tail) * t_star)) + 1
-            return {k_: buf[k_][:end] for k_ in REDUCED_KEYS}  # views: the buffer is >= half full
+            return {k_: buf[k_][:end] for k_ in REDUCED_KEYS}  # views of the buffer
         if done >= cap:
             raise RuntimeError(f"the reduced run did not reach its stop event within {cap} steps")
 
