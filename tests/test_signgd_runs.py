@@ -33,6 +33,16 @@ def test_run_reduced_until_is_the_one_shot_run_cut_at_its_stop():
             np.testing.assert_array_equal(h[k_], one[k_][:end])
 
 
+def test_run_reduced_until_grows_past_its_first_buffer(monkeypatch):
+    """A first buffer bounded by HISTORY_BYTES (a wide run) doubles as it fills: same history."""
+    st_ = _state()
+    ref = R.run_reduced_until(st_, _pairs_aligned, 0.25, 10000, chunk=7)
+    monkeypatch.setattr(R, "HISTORY_BYTES", 1)  # the first buffer: 4 chunks, then doubling
+    h = R.run_reduced_until(st_, _pairs_aligned, 0.25, 10000, chunk=7)
+    for k_ in R.REDUCED_KEYS:
+        np.testing.assert_array_equal(h[k_], ref[k_])
+
+
 def test_run_reduced_until_raises_at_its_cap():
     with pytest.raises(RuntimeError, match="within 20 steps"):
         R.run_reduced_until(_state(), lambda hist: None, 0.0, 20, chunk=10)

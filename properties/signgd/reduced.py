@@ -102,13 +102,17 @@ def as_trace(hist, t0=0):
     return types.SimpleNamespace(t=t0 + np.arange(len(hist["alpha"])), q=q)
 
 
+HISTORY_BYTES = 1 << 30  # the first history buffer's bound per quantity (address space)
+
+
 def run_reduced_until(state, stop, tail, cap, chunk=500):
     """The reduced dynamics in chunks until stop(hist) gives a step t* (or None), then to
     ceil((1 + tail) t*); returns the history of the tracked inner products (REDUCED_KEYS, steps
     0..).  RuntimeError if the stop event has not come within `cap` steps.  The history is
     written into one buffer sized for the longest run the stop rule allows, (1 + tail) cap
-    steps, whose memory is touched only as the history fills it (stop reads views of it; the
-    history returned is views of it), so no step is copied as the run grows."""
+    steps, or HISTORY_BYTES per quantity if less, whose memory is touched only as the history
+    fills it; a buffer that fills doubles (stop reads views of it; the history returned is
+    views of it), so a step is copied a bounded number of times, none for most runs."""
     state = list(state)
     buf, n, t_star, done = None, 0, None, 0
     while True:
@@ -117,8 +121,12 @@ def run_reduced_until(state, stop, tail, cap, chunk=500):
         m = len(new["alpha"])
         if buf is None or n + m > len(buf["alpha"]):
             # first: room for the longest run the stop rule allows (its pages are only touched
-            # as the history fills them), so no copy as it grows; then doubling
-            size = (int(np.ceil((1 + tail) * cap)) + chunk + 1 if buf is None
+            # as the history fills them), so no copy as it grows, up to HISTORY_BYTES per
+            # quantity (a wide run's history would ask more address space than the machine
+            # has); beyond that, doubling
+            per_step = max(v[0].nbytes for v in new.values())
+            size = (min(int(np.ceil((1 + tail) * cap)) + chunk + 1,
+                        max(HISTORY_BYTES // per_step, 4 * m)) if buf is None
                     else max(2 * (n + m), 4 * m))
             grown = {k_: np.empty((size,) + v.shape[1:], dtype=v.dtype) for k_, v in new.items()}
             if buf is not None:
