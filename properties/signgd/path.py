@@ -17,7 +17,8 @@ import numpy as np
 from properties.cache import run_cache
 from properties.readings import lookup
 from properties.settings import size
-from properties.signgd.common import off_vote_neurons, split_votes, stage4_pairs, vote_time
+from properties.signgd.common import (first_from, off_vote_neurons, split_votes, stage4_pairs,
+                                      vote_time)
 from properties.signgd.reduced import (AllNoiseAligned, as_trace, reduced_setup,
                                        reduced_softmax, run_reduced_until, seed_batches)
 from properties.signgd.setting import (PATH_CAP, PATH_CHUNK, PATH_S, PATH_SEED_OFFSET, PATH_SEEDS,
@@ -41,8 +42,9 @@ PER_SEED = ("T1", "T2", "T3", "T3v", "T4m", "T4p", "T4", "Tq", "Tk",
             # T_2 with ties as ties (T2, the path's reading), stage_times' T_2 (every pair
             # strictly aligned, T2_strict), the pairs tied at T2; the end of Stage III (T3e)
             "T2_strict", "tied_T2", "T3e",
-            # signgd.lemma4_4: neurons off their vote at T_4^- - 1; the 2 m_k votes by even /
-            # uneven voters, off, as trained and with alpha, beta at init (the null)
+            # signgd.lemma4_4: neurons off their vote at the end of Stage III (T3e); the 2 m_k
+            # votes by even / uneven voters, off, as trained and with alpha, beta at init (the
+            # null); beside, the neurons off their vote at T_4^- - 1 (off_vote_T4m)
             "off_vote", "neurons", "votes", "even", "off_even", "off_uneven", "off_even_frozen",
             "off_uneven_frozen", "off_vote_T4m",
             # signgd.lemma4_6: wrong-sign key noises at T_4^-, those that never turn, those that
@@ -52,8 +54,8 @@ PER_SEED = ("T1", "T2", "T3", "T3v", "T4m", "T4p", "T4", "Tq", "Tk",
             "wrong", "never", "back", "back_strict", "wrong_frozen",
             # signgd.lemma4_7: both-wrong pairs at T_4^- and their order (align_b vs align_a)
             "both", "key_first", "query_first", "ties")
-PER_RUNG = ("a_T2", "b_T2", "c", "xi_l2", "eta", "sigma_0", "dev_T2", "dev_T2_strict", "dev_T3",
-            "dev_T4m")
+PER_RUNG = ("a_T2", "b_T2", "c", "xi_l2", "eta", "sigma_0", "dev_0", "dev_T2", "dev_T2_strict",
+            "dev_T3", "dev_T4m")
 
 
 def _softmax_dev(h, k, j):
@@ -65,14 +67,6 @@ def _softmax_dev(h, k, j):
 def _signs(x):
     """int8 signs of a float array (no float64 temporary of its size)."""
     return (x > 0).view(np.int8) - (x < 0).view(np.int8)
-
-
-def _first_from(ok, t):
-    """ok (T, S): per seed the first logged step from which ok holds through the end (inf if it
-    fails at the last step)."""
-    bad = ~ok
-    k = np.where(bad.any(0), ok.shape[0] - np.argmax(bad[::-1], axis=0), 0)
-    return np.append(np.asarray(t, dtype=np.float64), np.inf)[k]
 
 
 def t2_ties_as_ties(a, b, t, T4m):
@@ -87,7 +81,7 @@ def t2_ties_as_ties(a, b, t, T4m):
     tied[1:] = mis[1:] & (sa[1:] != sa[:-1]) & (sb[1:] != sb[:-1])
     before = np.asarray(t)[:, None] < np.asarray(T4m)[None, :]
     ok = (~mis | tied).all((-1, -2)) | ~before
-    return _first_from(ok, t), tied.sum((-1, -2))
+    return first_from(ok, t), tied.sum((-1, -2))
 
 
 def end_of_stage3(h, T4m, near, chunk=1000):
@@ -138,6 +132,7 @@ def _batch(seeds, rung):
     pieces = dict(a_T2=np.abs(h["a"][k2, j]), b_T2=np.abs(h["b"][k2, j]), c=st_.c,
                   xi_l2=(prob.train.xi ** 2).sum(-1).sqrt().numpy()[..., 0],
                   eta=np.asarray(st_.eta), sigma_0=np.full(S, rung["sigma_0"]),
+                  dev_0=_softmax_dev(h, np.zeros(S, dtype=int), j),
                   dev_T2=_softmax_dev(h, k2, j), dev_T3=_softmax_dev(h, k3, j),
                   dev_T2_strict=_softmax_dev(h, at(T["T2"]), j),
                   dev_T4m=_softmax_dev(h, k4, j))
@@ -200,8 +195,9 @@ def path_run(seed0, kappa_p):
     (columns: seed0 + PATH_SEED_OFFSET + 0, 1, ..., PATH_SEEDS of them, batches of
     PATH_CHUNK each run to its own stop) the PER_SEED statistics; per rung the PER_RUNG
     pieces (lists over rungs: a_T2, b_T2 (S, m_k, n) = |a|, |b| at each seed's T_2; c = eta
-    ||xi_i||_1, xi_l2 (S, n); eta, sigma_0 (S,); dev_T2 / dev_T2_strict / dev_T3 / dev_T4m (S,
-    n), the largest of |s_11 - 1/2|, |s_21 - 1/2| per sample at T_2 (ties as ties, PATH_T2), at
-    stage_times' T_2, at T_3 = min(vote time, T_4^-) and at T_4^-); `rungs` (every parameter of each rung), `steps` (the longest batch per rung)."""
+    ||xi_i||_1, xi_l2 (S, n); eta, sigma_0 (S,); dev_0 / dev_T2 / dev_T2_strict / dev_T3 /
+    dev_T4m (S, n), the largest of |s_11 - 1/2|, |s_21 - 1/2| per sample at init, at T_2 (ties
+    as ties, PATH_T2), at stage_times' T_2, at T_3 = min(vote time, T_4^-) and at T_4^-);
+    `rungs` (every parameter of each rung), `steps` (the longest batch per rung)."""
     first = int(seed0) + PATH_SEED_OFFSET
     return _path_run(first, float(kappa_p), PATH_SEEDS[size()], PATH_S[size()])

@@ -134,8 +134,11 @@ register(Claim(
            "s_21 is ~ -sum_s a_{s,i} b_{s,i} ~ -m_k (t c)^2, so |s_21 - 1/2| ~ m_k (T_3 c)^2 / 4 "
            "and a vote that settles late (T_3 = 107, 414 against a typical 30) leaves s_21 far "
            "from 1/2 at T_3. One size: not a refutation of the asymptotic statement. On the "
-           "declared path (issue 35) the vote fails with high probability: in most runs some "
-           "neuron is off its vote at T_4^- - 1, at every rung.",
+           "declared path (issue 35), read at the end of Stage III (path.PATH_T3E), the share of "
+           "runs with a neuron off its vote falls along the path and is undecided at the "
+           "largest rung (--size ladder: 51-61, 26-30, 13-24, 19-21 of 256 runs over the three "
+           "draws; ~2500 runs at s = 240 would decide it); read at T_4^- - 1, inside Stage IV, "
+           "some neuron is off its vote in most runs at every rung.",
     asymptotic="d along the declared path (s, m_k, m_v and sigma_p grow with d, c held: the "
                "probability that a run has a failure must vanish)",
     paper_setting="Lemma 4.4 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (d)'s "
