@@ -52,6 +52,9 @@ PER_SEED = ("T1", "T2", "T3", "T3v", "T4m", "T4p", "T4", "Tq", "Tk",
             # (back: ties as ties, a move within one step of zero not counted; back_strict:
             # every move away counted)
             "wrong", "never", "back", "back_strict", "wrong_frozen",
+            # beside it: neurons whose query signal alpha_s changes sign after T_4^- (flip), and
+            # the failing key noises (never or back) of such neurons (bad_flip)
+            "flip", "bad_flip",
             # signgd.lemma4_7: both-wrong pairs at T_4^- and their order (align_b vs align_a)
             "both", "key_first", "query_first", "ties")
 PER_RUNG = ("a_T2", "b_T2", "c", "xi_l2", "eta", "sigma_0", "dev_0", "dev_T2", "dev_T2_strict",
@@ -160,6 +163,11 @@ def _batch(seeds, rung):
                back_strict=(w & (ev["back_b"] > 0)).sum((1, 2)),
                wrong_frozen=(np.sign(h["b"][0]) != np.sign(h["alpha"][0])[..., None])
                .sum((1, 2)))
+    sal = _signs(h["alpha"])  # (T, S, m_k)
+    after = np.arange(len(tr.t))[:, None] >= k4[None, :]  # (T, S): from T_4^- on
+    flip = ((sal != sal[k4, j][None]) & after[..., None]).any(0) & np.isfinite(T["T4m"])[:, None]
+    bad = w & (~np.isfinite(ev["turn_b"]) | (ev["back_untied_b"] > 0))
+    out.update(flip=flip.sum(-1), bad_flip=(bad & flip[..., None]).sum((1, 2)))
     # Lemma 4.7: of the pairs with both noises against sgn alpha at T_4^-, the order in which
     # they align for good (a tie at step resolution is a tie)
     both = ev["wrong_a"] & ev["wrong_b"]

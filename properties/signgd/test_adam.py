@@ -17,9 +17,9 @@ from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, 
                         examples, null, register, rival)
 from properties.cache import run_cache
 from properties.discrepancy import binomial_fraction
-from properties.signgd.common import (check_intervals, check_word, exact, L45_SENT, lemma45_stats,
-                                      stage1_separation, stage3_lemma_checks, stage3_lemma_rivals,
-                                      STAGE_ORDER_SENT)
+from properties.signgd.common import (check_intervals, check_word, exact, first_from, L45_SENT,
+                                      lemma45_stats, stage1_separation, stage3_lemma_checks,
+                                      stage3_lemma_rivals, STAGE_ORDER_SENT)
 from properties.signgd.setting import CAP, LOG, SEED, signgd_draw_note, TAIL
 from properties.signgd.runs import (all_noise_aligned, attention_frozen_null, held_at_init,
                                     problem_and_init)
@@ -35,17 +35,6 @@ EXACT = exact()
 QN_SENT = ("With beta_1, beta_2 close to 1, unlike SignGD, Adam does not exhibit the sign "
            "alignment of (negative) query noise with the query signal in Stage IV")
 SG_LOG = ("alpha", "beta", "a", "b", "V")
-
-
-def _first_from(ok, t):
-    """First logged step from which `ok` (T, S) holds through the end (inf if never)."""
-    out = np.full(ok.shape[1], np.inf)
-    for j in range(ok.shape[1]):
-        bad = np.nonzero(~ok[:, j])[0]
-        k = 0 if bad.size == 0 else bad[-1] + 1
-        if k < ok.shape[0]:
-            out[j] = t[k]
-    return out
 
 
 ADAM_RATES = (3e-5, 6e-5, 1.2e-4)  # the SignGD rate 6e-5 halved and doubled (Adam's own was lost)
@@ -424,7 +413,7 @@ def test_signgd_adam_beta0_is_signgd(world, seed):
     sg = signgd_run(seed)
     a0 = world.simulation(adam_beta0, "adam0", pure=True)(seed)
     sa = np.sign(sg["alpha"])[..., None]
-    T4p = _first_from((np.sign(sg["b"]) == sa).all((-1, -2)), sg["t"])
+    T4p = first_from((np.sign(sg["b"]) == sa).all((-1, -2)), sg["t"])
     k = int(np.searchsorted(sg["t"], np.max(np.where(np.isfinite(T4p), T4p, sg["t"][-1])))) + 1
     scale = float(np.abs(sg["a"]).max() + np.abs(sg["V"]).max())
     tol = Tolerance.roundoff(scale, ops=20 * int(sg["t"][k - 1]))

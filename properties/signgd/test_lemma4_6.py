@@ -155,4 +155,9 @@ def test_signgd_lemma4_6_path(world, cfg):
                         "away after its turn (a move within one step of zero, |b| <= c_i, is a "
                         "tie; counting those too, runs failing: "
                         + ", ".join(f"{int(((n_ + b_) > 0).sum())}/{n_.size}"
-                                    for n_, b_ in zip(P["never"], P["back_strict"])) + ")")
+                                    for n_, b_ in zip(P["never"], P["back_strict"]))
+                        + "; runs with a neuron whose alpha_s changes sign after T_4^-: "
+                        + ", ".join(f"{int((f_ > 0).sum())}/{f_.size}" for f_ in P["flip"])
+                        + "; runs failing outside such neurons: "
+                        + ", ".join(f"{int((b_ > f_).sum())}/{b_.size}"
+                                    for b_, f_ in zip(bad, P["bad_flip"])) + ")")
