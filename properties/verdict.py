@@ -308,6 +308,12 @@ def _neighbouring_readings(verdict: str, detail: list[str], alt_rows: list[dict]
             detail = ["; ".join([detail[0]] + decided)] + detail[1:]
         else:
             detail += decided
+    # one that decides nothing (its trend inconclusive) still shows its numbers, after the rest
+    for r in alt_rows:
+        if _failure(r) == "inconclusive":
+            detail += [f"under the reading '{r['reading']}', {_name(r)} inconclusive: "
+                       + m.removeprefix("Inconclusive: ").removeprefix("inconclusive: ")
+                       for m in _msgs(r)]
     return verdict, detail
 
 

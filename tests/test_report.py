@@ -383,3 +383,15 @@ def test_a_verdict_does_not_depend_on_the_order_its_rows_completed_in():
     b = dict(row("printed", "xfailed", "ClaimMismatch: b second", 2.0), nodeid="x::test_b")
     one, two = verdict_for(CLAIM, [a, b]), verdict_for(CLAIM, [b, a])
     assert one["detail"] == two["detail"] and one["verdict"] == two["verdict"] == "refuted"
+
+
+def test_an_inconclusive_neighbouring_reading_shows_its_numbers_and_leaves_the_verdict():
+    """A property under a neighbouring reading whose trend decides nothing (Inconclusive) is not
+    the verdict's basis, but its numbers are in the detail, after the basis's reasons."""
+    basis = row("printed", "skipped", "Inconclusive: inconclusive: 3/24 runs", failure="inconclusive")
+    alt = dict(row("printed", "skipped", "Inconclusive: inconclusive: 12/24 runs",
+                   failure="inconclusive"), reading="final sign", nodeid="x::test_alt")
+    r = verdict_for(CLAIM, [basis, alt])
+    assert r["verdict"] == "not-audited"
+    assert r["detail"].index("test_alt") > r["detail"].index("3/24 runs")
+    assert "under the reading 'final sign', test_alt inconclusive: 12/24 runs" in r["detail"]

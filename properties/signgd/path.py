@@ -47,6 +47,9 @@ PER_SEED = ("T1", "T2", "T3", "T3v", "T4m", "T4p", "T4", "Tq", "Tk",
             # null); beside, the neurons off their vote at T_4^- - 1 (off_vote_T4m)
             "off_vote", "neurons", "votes", "even", "off_even", "off_uneven", "off_even_frozen",
             "off_uneven_frozen", "off_vote_T4m",
+            # the 'final sign' reading: neurons whose alpha, beta at the end of the run are off
+            # the votes at the end of Stage III, as trained and with alpha, beta at init
+            "final_off_vote", "final_off_vote_frozen",
             # signgd.lemma4_6: wrong-sign key noises at T_4^-, those that never turn, those that
             # move away from sgn alpha after their turn; and with alpha, a, b at init (the null)
             # (back: ties as ties, a move within one step of zero not counted; back_strict:
@@ -153,6 +156,13 @@ def _batch(seeds, rung):
         if not tag:
             out.update(off_vote=off_vote_neurons(off), neurons=np.full(S, a.shape[1]),
                        votes=np.full(S, off.shape[-1]), even=even.sum(-1))
+            # the paper's reading of Lemma 4.4 (1), 'the final sign of the query & key signals
+            # [is] determined by' the vote: alpha, beta at the end of the run against the votes
+            # at the end of Stage III
+            out["final_off_vote"] = off_vote_neurons(split_votes(
+                h["alpha"][last], h["beta"][last], a, b)["off"])
+        else:  # the null's final signs are its init signs
+            out["final_off_vote_frozen"] = off_vote_neurons(off)
         out["off_even" + tag] = (off & even).sum(-1)
         out["off_uneven" + tag] = (off & ~even).sum(-1)
     # Lemma 4.6: every wrong-sign key noise at T_4^- turns, then moves towards sgn alpha until

@@ -30,9 +30,9 @@ from properties.signgd.setting import (H, PATH_CLAUSES, PATH_DRAWS, RANGE, SETTI
 CID = "signgd.lemma4_4"
 EXACT = exact()
 SOFTMAX = "the softmax outputs stay near 1/2"
-# per draw and check on the path: the vote and the softmax (check_whp); the stage runs' checks
-# are exact (rate 0)
-PATH_FF = claim_rate(len(PATH_DRAWS), checks=2)
+# per draw and check on the path: the vote, its 'final sign' reading and the softmax (check_whp);
+# the stage runs' checks are exact (rate 0)
+PATH_FF = claim_rate(len(PATH_DRAWS), checks=3)
 NEAR = lookup("near 1/2").level  # a softmax output 'near 1/2': within 0.05 (the glossary)
 
 
@@ -73,6 +73,19 @@ def at_turn():
     return "dev_T4m"
 
 
+def path_attention_frozen(seed0, kappa_p):
+    """Null of the path's vote checks: W_Q, W_K untrained: alpha, beta keep their init values
+    (the query and key noise, and so the votes, as trained)."""
+    P = path_run(seed0, kappa_p)
+    return dict(P, off_even=P["off_even_frozen"], off_uneven=P["off_uneven_frozen"],
+                final_off_vote=P["final_off_vote_frozen"])
+
+
+FINAL_SIGN = ("'determines the sign' read as the final sign (the paper's gloss after Lemma 4.4: "
+              "'the final sign of the query & key signals [is] determined by sum of key & query "
+              "noise')")
+
+
 def linear_growth(eta, T, x0):
     """The lemma: |x(T)| = Theta(T eta): the scale eta T."""
     return eta * T * np.ones_like(x0)
@@ -107,7 +120,7 @@ register(Claim(
     tolerance="vote count 0 (exact); envelope to float64 round-off; median ratio: the glossary's 'Theta(1)' (a factor 3 of 1, bracket 2-5; a rival scale within that factor of the lemma's is not told apart on its draw); softmax: the glossary reading 'near "
               "1/2'; on the path check_whp (Cochran-Armitage along the path, Clopper-Pearson at the "
               "largest rung against one minus the glossary's 'high', 0.1), false-fail "
-              f"{PATH_FF:.3g} per check and draw (the claim share 1e-4 over 3 draws x 2 checks)",
+              f"{PATH_FF:.3g} per check and draw (the claim share 1e-4 over 3 draws x 3 checks)",
     reading="[R] forms; 'near 1/2' is the glossary reading (0.05). A neuron whose vote sum_i b_{s,i} is "
             "close to 0 (n = 8 is even: near-ties happen) can settle late; T_3 = T_4^- then. "
             "Alternatives of the magnitude property: rival 'still at init', null 'attention "
@@ -121,7 +134,11 @@ register(Claim(
             "signals reweighted by s_21's decay in some samples before T_4^-). On the path the "
             "vote is read at " + PATH_T3E + " (until 2026-12-06 at T_4^- - 1, inside Stage IV's "
             "decay of s_21, where the key signal follows -sgn(alpha_s): that count is reported "
-            "beside). " + STAGES,
+            "beside). The neighbouring reading " + FINAL_SIGN + " is decided on the path "
+            "too: per run, a neuron whose alpha_s or beta_s at the end is off its vote at the "
+            "end of Stage III (the query signal reverses in Stage IV in about half the runs, "
+            "docs/findings.md). Null on the path's vote checks: attention frozen (alpha, beta "
+            "at init). " + STAGES,
     audit_gap="Theta(T_3 eta) is audited as the exact envelope |x(T)| <= |x(0)| + eta T for every "
               "neuron (automatic: constant step magnitude) plus the glossary's 'Theta(1)' (a "
               "factor 3) for the median neuron, not for every neuron: a near-tie neuron that follows its vote late "
@@ -152,6 +169,8 @@ register(Claim(
               "4.3 (4) carried through Stage III)", replaces="scale"),
         null("attention_frozen", attention_frozen, "W_Q, W_K untrained: the signals keep their "
              "init values (same T_4^-)", replaces="run"),
+        null("attention_frozen_path", path_attention_frozen, "on the path, W_Q, W_K untrained: "
+             "alpha, beta keep their init values (the votes as trained)", replaces="path"),
         rival("at_t4_minus", at_turn, "the softmax on the path read at T_4^- (Stage III's 'near 1/2' "
               "carried to where Lemma 4.5 has s_21 decay)", replaces="when"),
     ),
@@ -222,6 +241,23 @@ def test_signgd_lemma4_4_vote_path(world, cfg):
                         "inside Stage IV, runs with a neuron off its vote: "
                         + ", ".join(f"{int((x_ > 0).sum())}/{x_.size}" for x_ in P["off_vote_T4m"])
                         + ")")
+
+
+@pytest.mark.xdist_group("signgd-path")
+@audits(CID, reading=FINAL_SIGN)
+@path_draws
+def test_signgd_lemma4_4_final_sign_path(world, cfg):
+    """Item (1) read with the paper's gloss, 'the final sign of the query & key signals' is the
+    vote's, with high probability along the declared path: per run, no neuron whose alpha_s or
+    beta_s at the end of the run is off its vote at the end of Stage III (check_whp)."""
+    P = world.simulation(path_run, "path", pure=True)(*cfg)
+    off = P["final_off_vote"]
+    check_path_whp(CID, P, off > 0, items=(off, P["neurons"]), unit="neurons",
+                   false_fail=PATH_FF, name="final sign along the path",
+                   what="runs with a neuron whose final alpha_s or beta_s is off its vote at the "
+                        "end of Stage III (runs with a neuron whose alpha_s changes sign after "
+                        "T_4^-: " + ", ".join(f"{int((f_ > 0).sum())}/{f_.size}"
+                                              for f_ in P["flip"]) + ")")
 
 
 @pytest.mark.xdist_group("signgd-path")
