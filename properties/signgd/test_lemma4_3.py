@@ -89,14 +89,6 @@ def path_stage2(seed0, kappa_p):
                  b=P["b_T2"][i]) for i in range(len(P["sizes"]))]  # one eta, sigma_0 per rung
 
 
-def path_attention_frozen(seed0, kappa_p):
-    """Null: W_Q, W_K not trained on the path: every softmax output keeps its init value at T_2
-    (the rest of the path run as trained)."""
-    P = dict(path_run(seed0, kappa_p))
-    P["dev_T2"] = P["dev_T2_strict"] = P["dev_0"]
-    return P
-
-
 register(Claim(
     draw_note=signgd_draw_note,
     id=CID, where="Lemma 4.3 (end of Stage II), Section 4.1",
@@ -130,9 +122,12 @@ register(Claim(
             "o(1) statement (asymptotic policy). Issue 35: '1/2 +- o(1)' is decided with high "
             "probability on the declared path of the stage lemmas (per run: any sample with "
             "|s_11 - 1/2| or |s_21 - 1/2| > 0.05 at T_2; the glossary's 'near 1/2' at its level, "
-            "not its bracket): " + PATH_CLAUSES + "; " + PATH_T2 + "; null on the path: attention "
-            "frozen (every softmax output at its init value), which '1/2 +- o(1)' cannot tell "
-            "apart: the statement is true of an attention that never trains. " + STAGES,
+            "not its bracket): " + PATH_CLAUSES + "; " + PATH_T2 + ". On the path (2) is not told "
+            "apart from its closest mistake, the attention frozen (every softmax output at its "
+            "init value): '1/2 +- o(1)' at T_2 is true of an attention that never trains, so "
+            "that null passes the check (--size ladder audit of 49fef91: on 3 of 3 draws) and "
+            "no alternative could fail it; the property runs without alternatives, its check "
+            "credited with none, and reports the null's runs beside. " + STAGES,
     audit_gap="items (3) and (4) are not established by this id's properties: they are audited "
               "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s).",
     asymptotic="the problem size along the declared path (item (1)'s Theta, item (2)'s o(1), "
@@ -152,8 +147,6 @@ register(Claim(
               replaces="prediction"),
         null("attention_frozen", attention_frozen, "W_Q, W_K untrained: a, b and the softmax keep "
              "their init values", replaces="run"),
-        null("attention_frozen_path", path_attention_frozen, "on the path, W_Q, W_K untrained: "
-             "every softmax output keeps its init value at T_2", replaces="path_softmax"),
     ),
 ))
 
@@ -215,12 +208,15 @@ def test_signgd_lemma4_3_path(world, cfg):
 @pytest.mark.xdist_group("signgd-path")
 @audits(CID)
 @path_draws
-def test_signgd_lemma4_3_softmax_path(world, cfg):
+def test_signgd_lemma4_3_softmax_path(cfg):
     """Item (2), 1/2 +- o(1), with high probability along the declared path: per run, any sample
-    whose s_11 or s_21 is more than 'near 1/2' from 1/2 at T_2 (check_whp)."""
-    P = world.simulation(path_run, "path_softmax", pure=True)(*cfg)
+    whose s_11 or s_21 is more than 'near 1/2' from 1/2 at T_2 (check_whp).  No world: its
+    closest mistake, the attention frozen, passes the check (the reading says why), so no
+    alternative is run; the frozen runs are reported beside."""
+    P = path_run(*cfg)
     dev = np.array(P["dev_T2"])  # (rungs, S, n)
     over = dev > NEAR
+    frozen = (np.array(P["dev_0"]) > NEAR).any(-1).sum(-1)  # per rung: runs, softmax at init
     strict = (np.array(P["dev_T2_strict"]) > NEAR).any(-1).sum(-1)  # per rung: runs, strict T_2
     check_path_whp(CID, P, over.any(-1), items=(over.sum(-1), np.ones_like(dev).sum(-1)),
                    unit="samples", false_fail=WHP_FF, name="(2) o(1) along the path",
@@ -236,4 +232,7 @@ def test_signgd_lemma4_3_softmax_path(world, cfg):
                         + ", ".join(f"{np.median(a_ / b_):.2f}"
                                     for a_, b_ in zip(P["T2_strict"], P["T4m"]))
                         + "; runs beyond it at stage_times' T_2: "
-                        + ", ".join(f"{k_}/{over.shape[1]}" for k_ in strict) + ")")
+                        + ", ".join(f"{k_}/{over.shape[1]}" for k_ in strict)
+                        + "; not told apart from the attention frozen, whose runs beyond it "
+                        "(the softmax at init): "
+                        + ", ".join(f"{k_}/{over.shape[1]}" for k_ in frozen) + ")")
