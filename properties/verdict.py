@@ -132,6 +132,12 @@ def _msgs(r) -> list[str]:
     return r.get("messages") or ([r["message"]] if r.get("message") else [])
 
 
+def _inconclusive_msgs(r) -> list[str]:
+    """An inconclusive row's messages without the exception's name and the harness's own
+    prefix (the detail line says 'inconclusive' once)."""
+    return [m.removeprefix("Inconclusive: ").removeprefix("inconclusive: ") for m in _msgs(r)]
+
+
 def _basis_verdict(rows: list[dict], printed: list[dict], corrected: list[dict],
                    errored: list[dict]) -> tuple[str, list[str], list[dict]]:
     """The verdict that the outcomes of the basis's properties (`rows`: the literal reading's,
@@ -175,10 +181,7 @@ def _basis_verdict(rows: list[dict], printed: list[dict], corrected: list[dict],
         for m in _msgs(r):
             detail.append(f"{_name(r)}: {m.splitlines()[0]}")
     for r in inconclusive:
-        for m in _msgs(r):
-            # the exception's name and the harness's own prefix say it again
-            m = m.removeprefix("Inconclusive: ").removeprefix("inconclusive: ")
-            detail.append(f"{_name(r)} inconclusive: {m}")
+        detail += [f"{_name(r)} inconclusive: {m}" for m in _inconclusive_msgs(r)]
     skipped = sorted({m for r in rows if _failure(r) == "skipped" for m in _msgs(r)})
     if skipped and verdict == "not-audited":
         detail.append("skipped: " + "; ".join(skipped))
@@ -311,9 +314,8 @@ def _neighbouring_readings(verdict: str, detail: list[str], alt_rows: list[dict]
     # one that decides nothing (its trend inconclusive) still shows its numbers, after the rest
     for r in alt_rows:
         if _failure(r) == "inconclusive":
-            detail += [f"under the reading '{r['reading']}', {_name(r)} inconclusive: "
-                       + m.removeprefix("Inconclusive: ").removeprefix("inconclusive: ")
-                       for m in _msgs(r)]
+            detail += [f"under the reading '{r['reading']}', {_name(r)} inconclusive: {m}"
+                       for m in _inconclusive_msgs(r)]
     return verdict, detail
 
 
