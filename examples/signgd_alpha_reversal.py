@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from properties.signgd.common import stage4_pairs
+from properties.signgd.common import lemma46_failures, stage4_pairs
 from properties.signgd.reduced import AllNoiseAligned, as_trace, reduced_setup, run_reduced_until
 from properties.signgd.setting import PATH_CAP, TAIL, path_rung
 from sim import signgd as sim
@@ -42,6 +42,7 @@ def main(s, n, first):
     for b0 in range(first, first + n, 32):
         seeds = list(range(b0, min(b0 + 32, first + n)))
         h, tr, T, ev, eta = batch(seeds, rung)
+        never, back = lemma46_failures(ev)  # Lemma 4.6's failing key noises, as the audit counts
         al, be, a, b = h["alpha"], h["beta"], h["a"], h["b"]
         for j in range(len(seeds)):
             c["runs"] += 1
@@ -51,8 +52,7 @@ def main(s, n, first):
             sg = np.sign(al[k4:, j])  # (steps from T_4^-, m_k)
             rev = (sg != sg[0]).any(0)
             c["runs_with_reversal"] += int(rev.any())
-            w = ev["wrong_b"][j]
-            bad = w & (~np.isfinite(ev["turn_b"][j]) | (ev["back_untied_b"][j] > 0))
+            bad = (never | back)[j]
             if bad.any():
                 c["failing"] += 1
                 c["failing_only_in_reversed"] += int((bad.any(-1) <= rev).all())

@@ -218,6 +218,15 @@ def stage4_pairs(q, t, T4m, tie_scale=None):
     return out
 
 
+def lemma46_failures(ev):
+    """Lemma 4.6's two failures per (seed, neuron, sample) pair, from stage4_pairs(...,
+    tie_scale=...): (never, back), the key noises against sgn alpha at T_4^- that never turn, and
+    those that move away from sgn alpha after their turn before they have it for good (a move
+    within one step of zero is a tie, not counted).  Disjoint: a noise that never turns has no
+    step after its turn."""
+    w = ev["wrong_b"]
+    return w & ~np.isfinite(ev["turn_b"]), w & (ev["back_untied_b"] > 0)
+
 def vote_time(hist):
     """(S,) first step at which the majority vote is complete for every neuron: sgn(alpha_s) =
     sgn(sum_i b_{s,i}) and sgn(beta_s) = -sgn(sum_i a_{s,i}) (Lemma 4.4's event), inf if never;

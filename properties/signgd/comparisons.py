@@ -1,6 +1,7 @@
 """SignGD against its comparisons (Li et al., ICLR 2025): the runs of SignGD beside GD (Section
-3.2, Fig. 2 (c), App. B.4's longer context) and on the data variants of Table 3 (App. B.2), shared
-by signgd.gd.*, signgd.longer_context and signgd.variant_b/c/d.  Data, not claims.  Imports go
+3.2, Fig. 2 (c), App. B.4's longer context), beside Adam (Section 3.2, App. B.3) and on the data
+variants of Table 3 (App. B.2), shared by signgd.gd.*, signgd.longer_context, signgd.adam (and
+.beta0, .query_noise) and signgd.variant_b/c/d.  Data, not claims.  Imports go
 one way: setting.py, common.py and runs.py (the stop rule and the nulls) are read here.
 """
 
@@ -8,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from hypothesis import example, given
 
 from properties.cache import run_cache
 from properties.signgd.runs import (all_noise_aligned, attention_frozen_null, held_at_init,
                                     problem_and_init, training_off)
-from properties.signgd.setting import CAP, LOG, M_K, M_V, N_SAMPLES, SETTING, TAIL
+from properties.signgd.setting import CAP, LOG, M_K, M_V, N_SAMPLES, SEED, SETTING, TAIL
 from sim import signgd as sim
 
 
@@ -159,3 +161,94 @@ variant_attention_frozen = attention_frozen_null(variant_run)
 variant_attention_frozen.__doc__ = ("Null of the variant claims: W_Q, W_K not trained: the softmax "
                                     "outputs keep their init values (the value trajectories as "
                                     "trained).")
+
+
+# --------------------------------------------------------------------------------------------
+# Adam beside SignGD (signgd.adam, signgd.adam.beta0 and signgd.adam.query_noise)
+# --------------------------------------------------------------------------------------------
+ADAM_RATES = (3e-5, 6e-5, 1.2e-4)  # the SignGD rate 6e-5 halved and doubled (Adam's own was lost)
+RATE = 6e-5  # the sheet's SignGD rate: the horizon and (i)'s comparison
+SG_LOG = ("alpha", "beta", "a", "b", "V")
+
+
+def adam_draws(fn):
+    """The draws of the Adam claims: the sheet's CPU setting (seed 11), seed 12345, one drawn."""
+    return example(seed=11)(example(seed=12345)(given(seed=SEED)(fn)))
+
+
+def all_key_noise_aligned(q):
+    """Adam's stop rule: every key noise of every seed has the sign of its neuron's query signal
+    (SignGD's rule, runs.all_noise_aligned, without the query noise: Section 3.2's exception)."""
+    sa = np.sign(q["alpha"])[..., None, None]
+    return bool((np.sign(q["b"]) == sa).all())
+
+
+def _key_aligned_at(t, q):
+    """The first logged step at which every key noise of every seed has the sign of its neuron's
+    query signal (inf if none): the event of Adam's stop rule, read the same way on both runs."""
+    sa = np.sign(q["alpha"])[..., None]
+    ok = (np.sign(q["b"]) == sa).reshape(len(t), -1).all(-1)
+    return float(t[np.argmax(ok)]) if ok.any() else np.inf
+
+
+@run_cache(maxsize=12)
+def opt_runs(seed0: int, eta: float = RATE):
+    """At rate eta, same data and init (OPT_SEEDS seeds, s = 30, sigma_p = 1, sigma_0 = 1e-3, 500
+    test samples): SignGD to its horizon T = 1.25 t* (t*: all noise aligned; logged every 10
+    steps); Adam beta = (0.9, 0.999) / eps = 1e-15 to its own horizon 1.25 t*_A (t*_A: all key
+    noise aligned; every step, 'ad') and to SignGD's T (every 10 steps, 'adT'); at RATE also Adam
+    beta = 0 / eps = 1e-100 to T.  Adam's stage times count completed T_4^- turns
+    (sim.signgd.stage_times(turns="completed")): with momentum a Stage II alignment can
+    overshoot and come back, which the first-turn detector reads as T_4^- (exploration seed
+    7002 at 3e-5: T_4^- = 31, two steps after T_2)."""
+    prob, p0 = problem_and_init([seed0 + k for k in range(OPT_SEEDS)], 30, n_test=500)
+    sg = sim.train(prob, p0, eta=eta, steps=CAP, log_every=10, log=SG_LOG,
+                   stop=all_noise_aligned, tail=TAIL)
+    T = int(sg.t[-1])
+    out = dict(sg=dict(t=sg.t, **sim.squeeze_L2(sg.q)), T_signgd=T)
+    if eta == RATE:
+        a0 = sim.train(prob, p0, eta=eta, steps=T, log_every=10, log=SG_LOG, optimizer="adam",
+                       betas=(0.0, 0.0), adam_eps=1e-100)
+        out["a0"] = dict(t=a0.t, **sim.squeeze_L2(a0.q))
+    adT = sim.train(prob, p0, eta=eta, steps=T, log_every=10, test_every=T, log=LOG,
+                    optimizer="adam", betas=(0.9, 0.999))
+    out["adT"] = dict(t=adT.t, **sim.squeeze_L2(adT.q), test_loss=adT.test_loss)
+    ad = sim.train(prob, p0, eta=eta, steps=CAP, log_every=1, test_every=CAP, log=LOG,
+                   optimizer="adam", betas=(0.9, 0.999), stop=all_key_noise_aligned, tail=TAIL)
+    xi = prob.train.xi[..., 0, :]  # (S, n, d): the noise patch
+    out["ad"] = dict(t=ad.t, **sim.squeeze_L2(ad.q), test_loss=ad.test_loss,
+                     T=sim.stage_times(ad, turns="completed"), eta=float(eta), sigma_0=1e-3,
+                     xi_l1=xi.abs().sum(-1).numpy(), xi_l2=(xi ** 2).sum(-1).sqrt().numpy(),
+                     horizon=int(ad.t[-1]), T_signgd=T,
+                     t_key=_key_aligned_at(ad.t, sim.squeeze_L2(ad.q)),
+                     t_key_signgd=_key_aligned_at(sg.t, out["sg"]))
+    return out
+
+
+
+def signgd_run(seed):
+    """SignGD, logged every 10 steps."""
+    return opt_runs(seed)["sg"]
+
+
+def adam_beta0(seed):
+    """Adam with beta_1 = beta_2 = 0, eps = 1e-100, logged every 10 steps."""
+    return opt_runs(seed)["a0"]
+
+
+def adam_momentum_every10(seed):
+    """Null of signgd.adam.beta0: Adam with the paper's momentum (beta = (0.9, 0.999)), at the
+    same logged steps."""
+    return opt_runs(seed)["adT"]
+
+
+def adam_run(seed, eta=RATE):
+    """Adam (0.9, 0.999) at rate eta to its own horizon, every step, with its stage times and
+    test loss (init, end)."""
+    return opt_runs(seed, eta)["ad"]
+
+
+def adam_at_signgd_horizon(seed, eta=RATE):
+    """Adam (0.9, 0.999) at rate eta to SignGD's horizon at that rate (every 10 steps)."""
+    return opt_runs(seed, eta)["adT"]
+

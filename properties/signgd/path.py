@@ -17,8 +17,8 @@ import numpy as np
 from properties.cache import run_cache
 from properties.readings import lookup
 from properties.settings import size
-from properties.signgd.common import (first_from, off_vote_neurons, split_votes, stage4_pairs,
-                                      vote_time)
+from properties.signgd.common import (first_from, lemma46_failures, off_vote_neurons, split_votes,
+                                      stage4_pairs, vote_time)
 from properties.signgd.reduced import (AllNoiseAligned, as_trace, reduced_setup,
                                        reduced_softmax, run_reduced_until, seed_batches)
 from properties.signgd.setting import (PATH_CAP, PATH_CHUNK, PATH_S, PATH_SEED_OFFSET, PATH_SEEDS,
@@ -168,16 +168,15 @@ def _batch(seeds, rung):
     # Lemma 4.6: every wrong-sign key noise at T_4^- turns, then moves towards sgn alpha until
     # it has it for good; the null (alpha, a, b at init): the key noises against sgn alpha(0)
     w = ev["wrong_b"]
-    out.update(wrong=w.sum((1, 2)), never=(w & ~np.isfinite(ev["turn_b"])).sum((1, 2)),
-               back=(w & (ev["back_untied_b"] > 0)).sum((1, 2)),
+    never, back = lemma46_failures(ev)
+    out.update(wrong=w.sum((1, 2)), never=never.sum((1, 2)), back=back.sum((1, 2)),
                back_strict=(w & (ev["back_b"] > 0)).sum((1, 2)),
                wrong_frozen=(np.sign(h["b"][0]) != np.sign(h["alpha"][0])[..., None])
                .sum((1, 2)))
     sal = _signs(h["alpha"])  # (T, S, m_k)
     after = np.arange(len(tr.t))[:, None] >= k4[None, :]  # (T, S): from T_4^- on
     flip = ((sal != sal[k4, j][None]) & after[..., None]).any(0) & np.isfinite(T["T4m"])[:, None]
-    bad = w & (~np.isfinite(ev["turn_b"]) | (ev["back_untied_b"] > 0))
-    out.update(flip=flip.sum(-1), bad_flip=(bad & flip[..., None]).sum((1, 2)))
+    out.update(flip=flip.sum(-1), bad_flip=((never | back) & flip[..., None]).sum((1, 2)))
     # Lemma 4.7: of the pairs with both noises against sgn alpha at T_4^-, the order in which
     # they align for good (a tie at step resolution is a tie)
     both = ev["wrong_a"] & ev["wrong_b"]

@@ -1,124 +1,31 @@
-"""signgd.adam, signgd.adam.beta0 and signgd.adam.query_noise: Adam against SignGD (Section 3.2,
-App. B.3), on one cached run per draw and rate (`_opt_runs`) and on `query_noise_run`.
+"""signgd.adam: Adam against SignGD (Section 3.2, App. B.3), on one cached run per draw and rate
+(`comparisons.opt_runs`, shared with signgd.adam.beta0).
 
-signgd.adam (iii) drops max(T_2, T_3) <= T_4^- and T_4^- < T_4^+ as definitions: T_2, T_3 are
-defined with "or t >= T_4^-", T_4^- by a wrong-sign key noise at T_4^-, T_4^+ by none from T_4^+ on.
+(iii) drops max(T_2, T_3) <= T_4^- and T_4^- < T_4^+ as definitions: T_2, T_3 are defined with
+"or t >= T_4^-", T_4^- by a wrong-sign key noise at T_4^-, T_4^+ by none from T_4^+ on.
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
-from hypothesis import example, given
 
-from properties import (Claim, Inconclusive, Tolerance, audits, check_at_least, check_close,
-                        examples, null, register, rival)
-from properties.cache import run_cache
-from properties.discrepancy import binomial_fraction
-from properties.signgd.common import (check_intervals, check_word, exact, first_from, L45_SENT,
-                                      lemma45_stats, stage1_separation, stage3_lemma_checks,
-                                      stage3_lemma_rivals, STAGE_ORDER_SENT)
-from properties.signgd.setting import CAP, LOG, SEED, signgd_draw_note, TAIL
-from properties.signgd.runs import (all_noise_aligned, attention_frozen_null, held_at_init,
-                                    problem_and_init)
-from properties.signgd.comparisons import OPT_SEEDS, OPT_SETTING
-from sim import signgd as sim
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, examples, null,
+                        register, rival)
+from properties.signgd.common import (check_intervals, check_word, exact, L45_SENT, lemma45_stats,
+                                      stage1_separation, stage3_lemma_checks, stage3_lemma_rivals,
+                                      STAGE_ORDER_SENT)
+from properties.signgd.comparisons import (ADAM_RATES, adam_at_signgd_horizon, adam_draws,
+                                           adam_run, OPT_SEEDS, OPT_SETTING, RATE)
+from properties.signgd.setting import signgd_draw_note
+from properties.signgd.runs import attention_frozen_null, held_at_init
 
-# the module's properties share the per-process _opt_runs: one xdist worker runs them
-# all (computed once), not both (each worker computing them again)
+# signgd.adam and signgd.adam.beta0 share comparisons.opt_runs: one xdist worker runs both
+# files (a second worker would wait on the run cache's lock for the same runs)
 pytestmark = pytest.mark.xdist_group("signgd-adam")
 
-CID, CIDB, CIDQ = "signgd.adam", "signgd.adam.beta0", "signgd.adam.query_noise"
+CID = "signgd.adam"
 EXACT = exact()
-QN_SENT = ("With beta_1, beta_2 close to 1, unlike SignGD, Adam does not exhibit the sign "
-           "alignment of (negative) query noise with the query signal in Stage IV")
-SG_LOG = ("alpha", "beta", "a", "b", "V")
-
-
-ADAM_RATES = (3e-5, 6e-5, 1.2e-4)  # the SignGD rate 6e-5 halved and doubled (Adam's own was lost)
-RATE = 6e-5  # the sheet's SignGD rate: the horizon and (i)'s comparison
-
-
-def all_key_noise_aligned(q):
-    """Adam's stop rule: every key noise of every seed has the sign of its neuron's query signal
-    (SignGD's rule, runs.all_noise_aligned, without the query noise: Section 3.2's exception)."""
-    sa = np.sign(q["alpha"])[..., None, None]
-    return bool((np.sign(q["b"]) == sa).all())
-
-
-def _key_aligned_at(t, q):
-    """The first logged step at which every key noise of every seed has the sign of its neuron's
-    query signal (inf if none): the event of Adam's stop rule, read the same way on both runs."""
-    sa = np.sign(q["alpha"])[..., None]
-    ok = (np.sign(q["b"]) == sa).reshape(len(t), -1).all(-1)
-    return float(t[np.argmax(ok)]) if ok.any() else np.inf
-
-
-@functools.lru_cache(maxsize=12)
-def _opt_runs(seed0: int, eta: float = RATE):
-    """At rate eta, same data and init (OPT_SEEDS seeds, s = 30, sigma_p = 1, sigma_0 = 1e-3, 500
-    test samples): SignGD to its horizon T = 1.25 t* (t*: all noise aligned; logged every 10
-    steps); Adam beta = (0.9, 0.999) / eps = 1e-15 to its own horizon 1.25 t*_A (t*_A: all key
-    noise aligned; every step, 'ad') and to SignGD's T (every 10 steps, 'adT'); at RATE also Adam
-    beta = 0 / eps = 1e-100 to T.  Adam's stage times count completed T_4^- turns
-    (sim.signgd.stage_times(turns="completed")): with momentum a Stage II alignment can
-    overshoot and come back, which the first-turn detector reads as T_4^- (exploration seed
-    7002 at 3e-5: T_4^- = 31, two steps after T_2)."""
-    prob, p0 = problem_and_init([seed0 + k for k in range(OPT_SEEDS)], 30, n_test=500)
-    sg = sim.train(prob, p0, eta=eta, steps=CAP, log_every=10, log=SG_LOG,
-                   stop=all_noise_aligned, tail=TAIL)
-    T = int(sg.t[-1])
-    out = dict(sg=dict(t=sg.t, **sim.squeeze_L2(sg.q)), T_signgd=T)
-    if eta == RATE:
-        a0 = sim.train(prob, p0, eta=eta, steps=T, log_every=10, log=SG_LOG, optimizer="adam",
-                       betas=(0.0, 0.0), adam_eps=1e-100)
-        out["a0"] = dict(t=a0.t, **sim.squeeze_L2(a0.q))
-    adT = sim.train(prob, p0, eta=eta, steps=T, log_every=10, test_every=T, log=LOG,
-                    optimizer="adam", betas=(0.9, 0.999))
-    out["adT"] = dict(t=adT.t, **sim.squeeze_L2(adT.q), test_loss=adT.test_loss)
-    ad = sim.train(prob, p0, eta=eta, steps=CAP, log_every=1, test_every=CAP, log=LOG,
-                   optimizer="adam", betas=(0.9, 0.999), stop=all_key_noise_aligned, tail=TAIL)
-    xi = prob.train.xi[..., 0, :]  # (S, n, d): the noise patch
-    out["ad"] = dict(t=ad.t, **sim.squeeze_L2(ad.q), test_loss=ad.test_loss,
-                     T=sim.stage_times(ad, turns="completed"), eta=float(eta), sigma_0=1e-3,
-                     xi_l1=xi.abs().sum(-1).numpy(), xi_l2=(xi ** 2).sum(-1).sqrt().numpy(),
-                     horizon=int(ad.t[-1]), T_signgd=T,
-                     t_key=_key_aligned_at(ad.t, sim.squeeze_L2(ad.q)),
-                     t_key_signgd=_key_aligned_at(sg.t, out["sg"]))
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# slots and alternatives
-# --------------------------------------------------------------------------------------------
-def signgd_run(seed):
-    """SignGD, logged every 10 steps."""
-    return _opt_runs(seed)["sg"]
-
-
-def adam_beta0(seed):
-    """Adam with beta_1 = beta_2 = 0, eps = 1e-100, logged every 10 steps."""
-    return _opt_runs(seed)["a0"]
-
-
-def adam_momentum_every10(seed):
-    """Null of signgd.adam.beta0: Adam with the paper's momentum (beta = (0.9, 0.999)), at the
-    same logged steps."""
-    return _opt_runs(seed)["adT"]
-
-
-def adam_run(seed, eta=RATE):
-    """Adam (0.9, 0.999) at rate eta to its own horizon, every step, with its stage times and
-    test loss (init, end)."""
-    return _opt_runs(seed, eta)["ad"]
-
-
-def adam_at_signgd_horizon(seed, eta=RATE):
-    """Adam (0.9, 0.999) at rate eta to SignGD's horizon at that rate (every 10 steps)."""
-    return _opt_runs(seed, eta)["adT"]
-
 
 _SIZES = ("t", "xi_l1", "xi_l2", "eta", "sigma_0", "horizon", "T_signgd")
 
@@ -144,13 +51,13 @@ def adam_untrained(seed, eta=RATE):
 def adam_noise_frozen(seed, eta=RATE):
     """Null of Lemma 4.3 (1): the query and key noise a, b keep their init values (the rest of
     the Adam run, its stage times included, as trained)."""
-    return held_at_init(_opt_runs(seed, eta)["ad"], ("a", "b"))
+    return held_at_init(adam_run(seed, eta), ("a", "b"))
 
 
 def adam_signals_frozen(seed, eta=RATE):
     """Null of the Stage III checks: the query and key signals alpha, beta keep their init
     values (the rest of the Adam run, its stage times included, as trained)."""
-    return held_at_init(_opt_runs(seed, eta)["ad"], ("alpha", "beta"))
+    return held_at_init(adam_run(seed, eta), ("alpha", "beta"))
 
 
 # Null: W_Q, W_K not trained: the softmax outputs keep their init values (the value and noise
@@ -273,154 +180,6 @@ register(Claim(
         *stage3_lemma_rivals(),
     ),
 ))
-
-register(Claim(
-    draw_note=signgd_draw_note,
-    id=CIDB, kind="consistency", where="Section 1 ('SignGD ... an effective surrogate for Adam'), "
-    "App. B.3 (Adam with beta_1 = beta_2 = 0)",
-    statement="Adam with beta_1 = beta_2 = 0 and eps -> 0 is SignGD.",
-    assumptions=OPT_SETTING + f"; Adam lr 6e-5, beta = 0, eps = 1e-100; {OPT_SEEDS} seeds per "
-                "draw, horizon = SignGD's 1.25 t*; seeds 11 and 12345 explicit examples",
-    prediction="trajectories of alpha, beta, a, b, V equal to round-off through SignGD's T_4^+",
-    simulation="sim.signgd.train(optimizer='adam', betas=(0, 0)) vs optimizer='signgd', same data "
-               "and init",
-    metric="max_abs of alpha, beta, a, b, V over logged steps <= T_4^+ (SignGD's) and seeds",
-    tolerance="float64 round-off, 20 x steps ops on the largest inner product",
-    reading="A simulator consistency check (beta = 0 makes Adam's step sgn g up to eps by "
-            "construction); it holds with eps = 1e-100 until g^2 underflows (|g| < 1e-154: a "
-            "query-noise gradient late in Stage IV, after T_4^+; then v = 0 and the step is "
-            "g/eps). With the default eps = 1e-15 query noise already differs at step 1 "
-            "(query-noise gradients are ~1e-15 early): eps is not negligible there. Null: "
-            "momentum on (Adam (0.9, 0.999) in place of beta = 0).",
-    paper_setting="No setting of its own: with beta_1 = beta_2 = 0 and eps -> 0 Adam's update is "
-                  "SignGD's for any data and step (Sec. 1, App. B.3); the sheet's CPU setting (n = "
-                  "8, s = 30, sigma_p = 1, sigma_0 = 1e-3, eta = 6e-5) is run (seeds 11, 12345 and "
-                  "one drawn), Adam at lr 6e-5, eps = 1e-100.",
-    alternatives=(
-        null("momentum_on", adam_momentum_every10, "Adam with the paper's momentum and second-"
-             "moment averaging (beta = (0.9, 0.999)) in place of beta = 0", replaces="adam0"),
-    ),
-))
-
-
-QN_SEEDS = 16  # seeds per draw of signgd.adam.query_noise: ~120 wrong-sign query noises
-
-
-@run_cache(maxsize=4)
-def query_noise_run(seed0: int, optimizer: str = "adam"):
-    """QN_SEEDS seeds of the sheet's CPU setting (seed0 + k), on the same data and init: Adam
-    (0.9, 0.999) / eps 1e-15 at lr 6e-5 to its own end of training (signgd.adam's: 1.25 x the
-    first logged step with every key noise aligned, logged every 10 steps), or SignGD at its
-    own (1.25 x the first step with every noise aligned: runs.stage_run's rule).  Per seed:
-    sgn alpha and sgn a at t_ref (the first logged step with every key noise aligned, the
-    optimizer's own) and at the end; t_ref and the end."""
-    prob, p0 = problem_and_init([seed0 + k for k in range(QN_SEEDS)], 30, n_test=8)
-    if optimizer == "adam":
-        kw = dict(optimizer="adam", betas=(0.9, 0.999), stop=all_key_noise_aligned)
-    else:
-        kw = dict(optimizer="signgd", stop=all_noise_aligned)
-    tr = sim.train(prob, p0, eta=RATE, steps=CAP, log_every=10, log=("alpha", "a", "b"),
-                   tail=TAIL, **kw)
-    q = sim.squeeze_L2(tr.q)
-    sa = np.sign(q["alpha"])[..., None]
-    ok = (np.sign(q["b"]) == sa).all((-1, -2))  # (T, S): every key noise of the seed aligned
-    k = np.where(ok.any(0), np.argmax(ok, 0), len(tr.t) - 1)
-    j = np.arange(ok.shape[1])
-    return dict(alpha_ref=np.sign(q["alpha"][k, j]), a_ref=np.sign(q["a"][k, j]),
-                alpha_end=np.sign(q["alpha"][-1]), a_end=np.sign(q["a"][-1]),
-                t_ref=tr.t[k].astype(float), end=int(tr.t[-1]), optimizer=optimizer)
-
-
-def signgd_query_noise_run(seed0):
-    """Null of signgd.adam.query_noise: the optimizer swapped, SignGD on the same data and init
-    to its own end of training (every noise aligned: it turns all of them)."""
-    return query_noise_run(seed0, "signgd")
-
-
-def adam_turns_none():
-    """The claim: per sign of alpha, the fraction of wrong-sign query noise that turns is 0 (read
-    with the glossary's 'near 0': |fraction - 0| <= its level)."""
-    return {1: 0.0, -1: 0.0}
-
-
-def aligns_later():
-    """Rival: 'Adam aligns, later': Adam's Stage IV as SignGD's, the wrong-sign query noise
-    aligning after the key noise (Lemma 4.7's delay), every one by Adam's own end of training."""
-    return {1: 1.0, -1: 1.0}
-
-
-def literal_negative():
-    """Rival: 'negative' read literally (a < 0): the wrong-sign query noise of neurons with
-    alpha < 0 is positive, and aligns (fraction 1); that of neurons with alpha > 0 does not."""
-    return {1: 0.0, -1: 1.0}
-
-
-register(Claim(
-    draw_note=signgd_draw_note,
-    id=CIDQ, where="Section 3.2 (last sentences), App. B.3",
-    statement="With beta_1, beta_2 close to 1, unlike SignGD, Adam does not exhibit the sign "
-              "alignment of (negative) query noise with the query signal in Stage IV.",
-    assumptions=OPT_SETTING + f"; Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5; {QN_SEEDS} "
-                "seeds per draw (seed0 + k); seeds 11 and 12345 explicit examples",
-    prediction="of the query noise with sgn a != sgn alpha at t_ref (Adam's own first step with "
-               "every key noise aligned), the fraction that has the sign of alpha at the end "
-               "(Adam's own end of training, 1.25 t_ref): 0 under Adam ('does not exhibit'), "
-               "pooled over both signs of alpha",
-    simulation="sim.signgd.train(optimizer='adam'), QN_SEEDS seeds per draw, logged every 10 steps "
-               "to Adam's own end of training (query_noise_run)",
-    metric="pooled fraction over the draw's seeds and both signs of alpha of the wrong-sign query "
-           "noise at t_ref aligned at the end",
-    tolerance="the turned fraction read with the glossary's 'near 0' against its scale 1 (level "
-              "0.05, bracket 0.025-0.1), an exact count at the reading's level; its resolution is "
-              "the per-pair turning probability the count detects (binomial, "
-              "properties.discrepancy: ~0.1 with ~120 pairs per draw); a draw with nothing to "
-              "count is inconclusive, not a pass",
-    reading="Measured at Adam's own end of training (issue 35; as signgd.adam reads 'the end of "
-            "training': 1.25 x its first step with every key noise aligned, t_ref), on "
-            f"{QN_SEEDS} seeds per draw, so that a per-pair turning probability of ~0.1 is "
-            "detected; 'does not exhibit' is the glossary's 'near 0' (0.05). 'Negative query "
-            "noise' read as query noise whose sign is opposite to its query signal (the pairs "
-            "Stage IV must turn). Rivals: the literal reading "
-            "(a_{s,i} < 0: only neurons with alpha > 0 fail to align, those with alpha < 0 "
-            "align), and 'Adam aligns, later' (Adam's Stage IV as SignGD's: the query noise "
-            "aligns after the key noise, every one by Adam's own end of training). Null: SignGD "
-            "in place of Adam, at its own end of training (the optimizer swapped: it turns all "
-            "of them).",
-    paper_setting="App. B.3's Adam runs (Figs. 6-8) lost their setting and Adam's hyperparameters "
-                  "in extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "
-                  "1e-3, eta = 6e-5) with Adam beta = (0.9, 0.999), eps 1e-15, lr 6e-5 stands in.",
-    alternatives=(
-        null("signgd", signgd_query_noise_run, "optimizer swapped: SignGD on the same data and "
-             "init, to its own end of training", replaces="qn_run"),
-        rival("literal_negative", literal_negative, "the literal reading of 'negative query "
-              "noise' (a < 0): only neurons with alpha > 0 keep theirs unaligned",
-              replaces="turned"),
-        rival("aligns_later", aligns_later, "'Adam aligns, later': its query noise aligns after "
-              "the key noise as SignGD's does (Lemma 4.7), every one by its own end of training",
-              replaces="turned"),
-    ),
-))
-
-
-def adam_draws(fn):
-    return example(seed=11)(example(seed=12345)(given(seed=SEED)(fn)))
-
-
-@audits(CIDB)
-@examples(1)
-@adam_draws
-def test_signgd_adam_beta0_is_signgd(world, seed):
-    sg = signgd_run(seed)
-    a0 = world.simulation(adam_beta0, "adam0", pure=True)(seed)
-    sa = np.sign(sg["alpha"])[..., None]
-    T4p = first_from((np.sign(sg["b"]) == sa).all((-1, -2)), sg["t"])
-    k = int(np.searchsorted(sg["t"], np.max(np.where(np.isfinite(T4p), T4p, sg["t"][-1])))) + 1
-    scale = float(np.abs(sg["a"]).max() + np.abs(sg["V"]).max())
-    tol = Tolerance.roundoff(scale, ops=20 * int(sg["t"][k - 1]))
-    for k_ in SG_LOG:
-        check_close(CIDB, a0[k_][:k], sg[k_][:k], tol,
-                    what=f"Adam(beta=0) = SignGD through T_4^+: {k_}")
-
 
 SPEED = ("Adam exhibits similar behaviors to SignGD in optimization ... fast convergence "
          "(Section 3.2): the step with every key noise aligned, Adam's against SignGD's at the "
@@ -550,36 +309,3 @@ def test_signgd_adam_lemma4_5_near(seed):
         check_word(CID, dev, "near 1/2", "<=", L45_SENT,
                    what=f"(iii) Lemma 4.5: max |s11 - 1/2| up to T_4^- = {dev:.3g} (lr {eta:g})")
 
-
-def _turned(r):
-    """Per sgn alpha at t_ref (+1, -1): [turned, wrong] of the query noise with the wrong sign at
-    t_ref, turned = the sign of alpha at the end (query_noise_run's signs, pooled over seeds)."""
-    sa = r["alpha_ref"][..., None] * np.ones_like(r["a_ref"])
-    wrong = r["a_ref"] != sa
-    turned = wrong & (r["a_end"] == r["alpha_end"][..., None])
-    return {s_: [int((turned & (sa == s_)).sum()), int((wrong & (sa == s_)).sum())]
-            for s_ in (1, -1)}
-
-
-@audits(CIDQ)
-@examples(1)
-@adam_draws
-def test_signgd_adam_query_noise(world, seed):
-    """Of the wrong-sign query noise at Adam's own t_ref, the fraction aligned at Adam's own end
-    of training, pooled over the seeds and both signs of alpha, 'near 0'; the prediction per
-    sign of alpha (the rival 'literal_negative' predicts 1 for one sign), pooled by the counts."""
-    r = world.simulation(query_noise_run, "qn_run", pure=True)(seed)
-    by = _turned(r)
-    wrong = by[1][1] + by[-1][1]
-    if wrong == 0:
-        raise Inconclusive(f"{CIDQ}: seed {seed}: no query noise with the wrong sign at t_ref, "
-                           "nothing to count")
-    want = world.prediction(adam_turns_none, "turned")()
-    pred = sum(want[s_] * by[s_][1] for s_ in by) / wrong
-    turned = by[1][0] + by[-1][0]
-    tol = Tolerance.reading("near 0", QN_SENT)
-    check_close(CIDQ, turned / wrong, pred, tol, name="turned fraction",
-                what=f"turned fraction {turned}/{wrong} (sgn alpha = +1: {by[1][0]}/{by[1][1]}, "
-                     f"-1: {by[-1][0]}/{by[-1][1]}) at the end {r['end']} ({r['optimizer']}), "
-                     f"predicted {pred:.3g}",
-                detects=binomial_fraction(wrong, tol.value, "turned fraction"))

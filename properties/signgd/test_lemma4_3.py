@@ -216,8 +216,11 @@ def test_signgd_lemma4_3_softmax_path(cfg):
     P = path_run(*cfg)
     dev = np.array(P["dev_T2"])  # (rungs, S, n)
     over = dev > NEAR
-    frozen = (np.array(P["dev_0"]) > NEAR).any(-1).sum(-1)  # per rung: runs, softmax at init
-    strict = (np.array(P["dev_T2_strict"]) > NEAR).any(-1).sum(-1)  # per rung: runs, strict T_2
+
+    def runs_beyond(key):  # per rung: the runs with a sample beyond 'near 1/2' at P[key]'s time
+        return (np.array(P[key]) > NEAR).any(-1).sum(-1)
+
+    frozen, strict = runs_beyond("dev_0"), runs_beyond("dev_T2_strict")  # init, strict T_2
     check_path_whp(CID, P, over.any(-1), items=(over.sum(-1), np.ones_like(dev).sum(-1)),
                    unit="samples", false_fail=WHP_FF, name="(2) o(1) along the path",
                    what=f"(2) runs with a sample's s_11 or s_21 more than {NEAR:g} from 1/2 "
