@@ -47,10 +47,30 @@ def _classify(fn, kwargs) -> tuple[str, str]:
         return (type(e).__name__, "".join(traceback.format_exception_only(e))[:300])
 
 
+def _raise_timeout(*_):
+    raise _Timeout
+
+
+def _enter_box(limit, alarm=False):
+    """In a forked child: cap its address space at `limit` bytes, one torch thread, and (for a
+    child that runs several calls, each under its own SIGALRM) the alarm raising _Timeout."""
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    torch.set_num_threads(1)
+    if alarm:
+        signal.signal(signal.SIGALRM, _raise_timeout)
+
+
+def _classify_timed(fn, kwargs) -> tuple[str, str]:
+    """_classify under a SIGALRM of TIMEOUT s (a hang comes back as 'hang')."""
+    signal.alarm(int(math.ceil(TIMEOUT)))
+    res = _classify(fn, kwargs)
+    signal.alarm(0)
+    return res
+
+
 def _child(conn, fn, kwargs, limit):
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        torch.set_num_threads(1)
+        _enter_box(limit)
         conn.send(_classify(fn, kwargs))
     except BaseException as e:  # noqa: BLE001 - the box itself failed: report it
         conn.send((type(e).__name__, str(e)[:300]))
@@ -61,18 +81,10 @@ def _child(conn, fn, kwargs, limit):
 def _child_many(conn, calls, limit):
     """Run the (fn, kwargs) calls one after the other, each under a SIGALRM of TIMEOUT s, sending
     (index, outcome, message) after each: one fork for many calls that are expected to work."""
-    def alarm(*_):
-        raise _Timeout
-
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        torch.set_num_threads(1)
-        signal.signal(signal.SIGALRM, alarm)
+        _enter_box(limit, alarm=True)
         for i, (fn, kwargs) in enumerate(calls):
-            signal.alarm(int(math.ceil(TIMEOUT)))
-            res = _classify(fn, kwargs)
-            signal.alarm(0)
-            conn.send((i,) + res)
+            conn.send((i,) + _classify_timed(fn, kwargs))
     finally:
         conn.close()
 
@@ -158,23 +170,15 @@ def _serve(conn, limit):
     """A boxed child that serves many calls: it reads (case index, bad-value index), runs that
     call under a SIGALRM of TIMEOUT s and an address-space limit, and answers (outcome, message).
     Forked once (a fork of this process costs ~30 ms: torch, scipy and sympy are mapped)."""
-    def alarm(*_):
-        raise _Timeout
-
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        torch.set_num_threads(1)
-        signal.signal(signal.SIGALRM, alarm)
+        _enter_box(limit, alarm=True)
         while True:
             try:
                 table, i, j = conn.recv()
             except EOFError:
                 return
             c = TABLES[table][i]
-            signal.alarm(int(math.ceil(TIMEOUT)))
-            res = _classify(c.fn, dict(c.valid, **{c.param: c.bad[j]}))
-            signal.alarm(0)
-            conn.send(res)
+            conn.send(_classify_timed(c.fn, dict(c.valid, **{c.param: c.bad[j]})))
     finally:
         conn.close()
 
