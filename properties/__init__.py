@@ -10,7 +10,7 @@ Public API for a property (built-in or a researcher's conjecture):
                             check_mean_at_least, check_paired_order, check_above_noise,
                             check_count_at_most,
                             check_beyond_permutations, check_estimate, clustered_mean,
-                            clustered_ratio, clustered_fractions)
+                            clustered_ratio, clustered_fractions, clustered_slope)
 
 One procedure per kind of statement (properties.procedures, properties.check): a claim file
 declares the quantity and the closed form; the procedure owns the critical value, the standard
@@ -26,6 +26,7 @@ _WHERE = {
     **dict.fromkeys(("ClaimMismatch", "Inconclusive", "NoPower", "PropertyError", "Threshold",
                      "Tolerance", "check_at_least", "check_close", "check_order", "check_trend",
                      "examples", "loglog_slope", "order_slope_tolerance"), "properties.check"),
+    "clustered_slope": "properties.trend",
     **dict.fromkeys(("REGISTRY", "Alternative", "Claim", "attach_plot", "null", "register",
                      "rival"), "properties.registry"),
     **dict.fromkeys(("World", "audits", "paper_example"), "properties.world"),
@@ -61,4 +62,4 @@ __all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples",
            "check_mc_mean", "check_bound", "check_whp", "check_event_order",
            "check_mean_at_least", "check_paired_order", "check_above_noise",
            "check_count_at_most", "check_beyond_permutations", "check_estimate", "clustered_mean",
-           "clustered_ratio", "clustered_fractions"]
+           "clustered_ratio", "clustered_fractions", "clustered_slope"]

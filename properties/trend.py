@@ -18,7 +18,8 @@ from properties.check import (EXACT, ClaimMismatch, Inconclusive, NoPower, Thres
                               Tolerance)
 
 __all__ = ["ASSUMED_DOF", "ORDER_SLOPE_TOL", "ORDER_TAIL", "Trend", "check_order",
-           "check_trend", "loglog_slope", "order_band", "order_slope_tolerance"]
+           "check_trend", "clustered_slope", "loglog_slope", "order_band",
+           "order_slope_tolerance"]
 
 
 def loglog_slope(hs: Sequence[float], errors: Sequence[float]) -> float:
@@ -232,17 +233,38 @@ def _ols_slope(x, y) -> float:
     return float(ssxym / ssxm)
 
 
+def clustered_slope(sizes, values, *, log_values: bool = True) -> tuple[float, float, int]:
+    """The seed-clustered slope of a seeds x sizes array: per seed (cluster) the least-squares
+    slope of log(value) (the value itself, log_values=False) on log(size), then their mean, its
+    standard error sd / sqrt(J) and J - 1 degrees of freedom.  What `check_trend` decides a 2-D
+    `values` by; hand it to `check_estimate(side=...)` for a one-sided bound on the exponent.
+    The seeds need not be paired across sizes: each seed's slope is one independent draw."""
+    x = np.asarray(list(sizes), dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1 or x.size < 2 or np.any(x <= 0) or not np.all(np.isfinite(x)) \
+            or np.unique(x).size != x.size:
+        raise ValueError(f"sizes: at least two distinct finite sizes > 0, got {x.tolist()}")
+    if v.ndim != 2 or v.shape[1] != x.size or v.shape[0] < 2:
+        raise ValueError(f"values: a seeds x sizes array with at least 2 seeds and one column "
+                         f"per size ({x.size}), got shape {v.shape}")
+    if not np.all(np.isfinite(v)) or (log_values and np.any(v <= 0)):
+        raise ValueError("values must be finite" + (" and > 0 (their log is fitted)"
+                                                     if log_values else ""))
+    lx = np.log(x)
+    ys = np.log(v) if log_values else v
+    slopes = np.array([_ols_slope(lx, y) for y in ys])
+    n = slopes.size
+    return float(slopes.mean()), float(slopes.std(ddof=1) / math.sqrt(n)), n - 1
+
+
 def _slope_fit(x, v, log_values, se, dof, value_error, false_fail):
     """(slope, stderr, crit, dof, model, per-size values) for the four error models."""
     lx = np.log(x)
     if v.ndim == 2:  # seeds x sizes: a slope per seed, clustered by seed, Student t
-        n = v.shape[0]
-        if n < 2:
+        if v.shape[0] < 2:
             raise ValueError("values: a seeds x sizes array needs at least 2 seeds")
-        ys = np.log(v) if log_values else v
-        slopes = np.array([_ols_slope(lx, y) for y in ys])
-        slope = float(slopes.mean())
-        stderr = float(slopes.std(ddof=1) / math.sqrt(n))
+        slope, stderr, d = clustered_slope(x, v, log_values=log_values)
+        n = d + 1
         crit = float(stats.t.isf(false_fail / 2, n - 1))
         return slope, stderr, crit, n - 1, f"seed-clustered: t with {n - 1} dof over {n} seeds", \
             v.mean(axis=0)

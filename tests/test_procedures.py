@@ -150,6 +150,22 @@ def test_a_direction_rival_counts_only_on_the_claimed_side():
     assert sink.trend_complement["check_trend up"] == {"exponent 0", "exponent -1"}
 
 
+def test_clustered_slope_is_check_trends_seed_clustered_slope_and_refuses_bad_arrays():
+    from properties.trend import clustered_slope
+    rng = np.random.default_rng(5)
+    sizes = [10.0, 20.0, 40.0, 80.0]
+    v = np.exp(-0.5 * np.log(sizes) + rng.normal(0, 0.1, (7, 4)))
+    slope, se, dof = clustered_slope(sizes, v)
+    tr = C.check_trend("proc.cs", sizes, v, direction="decreasing", false_fail=1e-3)
+    assert (slope, se, dof) == (tr.slope, tr.stderr, 6)
+    with pytest.raises(ValueError, match="values"):
+        clustered_slope(sizes, v[:1])
+    with pytest.raises(ValueError, match="values"):
+        clustered_slope(sizes, -v)
+    with pytest.raises(ValueError, match="sizes"):
+        clustered_slope([10.0, 10.0, 40.0, 80.0], v)
+
+
 # --- order of a deterministic sequence -----------------------------------------------------
 HS = [0.1 / 2 ** k for k in range(6)]
 

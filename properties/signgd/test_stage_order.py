@@ -75,7 +75,6 @@ FALSE_FAIL = claim_rate(DRAWS, 4)
 # then the design of 2026-12-05): its rate divided by the number of looks (Bonferroni over them)
 S_LOOKS = 3
 S_FALSE_FAIL = FALSE_FAIL / S_LOOKS
-BOOT = 1000
 
 
 def _init(seeds, s, sigma_p, sigma_0, eps, m_v=MV_ROWS):
