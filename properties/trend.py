@@ -17,9 +17,9 @@ from properties.policy import FLAT_SUFFIX
 from properties.check import (EXACT, ClaimMismatch, Inconclusive, NoPower, Threshold,
                               Tolerance)
 
-__all__ = ["ASSUMED_DOF", "ORDER_SLOPE_TOL", "ORDER_TAIL", "Trend", "check_order",
-           "check_trend", "clustered_slope", "loglog_slope", "order_band",
-           "order_slope_tolerance"]
+__all__ = ["ASSUMED_DOF", "ORDER_FACTOR", "ORDER_SLOPE_TOL", "ORDER_TAIL", "Trend",
+           "check_order", "check_trend", "clustered_slope", "loglog_slope", "order_band",
+           "order_slope_tolerance", "refine_order_ladder"]
 
 
 def loglog_slope(hs: Sequence[float], errors: Sequence[float]) -> float:
@@ -56,6 +56,10 @@ def order_slope_tolerance(hs: Sequence[float], errors: Sequence[float], *,
 
 
 ORDER_TAIL = 3  # check_order: the finest local slopes whose spread says how asymptotic the range is
+# check_order's band is ORDER_FACTOR x that spread: it covers the distance left for a next-order
+# term that shrinks by r <= sqrt(3) / 2 per rung (order_band); 1 covered r <= 0.71 only, and
+# failed drawn ReLU cases of joma.theorem1 (2026-12-07)
+ORDER_FACTOR = 3.0
 
 
 def order_band(hs: Sequence[float], errors: Sequence[float], value_error=None, *,
@@ -63,12 +67,27 @@ def order_band(hs: Sequence[float], errors: Sequence[float], value_error=None, *
     """The harness's error model of a deterministic sequence err_i ~ C h_i^p (decisions.md 4):
     (slope, band, model).  Local slopes log(err_{i+1} / err_i) / log(h_{i+1} / h_i) between
     successive step sizes, coarse to fine; the slope is the finest one, and the band is the
-    spread of the last `tail` local slopes (how far from asymptotic the range still is: for a
-    next-order term that shrinks geometrically by a factor <= 1/2 per rung, the distance from
-    the finest local slope to the limit is at most the last increment) plus the numerical
-    error of each value (`value_error`, an absolute bound: a Tolerance, a number or one per
-    value; default round-off, EXACT) carried to the local slopes.  No t quantile: a
-    deterministic curve has no seeds."""
+    spread of the last `tail` local slopes (how far from asymptotic the range still is) times
+    ORDER_FACTOR, plus the numerical error of each value (`value_error`, an absolute bound: a
+    Tolerance, a number or one per value; default round-off, EXACT) carried to the local slopes.
+
+    Why that bounds the distance left.  A next-order term that shrinks geometrically, by r per
+    rung, moves the local slopes monotonically by increments ..., d / r, d: the distance from
+    the finest one to the limit is d r / (1 - r), and the spread of the last three is
+    d (1 + 1/r); c times that spread covers the distance while r^2 <= c / (1 + c).  With
+    c = 3, r <= sqrt(3) / 2 = 0.87: a relative next-order power >= 0.21 on a halving ladder
+    (c = 1 needs r <= 0.71, power >= 0.5, and failed drawn ReLU cases of joma.theorem1 whose
+    local slopes wander at 1e-3 or approach slowly).  A next-order term whose sign changes from
+    rung to rung (a ReLU kink crossed at a different fraction of a step at each step size)
+    makes the local slopes wander about the order: three times the spread of the last three
+    covered the finest one's distance to it on every such curve of tests/test_procedures (a
+    model, not a bound).  A transient at coarser rungs (a unit switching at step-dependent
+    times) does not widen the band once three rungs have settled.  Where the last three
+    increments are of one sign and each larger than the one before (beyond twice the carried
+    value error), the local slopes still accelerate at the fine end: the range is not
+    asymptotic yet, the model's premise fails on the data, and the band is infinite
+    (`check_order`: Inconclusive, refine the step ladder; `refine_order_ladder`).  No t
+    quantile: a deterministic curve has no seeds."""
     h = np.asarray(list(hs), dtype=np.float64)
     e = np.abs(np.asarray(list(errors), dtype=np.float64))
     if h.ndim != 1 or h.size < 3 or e.shape != h.shape:
@@ -99,10 +118,47 @@ def order_band(hs: Sequence[float], errors: Sequence[float], value_error=None, *
     last = local[-k:]
     spread = float(last.max() - last.min())
     carry = float(carried[-k:].max())
-    model = (f"deterministic order: finest local slope {last[-1]:.4g}; band = spread "
-             f"{spread:.3g} of the last {k} local slopes ({', '.join(f'{v:.4g}' for v in last)})"
-             f" + carried value error {carry:.3g} ({vmodel})")
-    return float(last[-1]), spread + carry, model
+    inc = np.diff(local)[-3:]  # the last three increments, beyond their carried value error
+    if inc.size == 3 and (np.all(inc > 2 * carry) or np.all(inc < -2 * carry)) \
+            and abs(inc[2]) > abs(inc[1]) > abs(inc[0]):
+        shown = ", ".join(f"{v:.4g}" for v in local[-4:])
+        return float(last[-1]), float("inf"), (
+            f"not yet asymptotic: the local slopes ({shown}) still accelerate at the fine end "
+            f"(increments {', '.join(f'{v:.3g}' for v in inc)}, each larger than the one "
+            f"before), so no band bounds the distance left")
+    model = (f"deterministic order: finest local slope {last[-1]:.4g}; band = {ORDER_FACTOR:g} x "
+             f"spread {spread:.3g} of the last {k} local slopes "
+             f"({', '.join(f'{v:.4g}' for v in last)}) + carried value error {carry:.3g} "
+             f"({vmodel})")
+    return float(last[-1]), ORDER_FACTOR * spread + carry, model
+
+
+def refine_order_ladder(hs, errors, add_rung, *, value_error=None, band_at_most: float = 0.5,
+                        most: int = 9) -> tuple[list, list]:
+    """check_order's "refine the step ladder" as a rule fixed before the run: while
+    `order_band`'s band is above `band_at_most` (default 0.5, half the gap to check_order's
+    default rival orders: above it the check is Inconclusive) or infinite (the local slopes
+    still accelerate at the fine end), halve the finest step and append `add_rung(h)`, the
+    error at the new step, up to `most` step sizes.  `value_error`: as order_band's, or a
+    function of the step sizes so far.  Returns the (grown) lists hs, errors; check_order then
+    decides on the whole ladder."""
+    hs, errors = list(hs), list(errors)
+    if len(hs) != len(errors) or len(hs) < 3:
+        raise ValueError(f"hs, errors: at least three step sizes with one error each, got "
+                         f"{len(hs)} and {len(errors)}")
+    if not (isinstance(most, int) and most >= len(hs)):
+        raise ValueError(f"most must be an integer >= len(hs) = {len(hs)}, got {most!r}")
+    if not (band_at_most > 0):
+        raise ValueError(f"band_at_most must be > 0, got {band_at_most!r}")
+
+    def band():
+        ve = value_error(hs) if callable(value_error) else value_error
+        return order_band(hs, errors, ve)[1]
+
+    while not band() <= band_at_most and len(hs) < most:
+        hs.append(min(hs) / 2)
+        errors.append(float(add_rung(hs[-1])))
+    return hs, errors
 
 
 def check_order(claim_id: str, hs: Iterable[float], errors: Iterable[float], order: float, *,
@@ -113,8 +169,8 @@ def check_order(claim_id: str, hs: Iterable[float], errors: Iterable[float], ord
     """Discretization order of a deterministic sequence: the error behaves as C h^order.
 
     The harness's procedure (`order_band`): the finest local slope, with a band from the spread
-    of the last local slopes plus each value's numerical error (`value_error`) carried to them;
-    passes if |slope - order| <= band.  It decides only where the band is below half the gap
+    of the last three local slopes times ORDER_FACTOR (3) plus each value's numerical error
+    (`value_error`) carried to them; passes if |slope - order| <= band.  It decides only where the band is below half the gap
     to the nearest rival order (`rivals`, default order - 1 and order + 1: O(h) against O(1)
     and O(h^2)); otherwise `Inconclusive` (refine the step ladder).  A rival order is rejected
     when it lies outside the band around the slope.  In an alternative's world the band is the

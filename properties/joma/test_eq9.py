@@ -130,7 +130,7 @@ register(Claim(
     metric="log-log slope of the remainder vs eps over eps = 1e-3 * 2^-k, k = 0..7 "
            "(enumeration: 0.02 * 2^-k, k = 0..4); at L = 2H, |P - 1/2|",
     tolerance="the finest local slope within the claimed order +- the harness's "
-              "deterministic order band (check_order: the spread of the last three local "
+              "deterministic order band (check_order: 3 x the spread of the last three local "
               "slopes + carried round-off; rate 0; inconclusive unless the band is below half "
               "the gap to the neighbouring orders); at L = 2H, 60-digit round-off amplified by the 1/(L eps) cancellation "
               "of 1 - (1-eps)^L (mpmath), float64 round-off of a 2^N-term sum (enumeration)",

@@ -76,7 +76,7 @@ register(Claim(
     metric="JL: number of the 20 draws with max_{l != l'} |u_l^T u_l'| > eps; Theorem 1: max "
            "drift of the invariant vs coherence eps (log-log slope)",
     tolerance="JL: binomial 1e-6 quantile of the union-bound failure probability at the "
-              "printed d (false-fail 1e-6). Theorem 1: the finest local slope 1 within the harness's deterministic order band (check_order: spread of the last three local slopes + carried round-off; rate 0) over 7 coherences (t = 0.08 x 2^-k, k = 0..6); "
+              "printed d (false-fail 1e-6). Theorem 1: the finest local slope 1 within the harness's deterministic order band (check_order: 3 x the spread of the last three local slopes + carried round-off; rate 0) over 7 coherences (t = 0.08 x 2^-k, k = 0..6); "
               "orthonormal U_C: float64 round-off.",
     reading="log = natural log (the JL literature's). With log10 the bound gives d 2.3x smaller "
             "and a union bound above 1 for M >= 100 (reported in the plot, not asserted). "

@@ -17,7 +17,7 @@ from properties.joma.common import (ETAS, T1_PARAMS, problem, random_init,
                                     token_stats)
 from properties import attach_plot
 from properties.joma.figures import plot_theorem1, plot_theorem1_softmax
-from properties.trend import order_band
+from properties.trend import refine_order_ladder
 from sim.joma import BlowUpError, simulate_eqn2, simulate_eqn2_softmax_budget
 from theory import joma as th
 
@@ -26,9 +26,10 @@ _T1_SETTING = ("Eqn. 2 with orthonormal U_C (d x M_C), unit u_q orthogonal to U_
                "W and z_m trained together by simultaneous gradient steps")
 _ORDER_TOL = ("discretization: gradient steps of size eta approximate the flow with O(eta) "
               "error over a fixed horizon; log-log slope of the invariant's drift vs eta "
-              "(eta = 4 eta0 .. eta0/8, six sizes) within 1 +- the harness's deterministic "
-              "order band (check_order: spread of the last three local slopes + carried "
-              "round-off; rate 0); plus the "
+              "(eta = 4 eta0 .. eta0/8, six sizes; halved further, to eta0/64 at most, while "
+              "the band is above 0.5 or infinite: refine_order_ladder) within 1 +- the "
+              "harness's deterministic order band (check_order: 3 x the spread of the last "
+              "three local slopes + carried round-off; rate 0); plus the "
               "exact discrete-time identity (drift corrected by the accumulated squared "
               "increments) to float64 round-off. The exact identity audits the discrete "
               "counterpart (theory's flow form cancels in it); the flow form itself is decided "
@@ -188,13 +189,18 @@ def _order(world, kind, params, init_seed, scale, horizon):
     W0, z0 = random_init(p, init_seed, scale)
     run = world.simulation(simulate, "run", pure=True)
     inv = world.prediction(FLOW[kind], "invariant")
-    etas, err = ETAS(horizon / 40), []
-    for eta in etas:
+
+    def rung(eta):
         tr = run(p, eta=eta, horizon=horizon, W0=W0, z0=z0)
         _assume_moves(tr)
         s2, _ = token_stats(tr)
         I = inv(z=tr.z, s2=s2)
-        err.append(np.abs(I - I[0])[-1].max())
+        return np.abs(I - I[0])[-1].max()
+
+    etas = ETAS(horizon / 40)
+    # where the six rungs are not yet asymptotic (the harness's band infinite or too wide to
+    # decide), the ladder is halved further, to eta0 / 64 at most (harness rule; 2026-12-07)
+    etas, err = refine_order_ladder(etas, [rung(eta) for eta in etas], rung)
     check_order(f"joma.theorem1.{kind}", etas, err, 1.0, what="flow invariant drift vs eta")
 
 
@@ -305,7 +311,7 @@ register(Claim(
     tolerance="printed: float64 round-off (softmax conserves 1^T z exactly, also in discrete time, "
               "because 1^T(diag(b) - b b^T) = 0 when 1^T b = 1); corrected: discretization "
               "O(eta), the finest local slope 1 within the harness's deterministic order band "
-              "(spread of the last three local slopes + carried round-off; rate 0) over "
+              "(3 x the spread of the last three local slopes + carried round-off; rate 0) over "
               "eta = 4 eta0 .. eta0/8 (check_order), the ladder halved further (to eta0/64 at "
               "most) while that band is above 0.3",
     corrected="z_m(t) = 1/2 sum_k (v_k^2(t) - ||v_k(t)||_2^2 bbar_m) + c  (the proof's Eqn. 19; "
@@ -394,26 +400,25 @@ def test_theorem1_softmax_corrected_all_directions(world, case, horizon):
         r = run(p, eta=eta, horizon=horizon, W0=W0, z0=z0)
         assume(np.abs(r["V"] - r["V0"]).max() > 1e-9)  # not the all-inactive ReLU fixed point
         drift = inv(r["z"], r["V"], r["bbar"]) - inv(r["z0"], r["V0"], r["bbar0"])
-        err.append(np.abs(drift - (-r["viol_E"] + r["viol_b"])).max())
         size = max(size, float(np.abs(r["z"]).max() + (r["V"] ** 2).sum((-2, -1)).max()
                                + np.abs(r["viol_E"]).max() + np.abs(r["viol_b"]).max() + 1))
+        return np.abs(drift - (-r["viol_E"] + r["viol_b"])).max()
 
-    def roundoff():
+    def roundoff(hs):
         # each value's float64 round-off: the sums over the finest rung's horizon / eta steps
         # (~20 operations a step) on numbers of the size of z, sum ||v||^2 and the two
         # violation budgets (a bound for every rung)
-        return Tolerance.roundoff(size, ops=20 * round(horizon / min(etas)))
+        return Tolerance.roundoff(size, ops=20 * round(horizon / min(hs)))
 
-    for eta in etas:
-        rung(eta)
-    # A deterministic sequence: the harness's order band (the spread of the last three local
-    # slopes, plus each value's round-off carried to them).  Where a ReLU unit switches at a
+    etas = ETAS(horizon / 40)
+    err = [rung(eta) for eta in etas]
+    # A deterministic sequence: the harness's order band (3 x the spread of the last three
+    # local slopes, plus each value's round-off carried to them).  Where a ReLU unit switches at a
     # step-dependent time the coarse rungs are not yet asymptotic (local slopes 1.2, 1.2, 1.9 on
     # a drawn ReLU case): the ladder is halved further, by a rule fixed beforehand, until the
     # band is at most SOFTMAX_ORDER_BAND or the step is eta0 / 64 (three more rungs at most);
     # the order is then decided on the whole ladder, rate 0
-    while order_band(etas, err, roundoff())[1] > SOFTMAX_ORDER_BAND and len(etas) < 9:
-        etas.append(etas[-1] / 2)
-        rung(etas[-1])
-    check_order("joma.theorem1.softmax", etas, err, 1.0, value_error=roundoff(),
+    etas, err = refine_order_ladder(etas, err, rung, value_error=roundoff,
+                                    band_at_most=SOFTMAX_ORDER_BAND)
+    check_order("joma.theorem1.softmax", etas, err, 1.0, value_error=roundoff(etas),
                 what="Eqn. 19 drift minus the assumption violations, all M_C directions")

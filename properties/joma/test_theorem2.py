@@ -92,8 +92,8 @@ register(Claim(
            "form|; full: also max_l |erf(v_l(T)/sqrt 2) - Delta_l sqrt(2/pi) T / A|",
     tolerance="reduced Eqn. 3: ODE solver (DOP853, rtol 1e-11) x 100 (x 1e3 for the closed-form "
               "trajectory, through erfinv); full Eqn. 2: discretization O(eta), log-log slope "
-              "1 within the harness's deterministic order band (check_order: spread of the last "
-              "three local slopes + carried round-off; rate 0) over eta = 4 eta0 .. eta0/8",
+              "1 within the harness's deterministic order band (check_order: 3 x the spread of "
+              "the last three local slopes + carried round-off; rate 0) over eta = 4 eta0 .. eta0/8",
     corrected="erf(v_l(t)/sqrt 2)/Delta_lm = erf(v_l'(t)/sqrt 2)/Delta_l'm "
               "(= sqrt(2/pi) t / A; closed form v_l(t) = sqrt 2 erfinv(sqrt(2/pi) Delta_lm t / A))",
     reason="Eqn. 22 separates as e^{-v^2/2} dv_l = Delta_lm dt / A, and "
