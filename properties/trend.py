@@ -170,9 +170,10 @@ def check_order(claim_id: str, hs: Iterable[float], errors: Iterable[float], ord
 
     The harness's procedure (`order_band`): the finest local slope, with a band from the spread
     of the last three local slopes times ORDER_FACTOR (3) plus each value's numerical error
-    (`value_error`) carried to them; passes if |slope - order| <= band.  It decides only where the band is below half the gap
-    to the nearest rival order (`rivals`, default order - 1 and order + 1: O(h) against O(1)
-    and O(h^2)); otherwise `Inconclusive` (refine the step ladder).  A rival order is rejected
+    (`value_error`) carried to them; passes if |slope - order| <= band.  It decides only where
+    the band is below half the gap to the nearest rival order (`rivals`, default order - 1 and
+    order + 1: O(h) against O(1) and O(h^2)); otherwise `Inconclusive` (refine the step
+    ladder: `refine_order_ladder`).  A rival order is rejected
     when it lies outside the band around the slope.  In an alternative's world the band is the
     claim world's (the same check on the same draw), never recomputed from the rival's own
     curve.  Errors all at or below `exact` (round-off) mean the identity holds exactly at every
