@@ -318,12 +318,9 @@ def _slope_fit(x, v, log_values, se, dof, value_error, false_fail):
     """(slope, stderr, crit, dof, model, per-size values) for the four error models."""
     lx = np.log(x)
     if v.ndim == 2:  # seeds x sizes: a slope per seed, clustered by seed, Student t
-        if v.shape[0] < 2:
-            raise ValueError("values: a seeds x sizes array needs at least 2 seeds")
-        slope, stderr, d = clustered_slope(x, v, log_values=log_values)
-        n = d + 1
-        crit = float(stats.t.isf(false_fail / 2, n - 1))
-        return slope, stderr, crit, n - 1, f"seed-clustered: t with {n - 1} dof over {n} seeds", \
+        slope, stderr, d = clustered_slope(x, v, log_values=log_values)  # >= 2 seeds, or raises
+        crit = float(stats.t.isf(false_fail / 2, d))
+        return slope, stderr, crit, d, f"seed-clustered: t with {d} dof over {d + 1} seeds", \
             v.mean(axis=0)
     y = np.log(v) if log_values else v
     if value_error is not None:  # a deterministic sequence: propagate a per-value error bound
