@@ -15,10 +15,12 @@ overwritten, and named in one warning -- never a wrong verdict and never code ru
 cache directory and wants hits shares the key file, and so trusts everyone who holds it (a
 holder can sign any pickle).  An entry's key (what it is stored under) is a SHA-1 over
 
-  * the code version: the source of sim/, theory/, the harness modules that runs depend on
-    (check.py, world.py, registry.py, cache.py), the paper package's shared modules (runs.py,
-    common.py, ... : everything but its claim files and figures.py) and the file that defines
-    the function (a claim file, for a simulation defined there);
+  * the code version: the modules of sim/ and theory/ that the function's file and its paper
+    package's shared modules reach through their imports (`code_closure`: another paper's
+    simulator is not part of it), the harness modules that runs depend on (check.py, world.py,
+    registry.py, cache.py, ...), the paper package's shared modules and data files (runs.py,
+    common.py, ... : everything but its claim files, figures.py and history.json) and the file
+    that defines the function (a claim file, for a simulation defined there);
   * the environment a result depends on: the versions of Python, torch, numpy, scipy and sympy,
     the device, the default dtype, the Hypothesis profile and the named size (runs resolve
     profile- and size-dependent defaults inside);
@@ -91,37 +93,127 @@ def _file_digest(path: str) -> str:
         return "missing:" + path
 
 
-@functools.lru_cache(maxsize=None)
-def _tree_digest(folder: str) -> str:
-    h = hashlib.sha1()
-    for p in sorted(Path(folder).rglob("*.py")):
-        h.update(str(p.relative_to(folder)).encode())
-        h.update(_file_digest(str(p)).encode())
-    return h.hexdigest()
+# --------------------------------------------------------------------------------------------
+# The sim/ and theory/ code a module reaches: its imports, followed
+# --------------------------------------------------------------------------------------------
+CODE_TREES = ("sim", "theory")  # the packages whose modules a run executes, followed by import
+
+
+def imported_modules(source: str) -> set[str]:
+    """The dotted names a Python source imports, at module level or inside functions: `import
+    a.b` gives a.b, `from a.b import c` gives a.b and a.b.c (c may be a submodule).  Relative
+    imports are left out (sim/ and theory/ import absolutely); a source that does not parse
+    gives nothing (its own digest still keys it)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
+    return out
+
+
+def _module_files(name: str, is_file: Callable[[str], bool]) -> list[str]:
+    """The files (relative to the checkout, with '/') that importing the module `name` of
+    sim/ or theory/ executes: each package's __init__.py on the way and the module itself."""
+    parts = name.split(".")
+    if parts[0] not in CODE_TREES:
+        return []
+    out = []
+    for i in range(1, len(parts) + 1):
+        base = "/".join(parts[:i])
+        for rel in (base + "/__init__.py", base + ".py"):
+            if is_file(rel):
+                out.append(rel)
+                break
+        else:
+            break  # not a module (a name imported from its parent): nothing further down
+    return out
+
+
+def code_closure(starts, read: Callable[[str], str | None]) -> frozenset[str]:
+    """The sim/ and theory/ files the Python sources `starts` reach through their imports,
+    followed transitively (paths relative to the checkout; `read(rel)` is a file's text, None
+    where there is no such file).  What a run can execute of sim/ and theory/: a module it does
+    not reach is not part of its code version, so a new paper's simulator (or an edit of another
+    paper's) leaves the runs and README stamps of the papers that never import it as they are."""
+    texts: dict = {}
+
+    def text(rel):
+        if rel not in texts:
+            texts[rel] = read(rel)
+        return texts[rel]
+
+    seen: set[str] = set()
+    todo = [s for s in starts]
+    while todo:
+        src = text(todo.pop())
+        if src is None:
+            continue
+        for name in imported_modules(src):
+            for rel in _module_files(name, lambda r: text(r) is not None):
+                if rel not in seen:
+                    seen.add(rel)
+                    todo.append(rel)
+    return frozenset(seen)
+
+
+def _read_checkout(rel: str) -> str | None:
+    try:
+        return (ROOT / rel).read_text(encoding="utf-8", errors="replace")
+    except OSError:  # no such file (or a folder)
+        return None
+
+
+def _package_inputs(pkg: Path) -> list[Path]:
+    """A paper package's shared modules and data files (calibration tables read by its runs):
+    everything but its claim files, figures.py and the claims' histories."""
+    return [p for p in sorted([*pkg.glob("*.py"), *pkg.glob("*.json")])
+            if not p.name.startswith("test_") and p.name != "figures.py"
+            and p.name not in NOT_RUN_INPUTS]
 
 
 @functools.lru_cache(maxsize=None)
 def _module_digest(module: str) -> str:
-    """The code a function of `module` may run: sim/, theory/, the run-relevant harness modules,
-    its paper package's shared (non-claim, non-figure) modules, and its own file."""
+    """The code a function of `module` may run: the sim/ and theory/ modules that its file and
+    its paper package's shared modules reach through their imports (`code_closure`), the
+    run-relevant harness modules, its paper package's shared (non-claim, non-figure) modules and
+    data files, and its own file."""
     h = hashlib.sha1()
-    for tree in ("sim", "theory"):
-        h.update(_tree_digest(str(ROOT / tree)).encode())
-    for name in _SHARED_HARNESS:
-        h.update(_file_digest(str(ROOT / "properties" / name)).encode())
     mod = sys.modules.get(module)
     path = getattr(mod, "__file__", None)
-    if path:
-        pkg = Path(path).resolve().parent
-        if pkg.parent == ROOT / "properties":  # a paper package: its shared modules
-            # its shared modules and its data files (calibration tables read by its runs; not
-            # the claims' histories)
-            for p in sorted([*pkg.glob("*.py"), *pkg.glob("*.json")]):
-                if (not p.name.startswith("test_") and p.name != "figures.py"
-                        and p.name not in NOT_RUN_INPUTS):
-                    h.update(p.name.encode())
-                    h.update(_file_digest(str(p)).encode())
-        h.update(_file_digest(str(Path(path).resolve())).encode())
+    own = Path(path).resolve() if path else None
+    inputs = []
+    if own is not None and own.parent.parent == ROOT / "properties":  # a paper package
+        inputs = _package_inputs(own.parent)
+    starts = [p for p in [*inputs, own] if p is not None and p.suffix == ".py"]
+    rels = []
+    for p in starts:
+        try:
+            rels.append(p.relative_to(ROOT).as_posix())
+        except ValueError:  # a module outside the checkout (a conjecture file): read it there
+            rels.append(str(p))
+    reached = code_closure(["sim/__init__.py", *rels],  # the device and generators: every run
+                           lambda r: _read_checkout(r) if not os.path.isabs(r) else
+                           (Path(r).read_text(encoding="utf-8", errors="replace")
+                            if Path(r).is_file() else None))
+    for rel in sorted(reached | {"sim/__init__.py"}):
+        h.update(rel.encode())
+        h.update(_file_digest(str(ROOT / rel)).encode())
+    for name in _SHARED_HARNESS:
+        h.update(_file_digest(str(ROOT / "properties" / name)).encode())
+    for p in inputs:
+        h.update(p.name.encode())
+        h.update(_file_digest(str(p)).encode())
+    if own is not None:
+        h.update(_file_digest(str(own)).encode())
     else:
         h.update(f"nofile:{module}".encode())
     return h.hexdigest()
@@ -380,8 +472,9 @@ def run_cache(maxsize: int | None = 8):
       memory entry); pass a tuple (`tuple(seeds)`) or the numbers that build the array, and
       build it inside.
     - On disk a call is keyed by its bound arguments with the defaults applied (`f(0)` and
-      `f(0, 1)` are one run when 1 is the default) and by the code version (sim/, theory/, the
-      harness modules runs depend on, the paper's shared modules, this file) and environment
+      `f(0, 1)` are one run when 1 is the default) and by the code version (the sim/ and theory/
+      modules it reaches by import, the harness modules runs depend on, the paper's shared
+      modules, this file) and environment
       (library versions, device, profile, size): an edit of the code is a miss, never a stale
       hit.  A result that does not pickle is kept in memory only (with a warning).
     - The value returned is shared by every caller (memory level) and stored as it was returned

@@ -77,21 +77,35 @@ def _first_sentence(text: str) -> str:
 # The claims' code version, per paper
 # --------------------------------------------------------------------------------------------
 def _code_member(rel: str, paper: str) -> bool:
-    """Whether the file `rel` (a path relative to the checkout, with '/') is code the runs of
-    `paper`'s claims depend on, as the run cache counts it (properties.cache._module_digest):
-    sim/ and theory/, the run-relevant harness modules, and the paper package's own modules and
-    data files (its claim files included; its figures and the claims' histories not)."""
+    """Whether the file `rel` (a path relative to the checkout, with '/') of properties/ is code
+    the runs of `paper`'s claims depend on, as the run cache counts it
+    (properties.cache._module_digest): the run-relevant harness modules, and the paper package's
+    own modules and data files (its claim files included; its figures and the claims' histories
+    not).  Of sim/ and theory/ only what these reach through their imports counts
+    (`paper_code_files`)."""
     from properties.cache import _SHARED_HARNESS, NOT_RUN_INPUTS
 
     parts = rel.split("/")
-    if parts[0] in ("sim", "theory"):
-        return rel.endswith(".py")
     if parts[0] != "properties":
         return False
     if len(parts) == 2:
         return parts[1] in _SHARED_HARNESS
     return (len(parts) == 3 and parts[1] == paper and parts[2] != "figures.py"
             and parts[2] not in NOT_RUN_INPUTS and parts[2].endswith((".py", ".json")))
+
+
+def paper_code_files(paper: str, files, read) -> set[str]:
+    """The files of `files` (paths relative to the checkout) that `paper`'s claims depend on:
+    `_code_member`s, and the sim/ and theory/ modules that the paper package's modules (claim
+    files included) reach through their imports (`properties.cache.code_closure`, `read(rel)`
+    a file's text or None).  A new paper's simulator, or an edit of another paper's that this
+    paper never imports, leaves its code version (and its README stamps) as they are."""
+    from properties.cache import code_closure
+
+    members = {rel for rel in files if _code_member(rel, paper)}
+    starts = ["sim/__init__.py", *sorted(r for r in members if r.endswith(".py"))]
+    return members | (set(code_closure(starts, read)) & set(files)) | (
+        {"sim/__init__.py"} & set(files))
 
 
 def _digest(blobs: dict) -> str:
@@ -132,10 +146,36 @@ def _tree_at(commit: str, root: Path) -> tuple[tuple[str, str], ...] | None:
     return tuple(rows)
 
 
+@functools.lru_cache(maxsize=16)
+def _texts_at(commit: str, root: Path, blobs: tuple) -> dict | None:
+    """{path: text} of the (path, blob id) pairs `blobs` at `commit` (one `git cat-file
+    --batch`), or None where git cannot read them."""
+    if not blobs:
+        return {}
+    try:
+        out = subprocess.run(["git", "cat-file", "--batch"], cwd=root, capture_output=True,
+                             input="".join(b + "\n" for _, b in blobs).encode(), timeout=60,
+                             check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    data, texts, i = out.stdout, {}, 0
+    for path, _ in blobs:
+        nl = data.index(b"\n", i)
+        meta = data[i:nl].split()
+        if len(meta) != 3:
+            return None
+        size = int(meta[2])
+        texts[path] = data[nl + 1:nl + 1 + size].decode("utf-8", errors="replace")
+        i = nl + 1 + size + 1
+    return texts
+
+
 def paper_code_version(paper: str, commit: str | None = None, root=None) -> str | None:
-    """The code version of `paper`'s claims: a digest of the files their runs depend on (sim/,
-    theory/, the run cache's harness modules, properties/<paper>/'s modules and data files,
-    figures apart) -- at `commit` (from git; None where git or the commit is not there), or in
+    """The code version of `paper`'s claims: a digest of the files their runs depend on (the
+    modules of sim/ and theory/ that the paper's modules reach by import, the run cache's harness
+    modules, properties/<paper>/'s modules and data files, figures apart) -- at `commit` (from git; None where git or the commit is not there), or in
     the working tree when `commit` is None.  The environment (library versions, device) is not
     part of it, unlike the run cache's keys: the same code gives the same version anywhere."""
     root = Path(root) if root is not None else ROOT
@@ -143,7 +183,14 @@ def paper_code_version(paper: str, commit: str | None = None, root=None) -> str 
         tree = _tree_at(commit, root)
         if tree is None:
             return None
-        return _digest({p: b for p, b in tree if _code_member(p, paper)})
+        blobs = dict(tree)
+        texts = _texts_at(commit, root, tuple(sorted(
+            (p, b) for p, b in tree if p.endswith(".py")
+            and (p.split("/")[0] in ("sim", "theory") or p.startswith(f"properties/{paper}/")))))
+        if texts is None:
+            return None
+        keep = paper_code_files(paper, blobs, texts.get)
+        return _digest({p: blobs[p] for p in keep})
     blobs = {}
     for top in ("sim", "theory", "properties"):
         base = root / top
@@ -151,9 +198,15 @@ def paper_code_version(paper: str, commit: str | None = None, root=None) -> str 
             continue
         for p in base.rglob("*"):
             rel = p.relative_to(root).as_posix()
-            if p.is_file() and "__pycache__" not in rel and _code_member(rel, paper):
-                blobs[rel] = _blob_id(p.read_bytes())
-    return _digest(blobs)
+            if p.is_file() and "__pycache__" not in rel:
+                blobs[rel] = p
+
+    def read(rel):
+        p = blobs.get(rel)
+        return p.read_text(encoding="utf-8", errors="replace") if p is not None else None
+
+    keep = paper_code_files(paper, blobs, read)
+    return _digest({rel: _blob_id(blobs[rel].read_bytes()) for rel in keep})
 
 
 def _code_version_of(doc: dict, paper: str) -> tuple[str | None, str]:

@@ -63,8 +63,54 @@ def test_the_code_version_covers_sim_theory_the_package_and_the_environment(monk
     monkeypatch.setenv("HYPOTHESIS_PROFILE", "dev")
     assert cache.code_version(__name__) != v  # and the profile
     base = cache._module_digest.__wrapped__(__name__)
-    monkeypatch.setattr(cache, "_tree_digest", lambda folder: folder + "-edited")
-    assert cache._module_digest.__wrapped__(__name__) != base  # an edit of sim/ or theory/
+    real = cache._file_digest
+    monkeypatch.setattr(cache, "_file_digest",
+                        lambda path: real(path) + ("-edited" if path.endswith("sim/__init__.py")
+                                                   else ""))
+    assert cache._module_digest.__wrapped__(__name__) != base  # an edit of sim/
+
+
+def test_the_code_version_follows_imports_into_sim_and_theory(tmp_path, monkeypatch):
+    """Of sim/ and theory/, a run's code version holds what its module and its paper package's
+    shared modules reach by import (at module level or in a function, transitively): an edit
+    there is a miss; an edit of a module nothing imports (another paper's simulator, a new one)
+    is not."""
+    import importlib
+    import sys as _sys
+
+    files = {"sim/__init__.py": "", "sim/toy.py": "from theory.toy import y\n",
+             "sim/deep/__init__.py": "", "sim/deep/leaf.py": "v = 1\n",
+             "sim/other.py": "z = 3\n", "theory/__init__.py": "", "theory/toy.py": "y = 2\n",
+             "theory/other.py": "w = 4\n", "properties/paperx/__init__.py": "",
+             "properties/paperx/runs.py": "from sim import toy\n\ndef f():\n"
+                                          "    import sim.deep.leaf\n",
+             "properties/paperx/test_a.py": "from sim import other\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    def read(rel):
+        return (tmp_path / rel).read_text() if (tmp_path / rel).is_file() else None
+
+    assert cache.code_closure(["properties/paperx/runs.py"], read) == {
+        "sim/__init__.py", "sim/toy.py", "theory/__init__.py", "theory/toy.py",
+        "sim/deep/__init__.py", "sim/deep/leaf.py"}
+    monkeypatch.setattr(cache, "ROOT", tmp_path)
+    spec = importlib.util.spec_from_file_location("properties.paperx.runs",
+                                                  tmp_path / "properties/paperx/runs.py")
+    monkeypatch.setitem(_sys.modules, "properties.paperx.runs", importlib.util.module_from_spec(spec))
+    digest = cache._module_digest.__wrapped__
+
+    def after_edit(rel):
+        before = digest("properties.paperx.runs")
+        (tmp_path / rel).write_text((tmp_path / rel).read_text() + "# edited\n")
+        cache._file_digest.cache_clear()
+        return digest("properties.paperx.runs") != before
+
+    for rel in ("sim/other.py", "theory/other.py", "properties/paperx/test_a.py"):
+        assert not after_edit(rel), rel  # not reached (a claim file is keyed only for its own runs)
+    for rel in ("sim/toy.py", "theory/toy.py", "sim/deep/leaf.py", "sim/__init__.py",
+                "properties/paperx/runs.py"):
+        assert after_edit(rel), rel
 
 
 def test_a_claims_history_is_not_part_of_the_code_version(tmp_path, monkeypatch):

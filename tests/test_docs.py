@@ -201,9 +201,12 @@ def _git(repo, *args):
 
 
 def test_the_code_version_counts_the_code_a_papers_runs_depend_on(tmp_path):
-    files = {"sim/toyp.py": "x = 1\n", "theory/toyp.py": "y = 2\n", "properties/check.py": "c\n",
+    files = {"sim/__init__.py": "", "sim/toyp.py": "from theory.toyp import y\n",
+             "theory/__init__.py": "", "theory/toyp.py": "y = 2\n", "properties/check.py": "c\n",
+             "sim/other.py": "z = 3\n", "theory/other.py": "w = 4\n",
              "properties/report.py": "r\n", "properties/toyp/__init__.py": "",
-             "properties/toyp/test_theorem1.py": "t\n", "properties/toyp/figures.py": "f\n",
+             "properties/toyp/test_theorem1.py": "def f():\n    from sim import toyp\n",
+             "properties/toyp/figures.py": "f\n",
              "properties/toyp/calibration.json": "{}\n", "properties/other/test_a.py": "o\n"}
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -217,14 +220,16 @@ def test_the_code_version_counts_the_code_a_papers_runs_depend_on(tmp_path):
     assert rd.paper_code_version("toyp", head, root=tmp_path) == v0  # the commit = the tree
     assert rd.paper_code_version("toyp", "f" * 40, root=tmp_path) is None  # no such commit
     assert rd.paper_code_version("toyp", "--help", root=tmp_path) is None  # never an option
-    for rel in ("properties/toyp/figures.py", "properties/report.py",
-                "properties/other/test_a.py"):  # figures, the renderer, another paper: same
+    for rel in ("properties/toyp/figures.py", "properties/report.py", "properties/other/test_a.py",
+                "sim/other.py", "theory/other.py"):  # figures, the renderer, another paper,
+        # and sim/ and theory/ modules the paper's modules never import: the same version
         (tmp_path / rel).write_text("changed\n")
         assert rd.paper_code_version("toyp", root=tmp_path) == v0, rel
-    for rel in ("sim/toyp.py", "theory/toyp.py", "properties/check.py",
+    for rel in ("sim/toyp.py", "theory/toyp.py", "sim/__init__.py", "properties/check.py",
                 "properties/toyp/test_theorem1.py", "properties/toyp/calibration.json"):
         before = rd.paper_code_version("toyp", root=tmp_path)
-        (tmp_path / rel).write_text("changed " + rel + "\n")
+        text = (tmp_path / rel).read_text()  # an edit that keeps the file's imports
+        (tmp_path / rel).write_text(text + ("# changed\n" if rel.endswith(".py") else " "))
         assert rd.paper_code_version("toyp", root=tmp_path) != before, rel
     assert rd.paper_code_version("toyp", head, root=tmp_path) == v0  # the commit's, still
     # a report's stamp: the commit's code for a clean run, the tree's for a dirty one
