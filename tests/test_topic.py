@@ -1,4 +1,4 @@
-"""Unit tests of theory/topic.py (sympy closed forms) and sim/topic.py (samplers, moments,
+"""Unit tests of theory/topic.py (sympy closed forms) and sim/topic/ (samplers, moments,
 eq. 7 model, Stage-2 attention model)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Unit tests of the paths of sim/topic.py that the uniform-attention audit does not exercise:
+"""Unit tests of the paths of sim/topic/ that the uniform-attention audit does not exercise:
 gradients with trained K/Q (squared and cross-entropy), one SGD / Adam step of `train`, the
 masking scheme's frequencies, the LDA sampler, `attention_stats` on hand-built matrices,
 near-zero positive initialisation, seed determinism, bad input.
