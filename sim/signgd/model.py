@@ -310,6 +310,19 @@ def gradients(P, y, p: Params):
 
 
 def _gradients(P, y, p: Params):
+    g, f, A, _ = _gradient_parts(P, y, p)
+    return g, f, A
+
+
+# the sign of each value head's term in f = F_{+1} - F_{-1}
+_HEAD_SIGN = torch.tensor([1.0, -1.0], dtype=DT)
+
+
+def _gradient_parts(P, y, p: Params, head: bool = True):
+    """(gradients, f, A, v): `_gradients` and the mean value v of the forward pass (what train's
+    tracked quantities need again).  head=False leaves the head's gradient out (None): train
+    with a fixed head never reads it.  The W_V gradient is (+-h_j) gv elementwise, one
+    broadcast product (bit for bit the two products stacked before: h_j * (+-1) is exact)."""
     f, c = _forward(P, p)
     S, N, L, d = P.shape
     X = P.reshape(S, N * L, d)
@@ -321,9 +334,10 @@ def _gradients(P, y, p: Params):
     GE = G[:, :, None, None] * E  # (S, N, L query, L key)
     gQ = (GE @ k).reshape(S, N * L, -1).transpose(1, 2) @ X  # sum_{n,l,m} GE k_m P_l
     gK = (GE.transpose(-1, -2) @ q).reshape(S, N * L, -1).transpose(1, 2) @ X
-    gV = torch.stack([p.H[:, 0, :, None] * gv[:, None, :], -p.H[:, 1, :, None] * gv[:, None, :]], 1)
-    gH = torch.stack([(p.WV[:, 0] @ gv[:, :, None])[..., 0], -(p.WV[:, 1] @ gv[:, :, None])[..., 0]], 1)
-    return Params(gQ, gK, gV, gH), f, A
+    gV = (p.H * _HEAD_SIGN.to(p.H.device)[:, None])[..., None] * gv[:, None, None, :]
+    gH = (torch.stack([(p.WV[:, 0] @ gv[:, :, None])[..., 0], -(p.WV[:, 1] @ gv[:, :, None])[..., 0]], 1)
+          if head else None)
+    return Params(gQ, gK, gV, gH), f, A, c["v"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -359,14 +373,28 @@ def tracked(prob: Problem, p: Params, f=None, A=None, keep=TRACKED):
     if f is None or A is None:
         f, c = _forward(D.P, p)
         A = c["A"]
-    yx = D.y[:, :, None, None] * D.xi  # (S, n, L-1, d)
-    v = _mean_value(p)
-    S_, n_, Lm1 = yx.shape[:3]
-    yxT = yx.reshape(S_, n_ * Lm1, -1).transpose(1, 2)  # (S, d, n (L-1))
-    o = D.order  # (S, n, L)
-    As = A.gather(2, o[..., :, None].expand(*o.shape, o.shape[-1]))  # reorder queries
-    As = As.gather(3, o[..., None, :].expand(*o.shape, o.shape[-1]))  # reorder keys
-    m = D.y * f
+    return _tracked(_TrainingSet(D), p, f, A, _mean_value(p), keep)
+
+
+class _TrainingSet:
+    """What the tracked quantities need of the training set, which a run never changes: built
+    once per `train`, not at every step."""
+
+    def __init__(self, D: Data):
+        yx = D.y[:, :, None, None] * D.xi  # (S, n, L-1, d)
+        self.S, self.n, self.Lm1 = yx.shape[:3]
+        self.yxT = yx.reshape(self.S, self.n * self.Lm1, -1).transpose(1, 2)  # (S, d, n (L-1))
+        o = D.order  # (S, n, L)
+        self.queries = o[..., :, None].expand(*o.shape, o.shape[-1])
+        self.keys = o[..., None, :].expand(*o.shape, o.shape[-1])
+        self.y = D.y
+
+
+def _tracked(T: _TrainingSet, p: Params, f, A, v, keep):
+    """tracked's quantities from the forward pass's f, A and mean value v, unchecked."""
+    S_, n_, Lm1, yxT = T.S, T.n, T.Lm1, T.yxT
+    As = A.gather(2, T.queries).gather(3, T.keys)  # reorder queries, then keys
+    m = T.y * f
     out = dict(
         alpha=lambda: p.WQ[..., 0], beta=lambda: p.WK[..., 0],
         a=lambda: (p.WQ @ yxT).view(S_, -1, n_, Lm1), b=lambda: (p.WK @ yxT).view(S_, -1, n_, Lm1),
@@ -519,10 +547,11 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
     t_stop_seed = np.full(S_, np.inf)
     t_frozen = np.full(S_, np.inf)
     kept = {}
+    fixed = _TrainingSet(D)
     for step in range(steps + 1):
-        g, f, A = _gradients(D.P, D.y, p)
+        g, f, A, v = _gradient_parts(D.P, D.y, p, head=learnable_head)
         if step % log_every == 0 or step == steps:
-            tq = tracked(prob, p, f=f, A=A, keep=keep)
+            tq = _tracked(fixed, p, f, A, v, keep)
             ts.append(step)
             logs.append({k_: tq[k_] for k_ in keep})
             if stop is not None and t_stop is None and stop(logs[-1]):
@@ -539,7 +568,7 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
             a_, b_ = test_metrics(prob, p)
             tts.append(step), tl.append(a_), te.append(b_)
         if step in ck:
-            kept[step] = Checkpoint(step, p.clone(), tracked(prob, p, f=f, A=A), a_, b_)
+            kept[step] = Checkpoint(step, p.clone(), _tracked(fixed, p, f, A, v, TRACKED), a_, b_)
         if step == steps:
             break
         frozen = None
@@ -554,15 +583,15 @@ def train(prob: Problem, params: Params, *, eta: float, steps: int, optimizer: s
                 sg = torch.sign(gw)
                 if sign_zero:
                     sg = torch.where(gw == 0, torch.full_like(gw, float(sign_zero)), sg)
-                w = w - eta * sg
+                w = torch.add(w, sg, alpha=-eta)  # w - eta sg, exactly (sg in {-1, 0, 1})
             elif optimizer == "gd":
                 w = w - eta * gw
-            else:
-                mom[i] = b1 * mom[i] + (1 - b1) * gw
-                sq[i] = b2 * sq[i] + (1 - b2) * gw * gw
-                mh = mom[i] / (1 - b1 ** (step + 1))
-                vh = sq[i] / (1 - b2 ** (step + 1))
-                w = w - eta * mh / (vh.sqrt() + adam_eps)
+            else:  # Adam, in place where a value is not kept (op by op the same arithmetic)
+                mom[i].mul_(b1).add_(torch.mul(gw, 1 - b1))  # b1 mom + (1 - b1) g
+                sq[i].mul_(b2).add_(torch.mul(gw, 1 - b2).mul_(gw))  # b2 sq + (1 - b2) g g
+                den = torch.div(sq[i], 1 - b2 ** (step + 1)).sqrt_().add_(adam_eps)
+                mh = torch.div(mom[i], 1 - b1 ** (step + 1))
+                w = w - mh.mul_(eta).div_(den)  # w - eta mh / (sqrt(vh) + eps)
             if frozen is not None:  # stopped seeds keep their parameters
                 old = p.tensors()[i]
                 w = torch.where(frozen.view(-1, *([1] * (w.dim() - 1))), old, w)
