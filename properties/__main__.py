@@ -183,22 +183,26 @@ def cmd_readme(args) -> int:
             raise UsageError(f"{flag}: {src} is not readable JSON ({type(e).__name__})") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
             raise UsageError(f"{flag}: {src} is not an audit report")
-        if not suite:  # the claims load (seconds) only for a report that could be one
-            suite.update(load_registry([]))
-        try:
-            refusal = refusal_of(doc, suite)
+        refuse(flag, src, doc, refusal_of, None)  # what needs no claims: before they load
+        return src, doc
+
+    def refuse(flag, src, doc, refusal_of, ids):
+        try:  # ids None: the report's own, so that only the refusals the suite plays no part in
+            refusal = refusal_of(doc, {r["id"] for r in doc["claims"]} if ids is None else ids)
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise UsageError(f"{flag}: {src} is not an audit report of this version "
                              f"({type(e).__name__}: {e})") from None
         if refusal:
             raise UsageError(f"readme: {src}: {refusal}; the README was not changed")
-        return src, doc
 
-    suite = {}
     src, doc = load("--report", args.report, rep.readme_refusal)
     lsrc, ladder = None, None
     if args.ladder_report is not None:
         lsrc, ladder = load("--ladder-report", args.ladder_report, rep.ladder_refusal)
+    suite = load_registry([])  # the claims load (seconds) only for reports that could be ones
+    refuse("--report", src, doc, rep.readme_refusal, suite)
+    if ladder is not None:
+        refuse("--ladder-report", lsrc, ladder, rep.ladder_refusal, suite)
         try:  # render it once here, so that a malformed row is blamed on the right report
             rep.readme_section(doc)
         except (KeyError, TypeError, AttributeError, ValueError) as e:
