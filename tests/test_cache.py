@@ -289,3 +289,29 @@ def test_two_processes_that_miss_one_entry_compute_it_once(cache_at):
         out = pool.map(_in_process, [log, log])
     assert out == [6, 6]
     assert len(open(log).read().split()) == 1
+
+
+def test_each_papers_code_version_holds_its_own_simulator_only():
+    """The built-in papers import no other paper's simulator or closed forms, so an edit of one
+    paper's sim/ or theory/ modules (or a new paper's) re-keys the runs and README stamps of that
+    paper alone.  A cross-import added later would couple them: it fails here first."""
+    from properties import readme
+    from properties.registry import paper_packages
+
+    root = cache.ROOT
+    files = {p.relative_to(root).as_posix(): p for top in ("sim", "theory", "properties")
+             for p in (root / top).rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    new = "sim/brand_new_paper.py"  # a simulator nothing imports yet
+
+    def read(rel):
+        return "import torch\n" if rel == new else (
+            files[rel].read_text() if rel in files else None)
+
+    papers = paper_packages(root)
+    for paper in papers:
+        own = readme.paper_code_files(paper, {**files, new: None}, read)
+        assert new not in own
+        for other in papers:
+            if other != paper:
+                assert not any(rel.startswith((f"sim/{other}", f"theory/{other}"))
+                               for rel in own), (paper, other)
