@@ -99,17 +99,19 @@ def _file_digest(path: str) -> str:
 CODE_TREES = ("sim", "theory")  # the packages whose modules a run executes, followed by import
 
 
-def imported_modules(source: str) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def imported_modules(source: str) -> frozenset[str]:
     """The dotted names a Python source imports, at module level or inside functions: `import
     a.b` gives a.b, `from a.b import c` gives a.b and a.b.c (c may be a submodule).  Relative
     imports are left out (sim/ and theory/ import absolutely); a source that does not parse
-    gives nothing (its own digest still keys it)."""
+    gives nothing (its own digest still keys it).  Kept per source text: a process parses each
+    file once, however many modules reach it."""
     import ast
 
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return set()
+        return frozenset()
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -117,7 +119,7 @@ def imported_modules(source: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             out.add(node.module)
             out.update(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
-    return out
+    return frozenset(out)
 
 
 def _module_files(name: str, is_file: Callable[[str], bool]) -> list[str]:
@@ -166,8 +168,16 @@ def code_closure(starts, read: Callable[[str], str | None]) -> frozenset[str]:
 
 
 def _read_checkout(rel: str) -> str | None:
+    """The text of the checkout's file `rel`; None where there is no such file."""
+    return _read_file(str(ROOT / rel))
+
+
+@functools.lru_cache(maxsize=None)
+def _read_file(path: str) -> str | None:
+    """A file's text, read once per process (as _file_digest: the code does not change under a
+    running process); None where there is no such file."""
     try:
-        return (ROOT / rel).read_text(encoding="utf-8", errors="replace")
+        return Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:  # no such file (or a folder)
         return None
 
@@ -201,9 +211,7 @@ def _module_digest(module: str) -> str:
         except ValueError:  # a module outside the checkout (a conjecture file): read it there
             rels.append(str(p))
     reached = code_closure(["sim/__init__.py", *rels],  # the device and generators: every run
-                           lambda r: _read_checkout(r) if not os.path.isabs(r) else
-                           (Path(r).read_text(encoding="utf-8", errors="replace")
-                            if Path(r).is_file() else None))
+                           lambda r: _read_file(r) if os.path.isabs(r) else _read_checkout(r))
     for rel in sorted(reached | {"sim/__init__.py"}):
         h.update(rel.encode())
         h.update(_file_digest(str(ROOT / rel)).encode())

@@ -104,6 +104,7 @@ def test_the_code_version_follows_imports_into_sim_and_theory(tmp_path, monkeypa
         before = digest("properties.paperx.runs")
         (tmp_path / rel).write_text((tmp_path / rel).read_text() + "# edited\n")
         cache._file_digest.cache_clear()
+        cache._read_file.cache_clear()
         return digest("properties.paperx.runs") != before
 
     for rel in ("sim/other.py", "theory/other.py", "properties/paperx/test_a.py"):
