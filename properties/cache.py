@@ -97,6 +97,7 @@ def _file_digest(path: str) -> str:
 # The sim/ and theory/ code a module reaches: its imports, followed
 # --------------------------------------------------------------------------------------------
 CODE_TREES = ("sim", "theory")  # the packages whose modules a run executes, followed by import
+ALWAYS_REACHED = ("sim/__init__.py",)  # the device and the generators: every run reaches them
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,10 +143,11 @@ def _module_files(name: str, is_file: Callable[[str], bool]) -> list[str]:
 
 def code_closure(starts, read: Callable[[str], str | None]) -> frozenset[str]:
     """The sim/ and theory/ files the Python sources `starts` reach through their imports,
-    followed transitively (paths relative to the checkout; `read(rel)` is a file's text, None
-    where there is no such file).  What a run can execute of sim/ and theory/: a module it does
-    not reach is not part of its code version, so a new paper's simulator (or an edit of another
-    paper's) leaves the runs and README stamps of the papers that never import it as they are."""
+    followed transitively, with ALWAYS_REACHED and what it imports (paths relative to the
+    checkout; `read(rel)` is a file's text, None where there is no such file).  What a run can
+    execute of sim/ and theory/: a module it does not reach is not part of its code version, so
+    a new paper's simulator (or an edit of another paper's) leaves the runs and README stamps of
+    the papers that never import it as they are."""
     texts: dict = {}
 
     def text(rel):
@@ -153,8 +155,8 @@ def code_closure(starts, read: Callable[[str], str | None]) -> frozenset[str]:
             texts[rel] = read(rel)
         return texts[rel]
 
-    seen: set[str] = set()
-    todo = [s for s in starts]
+    seen = {rel for rel in ALWAYS_REACHED if text(rel) is not None}
+    todo = [*starts, *seen]
     while todo:
         src = text(todo.pop())
         if src is None:
@@ -168,7 +170,8 @@ def code_closure(starts, read: Callable[[str], str | None]) -> frozenset[str]:
 
 
 def _read_checkout(rel: str) -> str | None:
-    """The text of the checkout's file `rel`; None where there is no such file."""
+    """The text of the checkout's file `rel` (an absolute path is read where it is); None where
+    there is no such file."""
     return _read_file(str(ROOT / rel))
 
 
@@ -203,16 +206,9 @@ def _module_digest(module: str) -> str:
     inputs = []
     if own is not None and own.parent.parent == ROOT / "properties":  # a paper package
         inputs = _package_inputs(own.parent)
-    starts = [p for p in [*inputs, own] if p is not None and p.suffix == ".py"]
-    rels = []
-    for p in starts:
-        try:
-            rels.append(p.relative_to(ROOT).as_posix())
-        except ValueError:  # a module outside the checkout (a conjecture file): read it there
-            rels.append(str(p))
-    reached = code_closure(["sim/__init__.py", *rels],  # the device and generators: every run
-                           lambda r: _read_file(r) if os.path.isabs(r) else _read_checkout(r))
-    for rel in sorted(reached | {"sim/__init__.py"}):
+    # absolute paths (a module outside the checkout, a conjecture file, is read where it is)
+    starts = [str(p) for p in [*inputs, own] if p is not None and p.suffix == ".py"]
+    for rel in sorted(code_closure(starts, _read_checkout)):
         h.update(rel.encode())
         h.update(_file_digest(str(ROOT / rel)).encode())
     for name in _SHARED_HARNESS:

@@ -103,9 +103,8 @@ def paper_code_files(paper: str, files, read) -> set[str]:
     from properties.cache import code_closure
 
     members = {rel for rel in files if _code_member(rel, paper)}
-    starts = ["sim/__init__.py", *sorted(r for r in members if r.endswith(".py"))]
-    return members | (set(code_closure(starts, read)) & set(files)) | (
-        {"sim/__init__.py"} & set(files))
+    return members | (code_closure(sorted(r for r in members if r.endswith(".py")), read)
+                      & set(files))
 
 
 def _digest(blobs: dict) -> str:
@@ -175,8 +174,9 @@ def _texts_at(commit: str, root: Path, blobs: tuple) -> dict | None:
 def paper_code_version(paper: str, commit: str | None = None, root=None) -> str | None:
     """The code version of `paper`'s claims: a digest of the files their runs depend on (the
     modules of sim/ and theory/ that the paper's modules reach by import, the run cache's harness
-    modules, properties/<paper>/'s modules and data files, figures apart) -- at `commit` (from git; None where git or the commit is not there), or in
-    the working tree when `commit` is None.  The environment (library versions, device) is not
+    modules, properties/<paper>/'s modules and data files, figures apart) -- at `commit` (from
+    git; None where git or the commit is not there), or in the working tree when `commit` is
+    None.  The environment (library versions, device) is not
     part of it, unlike the run cache's keys: the same code gives the same version anywhere."""
     root = Path(root) if root is not None else ROOT
     if commit is not None:
