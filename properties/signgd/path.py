@@ -70,18 +70,13 @@ def _softmax_dev(h, k, j):
     return np.maximum(np.abs(s11 - 0.5), np.abs(s21 - 0.5))
 
 
-def _signs(x):
-    """int8 signs of a float array (no float64 temporary of its size)."""
-    return (x > 0).view(np.int8) - (x < 0).view(np.int8)
-
-
 def t2_ties_as_ties(a, b, t, T4m):
     """(T_2, tied) per seed: T_2 read with ties as ties (PATH_T2), and the (T, S) count of pairs
     tied at each step.  a, b (T, S, m_k, n) logged every step; T4m (S,).  A pair is tied at a
     step where its signs differ and both flipped at that step: a and b move towards each other
     by the same c_i, cross zero in the same step, and do so again at the next (a period-2
     oscillation, aligned up to one step)."""
-    sa, sb = _signs(a), _signs(b)
+    sa, sb = sim.sign8(a), sim.sign8(b)
     mis = sa != sb
     tied = np.zeros_like(mis)
     tied[1:] = mis[1:] & (sa[1:] != sa[:-1]) & (sb[1:] != sb[:-1])
@@ -173,7 +168,7 @@ def _batch(seeds, rung):
                back_strict=(w & (ev["back_b"] > 0)).sum((1, 2)),
                wrong_frozen=(np.sign(h["b"][0]) != np.sign(h["alpha"][0])[..., None])
                .sum((1, 2)))
-    sal = _signs(h["alpha"])  # (T, S, m_k)
+    sal = sim.sign8(h["alpha"])  # (T, S, m_k)
     after = np.arange(len(tr.t))[:, None] >= k4[None, :]  # (T, S): from T_4^- on
     flip = ((sal != sal[k4, j][None]) & after[..., None]).any(0) & np.isfinite(T["T4m"])[:, None]
     out.update(flip=flip.sum(-1), bad_flip=((never | back) & flip[..., None]).sum((1, 2)))

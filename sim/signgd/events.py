@@ -53,6 +53,42 @@ def _first_from(ok, t):
     return out
 
 
+def sign8(x) -> np.ndarray:
+    """np.sign(x) as int8 (-1, 0, 1) for finite x, without a float64 array of x's size: the
+    event detectors compare signs of whole histories (T, S, m_k, n), where an int8 sign is an
+    eighth of the memory traffic."""
+    x = np.asarray(x)
+    return (x > 0).view(np.int8) - (x < 0).view(np.int8)
+
+
+def diff_sign8(x) -> np.ndarray:
+    """np.sign(np.diff(x, axis=0)) as int8 for finite x: x[k + 1] - x[k] > 0 exactly when
+    x[k + 1] > x[k] (IEEE subtraction of finite numbers is 0 only for equal ones), so the sign of
+    the move is read off two comparisons, without the float64 difference."""
+    x = np.asarray(x)
+    return (x[1:] > x[:-1]).view(np.int8) - (x[1:] < x[:-1]).view(np.int8)
+
+
+def _window_all(x, k):
+    """x (T, ...) bool: w (T - k + 1, ...) with w[j] = x[j], ..., x[j + k - 1] all True (a run of
+    at least k True entries ends at index j + k - 1); by doubling windows, O(log k) passes.
+    Empty (0, ...) where k > T."""
+    if k > len(x):
+        return np.zeros((0,) + x.shape[1:], dtype=bool)
+    res, res_len, p, p_len = None, 0, x, 1
+    while True:
+        if k & 1:
+            if res is None:
+                res, res_len = p, p_len
+            else:
+                n = len(x) - (res_len + p_len) + 1
+                res, res_len = res[:n] & p[res_len:res_len + n], res_len + p_len
+        k >>= 1
+        if not k:
+            return res
+        p, p_len = p[:-p_len] & p[p_len:], 2 * p_len
+
+
 STAGE_LOG = ("alpha", "beta", "a", "b", "V", "V_mu")  # what stage_times and events read
 
 
@@ -75,33 +111,31 @@ def _need(tr, names, where, every_step=True):
                          f"log_every={int(tr.t[1] - tr.t[0])}")
 
 
-def _run_length(ok):
-    """(T, ...) int: the number of consecutive True entries of `ok` ending at each index along
-    axis 0 (0 where ok is False)."""
-    idx = np.arange(ok.shape[0], dtype=np.int64).reshape((-1,) + (1,) * (ok.ndim - 1))
-    last_false = np.maximum.accumulate(np.where(ok, -1, idx), axis=0)
-    return idx - last_false
-
-
 def _key_turning(al, b, t, lookback=TURN_LOOKBACK):
     """(T, S, m_k, n) bool: the T_4^- event of STAGE_DEFINITIONS at each logged step, per key
     noise b_{s,i} (al (T, S, m_k), b (T, S, m_k, n)), with `lookback` steps of moving away.
     At step k: b has the wrong sign, the move k-1 -> k is towards
     sgn alpha(k), the `lookback` moves before it were away from it and alpha's sign held over
-    steps k - lookback .. k; run lengths make it one pass over the steps (O(T), any lookback)."""
-    K = lookback
-    sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
-    wrong_key = np.sign(b) != sa
+    steps k - lookback .. k; windows of `lookback` moves by doubling (O(T log lookback)), on int8
+    signs."""
+    return _turning(sign8(al)[..., None], sign8(b), b, len(t), lookback)
+
+
+def _turning(sa, sb, b, n_t, K):
+    """_key_turning from the int8 signs sa = sgn alpha (T, S, m_k, 1) and sb = sgn b (T, S, m_k,
+    n), and b itself (for the signs of its moves)."""
+    wrong_key = sb != sa
     turning = np.zeros(wrong_key.shape, dtype=bool)
-    n_t = len(t)
     if n_t > K + 1:
-        db = np.sign(np.diff(b, axis=0))  # db[m] = sign of b(t_{m+1}) - b(t_m)
+        db = diff_sign8(b)  # db[m] = sign of b(t_{m+1}) - b(t_m)
         # away[m]: the move m -> m+1 is away from sgn alpha(m+1); held[m]: sgn alpha(m) =
         # sgn alpha(m+1).  Under held over k-K..k, 'away from sgn alpha(k)' is away[m] there.
-        away = _run_length(db == -sa[1:])  # (T-1, S, m_k, n)
-        held = _run_length(sa[:-1] == sa[1:])  # (T-1, S, m_k, 1)
+        # A run of at least K of them ends at m where the window of K ending at m is all True:
+        # _window_all(.)[m - K + 1].
+        away = _window_all(db == -sa[1:], K)  # (T-K, S, m_k, n)
+        held = _window_all(sa[:-1] == sa[1:], K)  # (T-K, S, m_k, 1)
         turning[K + 1:] = (wrong_key[K + 1:] & (db[K: n_t - 1] == sa[K + 1:])
-                           & (away[K - 1: n_t - 2] >= K) & (held[K: n_t - 1] >= K))
+                           & away[: n_t - 1 - K] & held[1: n_t - K])
     return turning
 
 
@@ -110,12 +144,12 @@ def _completed_turns(turning, al, b):
     step on, the key noise moves towards sgn(alpha_s) at every step until it has that sign (a
     turn that reverses before the crossing, e.g. momentum's overshoot in a Stage II alignment,
     does not count)."""
-    sa = np.sign(al)[..., None]
+    sa = sign8(al)[..., None]
     n_t = b.shape[0]
     if n_t < 2:
         return np.zeros_like(turning)
-    toward = np.sign(np.diff(b, axis=0)) == sa[:-1]  # toward[k]: b(t_k) -> b(t_{k+1}) towards
-    crossed = np.sign(b) == sa
+    toward = diff_sign8(b) == sa[:-1]  # toward[k]: b(t_k) -> b(t_{k+1}) towards
+    crossed = sign8(b) == sa
     big = n_t + 1
     idx = np.arange(n_t).reshape((n_t,) + (1,) * (b.ndim - 1))
     # first index >= k at which the move is not towards (n_t - 1 past the last move)
@@ -149,19 +183,19 @@ def stage_times(tr: Trace, turns: str = "first", lookback: int = TURN_LOOKBACK) 
     t = tr.t
     D = q["V"] - q["V_mu"][..., None]
     T1 = np.array([t[np.argmax(x)] if x.any() else np.inf for x in (D > 0).all(-1).T])
-    sa = np.sign(al)[..., None]  # (T, S, m_k, 1)
-    wrong_key = np.sign(b) != sa
-    turning = _key_turning(al, b, t, lookback)
+    s_al = sign8(al)
+    sa, sa_, sb = s_al[..., None], sign8(a), sign8(b)  # (T, S, m_k, 1), (T, S, m_k, n) x 2
+    turning = _turning(sa, sb, b, len(t), lookback)
     if turns == "completed":
         turning = _completed_turns(turning, al, b)
     T4m = np.array([t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])
     before = t[:, None] < T4m[None, :]
-    aligned = (np.sign(a) == np.sign(b)).all((-1, -2))
-    voted = ((np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))).all(-1)
+    aligned = (sa_ == sb).all((-1, -2))
+    voted = ((s_al == sign8(b.sum(-1))) & (sign8(be) == -sign8(a.sum(-1)))).all(-1)
     T2 = _first_from(aligned | ~before, t)
     T3 = _first_from(voted | ~before, t)
-    T4p = _first_from((~wrong_key).all((-1, -2)), t)
-    T4 = _first_from(((np.sign(a) == sa) & (np.sign(b) == sa)).all((-1, -2)), t)
+    T4p = _first_from((sb == sa).all((-1, -2)), t)
+    T4 = _first_from(((sa_ == sa) & (sb == sa)).all((-1, -2)), t)
     return dict(T1=T1, T2=T2, T3=T3, T4m=T4m, T4p=T4p, T4=T4)
 
 
@@ -248,13 +282,15 @@ def events(tr: Trace) -> dict:
     out = {"stage": T}
     out["T1_sample"] = _first_true(q["V"] - q["V_mu"][..., None] > 0, t)
     before = (t[:, None] < T["T4m"][None, :])[..., None, None]  # (T, S, 1, 1)
-    qk = np.sign(a) == np.sign(b)
+    s_al, sa_, sb = sign8(al), sign8(a), sign8(b)
+    sa = s_al[..., None]
+    qk = sa_ == sb
     out["qk_align"] = _first_from_nd(qk, t)
     out["qk_align_cut"] = _first_from_nd(qk | ~before, t)
-    voted = (np.sign(al) == np.sign(b.sum(-1))) & (np.sign(be) == -np.sign(a.sum(-1)))
+    voted = (s_al == sign8(b.sum(-1))) & (sign8(be) == -sign8(a.sum(-1)))
     out["vote"] = _first_from_nd(voted | ~before[..., 0], t)
     out["T2_sample"] = out["qk_align_cut"].max(1)
-    turning = _key_turning(al, b, t)
+    turning = _turning(sa, sb, b, nT, TURN_LOOKBACK)
     out["t4m_turn"] = _first_true(turning, t)
     S_, m_k, n_ = b.shape[1:]
     pair = np.full((S_, 2), -1, dtype=np.int64)
@@ -264,17 +300,16 @@ def events(tr: Trace) -> dict:
             pair[j] = np.unravel_index(int(np.argmax(turning[k, j])), (m_k, n_))
     out["T4m_pair"] = pair
     # Stage IV (the semantics of properties/signgd/common.stage4_pairs)
-    sa = np.sign(al)[..., None]
     idx = np.arange(nT)[:, None, None, None]
     k4 = np.where(np.isfinite(T["T4m"]), np.searchsorted(t, np.minimum(T["T4m"], t[-1])), nT)
     k4 = k4[None, :, None, None]
     tt = np.append(np.asarray(t[:-1], dtype=np.float64), np.inf)
-    for x, X in (("a", a), ("b", b)):
-        ok = np.sign(X) == sa
+    for x, X, sx in (("a", a, sa_), ("b", b, sb)):
+        ok = sx == sa
         at4 = np.take_along_axis(ok, np.minimum(k4, nT - 1), axis=0)[0]
         out["wrong_" + x] = ~at4 & (k4[0] < nT)
         out["align_" + x] = _first_from_nd(ok, t)
-        toward = np.sign(np.diff(X, axis=0)) == sa[:-1]
+        toward = diff_sign8(X) == sa[:-1]
         cand = toward & (idx[:-1] >= k4)
         kt = np.where(cand.any(0), np.argmax(cand, axis=0), nT - 1)
         out["turn_" + x] = tt[kt]
