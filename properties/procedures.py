@@ -400,7 +400,7 @@ def _whp_levels(level) -> tuple[float, dict | None]:
 
 def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
               word: str = "", what: str = "", name: str | None = None,
-              unfollowed: str = "", reading: str | None = None) -> dict:
+              unfollowed: str = "", reading: str | None = None, looks: int = 1) -> dict:
     """'With high probability' along a declared path of sizes (every clause of the paper's
     condition kept as the size grows).  `failures`: per rung, one boolean per run, True if the
     run had ANY failure of the statement ("for all s and i": the per-run statistic); the
@@ -430,13 +430,20 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
     for nor against the statement (a finding about the regime outside those clauses): in the
     claim's world it is Inconclusive with the numbers, never a refutation.  A rival or null
     that fails there is still told apart from a claim that holds (its data do not give the
-    claim's verdict), and a 'holds' stands with the clauses named."""
+    claim's verdict), and a 'holds' stands with the clauses named.
+
+    `looks`: how many times the path's runs were looked at (its seeds extended after an
+    undecided look, each earlier look's runs kept): the rate is spent over the looks (each
+    decides at false_fail / looks, Bonferroni), so a verdict reached at any look keeps the
+    stated rate."""
     cname = _c.check_name("check_whp", name)
     x = np.asarray(list(sizes), dtype=np.float64)
     if x.ndim != 1 or len(failures) != x.size or np.unique(x).size < 3 or np.any(x <= 0):
         raise ValueError("sizes: at least three distinct rungs > 0, one array of runs per rung")
     if not 0 < false_fail < 1:
         raise ValueError(f"false_fail must be in (0, 1), got {false_fail!r}")
+    if isinstance(looks, bool) or not isinstance(looks, (int, np.integer)) or not 1 <= looks <= 100:
+        raise ValueError(f"looks must be an integer in [1, 100], got {looks!r}")
     level, frac_word = _whp_levels(level)
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
@@ -459,7 +466,7 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
         runs = [np.asarray(f, dtype=bool).ravel() for f in failures]
     if any(r_.size < 1 for r_ in runs):
         raise ValueError("failures: every rung needs at least one run")
-    a = false_fail / 2
+    a = false_fail / 2 / looks
     n = np.array([r_.size for r_ in runs], dtype=np.float64)
 
     def counts(rr):
@@ -470,7 +477,8 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
     rates = ", ".join(f"{s:g}: {int(kk)}/{int(nn)}" for s, kk, nn in zip(x, k, n))
     desc = (f"runs with any failure per rung ({rates}); Cochran-Armitage z {z:.3g} on log size "
             f"(critical {zc:.3g}); largest rung Clopper-Pearson [{ci.low:.3g}, {ci.high:.3g}] "
-            f"against the level {level:g}" + (f" ('{word}')" if word else ""))
+            f"against the level {level:g}" + (f" ('{word}')" if word else "")
+            + (f"; the rate spent over {looks} looks at the runs" if looks > 1 else ""))
     ok = state == "holds"
     th = _c.Threshold(0.0, f"with high probability along the path: {desc}", "derived",
                       false_fail)

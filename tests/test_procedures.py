@@ -364,6 +364,23 @@ def test_check_whp_false_fails_below_its_rate_on_a_path_at_the_level():
     assert refuted / reps < 0.05 + 4 * math.sqrt(0.05 / reps)
 
 
+def test_check_whp_spends_its_rate_over_its_looks():
+    """looks=k: each look decides at false_fail / k (Bonferroni over the looks at a path whose
+    seeds were extended after an undecided look): the largest rung's interval widens, a bound
+    just below the level at one look is undecided at three; bad `looks` is a ValueError."""
+    sizes = [30, 60, 120, 240]
+    runs = [np.arange(256) < k for k in (67, 52, 69, 7)]  # falling; 7/256 at the largest rung
+    one = P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=3e-5)
+    assert one["state"] == "holds" and one["upper"] < 0.1
+    with pytest.raises(Inconclusive, match="spent over 3 looks"):
+        P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=3e-5, looks=3)
+    three = P._cp(7, 256, 3e-5 / 2 / 3)
+    assert three.high > 0.1 > one["upper"]
+    for bad in (0, -1, 1.5, True, 101, "2"):
+        with pytest.raises(ValueError, match="looks"):
+            P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=3e-5, looks=bad)
+
+
 def test_cochran_armitage_matches_its_definition():
     z = P.cochran_armitage([0, 1, 2], [1, 5, 9], [10, 10, 10])
     assert z > 3 and P.cochran_armitage([0, 1, 2], [0, 0, 0], [5, 5, 5]) == 0.0

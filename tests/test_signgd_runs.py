@@ -96,6 +96,26 @@ def test_declared_path_follows_its_clauses():
     assert set(S.PATH_S["ci"]) <= set(S.PATH_S["ladder"])
 
 
+def test_path_rows_of_a_rung_are_pooled_before_the_decision():
+    """A rung run in two blocks of seeds (setting.PATH_TOP_EXTRA: the largest rung's second
+    block) is one rung for check_path_whp: its rows pooled (pool_rungs), named once in the
+    summary with both blocks' seeds."""
+    from properties.signgd import common as C
+    sizes = (30, 60, 120, 240, 240)
+    fail = np.array([[1, 0, 0], [0, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1]], dtype=bool)
+    u, f = C.pool_rungs(sizes, fail)
+    assert u == [30, 60, 120, 240] and [x.tolist() for x in f][-1] == [0, 1, 0, 0, 0, 1]
+    rung = dict(s=240, d=2164, m_k=14, m_v=27, sigma_p=3492.0, sigma_0=2.7e-8)
+    P = {"sizes": sizes, "rungs": tuple({**rung, "s": s} for s in sizes),
+         "steps": (1, 2, 3, 4, 5), "seeds": ((0, 3),) * 4 + ((3, 6),)}
+    text = C.rung_summary(P)
+    assert text.count("s = 240") == 1 and "seeds 0-2: 4 steps; seeds 3-5: 5 steps" in text
+    assert C.per_rung_counts(u, f, None).endswith("s = 240: 2/6 runs")
+    from properties.signgd import setting as S
+    assert all(S.PATH_TOP_EXTRA[k] in (0, S.PATH_SEEDS[k]) for k in S.PATH_SEEDS)
+    assert S.PATH_LOOKS["ci"] == 1 and S.PATH_TOP_EXTRA["ci"] == 0
+
+
 SHARED = ("setting", "common", "runs", "comparisons", "reduced", "path", "variants", "figures")
 ORDER = ("setting", "common", "reduced", "runs", "comparisons", "path", "variants", "figures")
 

@@ -12,7 +12,8 @@ from properties.readings import lookup
 from properties.policy import CLAIM_SHARE
 from properties.procedures import check_whp
 from properties.registry import rival
-from properties.signgd.setting import PATH_UNFOLLOWED
+from properties.settings import size
+from properties.signgd.setting import PATH_LOOKS, PATH_UNFOLLOWED
 from sim import signgd as sim
 
 
@@ -516,10 +517,28 @@ def whp_level() -> float:
 
 
 def rung_summary(P) -> str:
-    """The declared path's rungs of a path_run result, in a few words (for a check's `what`)."""
-    return "; ".join(f"s = {r['s']}: d = {r['d']}, m_k = {r['m_k']}, m_v = {r['m_v']}, sigma_p "
-                     f"= {r['sigma_p']:.4g}, sigma_0 = {r['sigma_0']:.3g}, {n_} steps"
-                     for r, n_ in zip(P["rungs"], P["steps"]))
+    """The declared path's rungs of a path_run result, in a few words (for a check's `what`);
+    a rung run in two blocks of seeds names both."""
+    parts = {}
+    for r, n_, (lo, hi) in zip(P["rungs"], P["steps"], P["seeds"]):
+        if r["s"] in parts:
+            parts[r["s"]] += f"; seeds {lo}-{hi - 1}: {n_} steps"
+        else:
+            parts[r["s"]] = (f"s = {r['s']}: d = {r['d']}, m_k = {r['m_k']}, m_v = {r['m_v']}, "
+                             f"sigma_p = {r['sigma_p']:.4g}, sigma_0 = {r['sigma_0']:.3g}, "
+                             + (f"seeds {lo}-{hi - 1}: " if P["sizes"].count(r["s"]) > 1 else "")
+                             + f"{n_} steps")
+    return "; ".join(parts.values())
+
+
+def pool_rungs(sizes, *per_row):
+    """(sizes, pooled...): the rows of a path_run result (one per block of seeds, a rung's
+    blocks apart) pooled per rung: the distinct sizes in order and, for each array of rows x
+    seeds in `per_row`, one array of runs per rung (its blocks' seeds concatenated)."""
+    sizes = [int(s) for s in sizes]
+    uniq = list(dict.fromkeys(sizes))
+    return (uniq, *([np.concatenate([np.asarray(x[i]) for i, s in enumerate(sizes) if s == u])
+                     for u in uniq] for x in per_row))
 
 
 def per_rung_counts(sizes, fail, items=None, unit="items") -> str:
@@ -538,14 +557,20 @@ def per_rung_counts(sizes, fail, items=None, unit="items") -> str:
 
 def check_path_whp(cid, P, fail, *, false_fail, name, what, items=None, unit="items"):
     """'With high probability' of one statement along the declared path P (a path_run result):
-    check_whp of the per-run failures `fail` (rungs x seeds, True where the run has ANY failure
-    of the statement) at the glossary's 'high' (whp_level(); its bracket decided too), with the
-    per-item fraction reported beside (`items`).  The
+    check_whp of the per-run failures `fail` (path_run's rows x seeds, True where the run has
+    ANY failure of the statement; a rung's rows pooled, pool_rungs) at the glossary's 'high'
+    (whp_level(); its bracket decided too), with the per-item fraction reported beside
+    (`items`), the rate spent over the looks at the path's seeds (setting.PATH_LOOKS).  The
     path's unfollowed clauses (setting.PATH_UNFOLLOWED) go with it: a failure that does not
     vanish there is Inconclusive with its numbers, not a refutation."""
     fail = np.asarray(fail, dtype=bool)
-    desc = per_rung_counts(P["sizes"], fail, items, unit)
-    return check_whp(cid, P["sizes"], list(fail), WHP_WORD, false_fail=false_fail,
-                     unfollowed=PATH_UNFOLLOWED,
+    if items is None:
+        sizes, fail = pool_rungs(P["sizes"], fail)
+    else:
+        sizes, fail, k_, n_ = pool_rungs(P["sizes"], fail, *items)
+        items = (k_, n_)
+    desc = per_rung_counts(sizes, fail, items, unit)
+    return check_whp(cid, sizes, fail, WHP_WORD, false_fail=false_fail,
+                     unfollowed=PATH_UNFOLLOWED, looks=PATH_LOOKS[size()],
                      word=f"'{WHP_WORD}' probability, the glossary's {lookup(WHP_WORD).level:g}",
                      name=name, what=f"{what}: {desc} [{rung_summary(P)}]")

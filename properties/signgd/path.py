@@ -22,7 +22,7 @@ from properties.signgd.common import (first_from, lemma46_failures, off_vote_neu
 from properties.signgd.reduced import (AllNoiseAligned, as_trace, reduced_setup,
                                        reduced_softmax, run_reduced_until, seed_batches)
 from properties.signgd.setting import (PATH_CAP, PATH_CHUNK, PATH_S, PATH_SEED_OFFSET, PATH_SEEDS,
-                                       TAIL, path_rung)
+                                       PATH_TOP_EXTRA, TAIL, path_rung)
 from sim import signgd as sim
 
 NEAR = lookup("near 1/2").level  # a softmax output 'near 1/2' (the glossary's level, 0.05)
@@ -182,14 +182,17 @@ def _batch(seeds, rung):
 
 
 @run_cache(maxsize=4)
-def _path_run(first: int, kappa_p: float, n_seeds: int, rungs: tuple):
+def _path_run(first: int, kappa_p: float, n_seeds: int, rungs: tuple, top_extra: int = 0):
+    # one row per block of n_seeds seeds: every rung's first block, then the largest rung's
+    # second one (seeds n_seeds .. 2 n_seeds - 1) where top_extra
+    blocks = [(s, first) for s in rungs] + ([(max(rungs), first + n_seeds)] if top_extra else [])
     per_seed = {k_: [] for k_ in PER_SEED}
     per_rung = {k_: [] for k_ in PER_RUNG}
     steps, params = [], []
-    for s in rungs:
+    for s, first_b in blocks:
         rung = path_rung(s, kappa_p)
         outs, pieces, longest = [], [], 0
-        for seeds in seed_batches(first, n_seeds, PATH_CHUNK):
+        for seeds in seed_batches(first_b, n_seeds, PATH_CHUNK):
             o, p, n_ = _batch(seeds, rung)
             outs.append(o), pieces.append(p)
             longest = max(longest, n_)
@@ -198,18 +201,26 @@ def _path_run(first: int, kappa_p: float, n_seeds: int, rungs: tuple):
         for k_ in PER_RUNG:
             per_rung[k_].append(np.concatenate([p[k_] for p in pieces]))
         steps.append(longest), params.append(rung)
-    return dict(sizes=tuple(int(s) for s in rungs), steps=tuple(steps), rungs=tuple(params),
+    return dict(sizes=tuple(int(s) for s, _ in blocks), steps=tuple(steps), rungs=tuple(params),
+                seeds=tuple((f - first, f - first + n_seeds) for _, f in blocks),
                 first=int(first), **{k_: np.array(v) for k_, v in per_seed.items()}, **per_rung)
 
 
 def path_run(seed0, kappa_p):
-    """The declared path at the named size (`--size`): per rung of PATH_S (rows) and seed
-    (columns: seed0 + PATH_SEED_OFFSET + 0, 1, ..., PATH_SEEDS of them, batches of
-    PATH_CHUNK each run to its own stop) the PER_SEED statistics; per rung the PER_RUNG
-    pieces (lists over rungs: a_T2, b_T2 (S, m_k, n) = |a|, |b| at each seed's T_2; c = eta
-    ||xi_i||_1, xi_l2 (S, n); eta, sigma_0 (S,); dev_0 / dev_T2 / dev_T2_strict / dev_T3 /
-    dev_T4m (S, n), the largest of |s_11 - 1/2|, |s_21 - 1/2| per sample at init, at T_2 (ties
-    as ties, PATH_T2), at stage_times' T_2, at T_3 = min(vote time, T_4^-) and at T_4^-);
-    `rungs` (every parameter of each rung), `steps` (the longest batch per rung)."""
+    """The declared path at the named size (`--size`): per block of seeds (rows: each rung of
+    PATH_S, seed0 + PATH_SEED_OFFSET + 0, 1, ..., PATH_SEEDS of them, then, where
+    PATH_TOP_EXTRA, a second block at the largest rung, the next PATH_SEEDS seeds; `sizes`
+    gives each row's rung, `seeds` its seeds' range; batches of PATH_CHUNK each run to its own
+    stop) and seed (columns) the PER_SEED statistics; per row the PER_RUNG pieces (lists over
+    rows: a_T2, b_T2 (S, m_k, n) = |a|, |b| at each seed's T_2; c = eta ||xi_i||_1, xi_l2 (S,
+    n); eta, sigma_0 (S,); dev_0 / dev_T2 / dev_T2_strict / dev_T3 / dev_T4m (S, n), the largest
+    of |s_11 - 1/2|, |s_21 - 1/2| per sample at init, at T_2 (ties as ties, PATH_T2), at
+    stage_times' T_2, at T_3 = min(vote time, T_4^-) and at T_4^-); `rungs` (every parameter of
+    each row's rung), `steps` (the longest batch per row).  A statement is decided per rung:
+    common.check_path_whp pools the rows of a rung."""
     first = int(seed0) + PATH_SEED_OFFSET
-    return _path_run(first, float(kappa_p), PATH_SEEDS[size()], PATH_S[size()])
+    n_seeds, extra = PATH_SEEDS[size()], PATH_TOP_EXTRA[size()]
+    if extra not in (0, n_seeds):
+        raise ValueError(f"PATH_TOP_EXTRA[{size()!r}] must be 0 or PATH_SEEDS ({n_seeds}): one more "
+                         f"block of the same seeds per row, got {extra}")
+    return _path_run(first, float(kappa_p), n_seeds, PATH_S[size()], extra)

@@ -210,9 +210,20 @@ def condition31_note(cs, where: str = "") -> str:
 # the path.
 # Probe of the cost (seeds 991000-991031, one batch per rung): ~40 s per 32 seeds over the four
 # rungs.  No rung, rule, level or path parameter changed (see the claims' histories).
+# The largest rung at --size ladder / paper: 256 more seeds (PATH_TOP_EXTRA, seeds 256-511 of
+# the draw, never run on the path before) from 2026-12-07, after the ladder audit of 319352a left
+# signgd.lemma4_6 undecided by its largest rung alone (8, 7, 6 of 256 runs failing at s = 240 on
+# the three draws, upper bounds 0.106, 0.099, 0.093 against 0.1; the failures fell along the path
+# on every draw, Cochran-Armitage z -5.7 to -6.4); the path runs ~1.6x faster since (int8 signs in
+# the event detectors, bit for bit the same runs), which pays for them.  The seeds were looked at
+# three times at the largest rung (128, 256, 512 runs): every path check at these sizes spends
+# its rate over PATH_LOOKS looks (check_whp's `looks`: the rate per look is the rate / looks, so
+# a verdict reached at any of the looks keeps the stated rate).  At ci the seeds never changed.
 # --------------------------------------------------------------------------------------------
 PATH_S = {"ci": (30, 60, 120), "ladder": (30, 60, 120, 240), "paper": (30, 60, 120, 240)}
 PATH_SEEDS = {"ci": 24, "ladder": 256, "paper": 256}
+PATH_TOP_EXTRA = {"ci": 0, "ladder": 256, "paper": 256}  # a second block at the largest rung
+PATH_LOOKS = {"ci": 1, "ladder": 3, "paper": 3}  # looks at the path's seeds (see above)
 PATH_CHUNK = 32  # seeds per batched reduced run on the path (~4 GB of history at s = 240)
 PATH_SEED_OFFSET = 7000
 PATH_C = 1e-3 * 30 * 1.0 * float(np.sqrt(M_K))  # c at the sheet's CPU setting: 0.0849

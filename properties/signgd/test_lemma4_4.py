@@ -153,8 +153,8 @@ register(Claim(
            "from 1/2 at T_3. One size: not a refutation of the asymptotic statement. On the "
            "declared path (issue 35), read at the end of Stage III (path.PATH_T3E), the share of "
            "runs with a neuron off its vote falls along the path and is undecided at the "
-           "largest rung (--size ladder: 51-61, 26-30, 13-24, 19-21 of 256 runs over the three "
-           "draws; ~2500 runs at s = 240 would decide it); read at T_4^- - 1, inside Stage IV, "
+           "largest rung (the --size ladder audit of 319352a: 51-61, 26-30, 13-24, 19-21 of 256 "
+           "runs over the three draws; ~2500 runs at s = 240 would decide it); read at T_4^- - 1, inside Stage IV, "
            "some neuron is off its vote in most runs at every rung.",
     asymptotic="d along the declared path (s, m_k, m_v and sigma_p grow with d, c held: the "
                "probability that a run has a failure must vanish)",
