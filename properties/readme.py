@@ -78,18 +78,19 @@ def _first_sentence(text: str) -> str:
 # --------------------------------------------------------------------------------------------
 def _code_member(rel: str, paper: str) -> bool:
     """Whether the file `rel` (a path relative to the checkout, with '/') of properties/ is code
-    the runs of `paper`'s claims depend on, as the run cache counts it
-    (properties.cache._module_digest): the run-relevant harness modules, and the paper package's
-    own modules and data files (its claim files included; its figures and the claims' histories
-    not).  Of sim/ and theory/ only what these reach through their imports counts
-    (`paper_code_files`)."""
+    the verdicts of `paper`'s claims depend on: what their runs depend on, as the run cache
+    counts it (properties.cache._module_digest: the run-relevant harness modules, and the paper
+    package's own modules and data files, its claim files included, its figures and the claims'
+    histories not), and the harness modules that decide (verdict.DECISION_HARNESS).  Of sim/
+    and theory/ only what these reach through their imports counts (`paper_code_files`)."""
     from properties.cache import _SHARED_HARNESS, NOT_RUN_INPUTS
+    from properties.verdict import DECISION_HARNESS
 
     parts = rel.split("/")
     if parts[0] != "properties":
         return False
     if len(parts) == 2:
-        return parts[1] in _SHARED_HARNESS
+        return parts[1] in _SHARED_HARNESS or parts[1] in DECISION_HARNESS
     return (len(parts) == 3 and parts[1] == paper and parts[2] != "figures.py"
             and parts[2] not in NOT_RUN_INPUTS and parts[2].endswith((".py", ".json")))
 

@@ -40,6 +40,18 @@ from properties.policy import (share_of, CLAIM_SHARE, FALSE_FAIL_GOAL, MAX_CLAIM
                                NO_POWER, VERDICTS)
 from properties.registry import Claim, history_of
 
+# The harness modules that turn runs into verdicts, beside the run cache's (cache._SHARED_HARNESS):
+# an edit of a decision procedure, a verdict rule, or the power, rate and resolution accounting
+# can change a verdict without re-keying any run, so it makes every README table stale too.
+DECISION_HARNESS = ("__init__.py", "procedures.py", "trend.py", "verdict.py", "evidence.py",
+                    "outcomes.py", "resolution.py", "discrepancy.py", "policy.py", "diagnosis.py",
+                    "trace.py", "plugin.py")
+# The flat modules of properties/ that decide nothing: rendering, the command line, the process
+# tree, the scaffolding.  tests/test_docs.py checks that every flat module is in one of the lists
+# (readme._code_member reads DECISION_HARNESS for the README stamps' code version).
+NOT_DECIDING = ("__main__.py", "bench.py", "cli_audit.py", "cli_common.py", "figstyle.py",
+                "proctree.py", "readme.py", "report.py", "scaffold.py", "shards.py")
+
 
 def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict],
            all_rows: list[dict] | None = None) -> list[str]:

@@ -204,7 +204,8 @@ def test_the_code_version_counts_the_code_a_papers_runs_depend_on(tmp_path):
     files = {"sim/__init__.py": "", "sim/toyp.py": "from theory.toyp import y\n",
              "theory/__init__.py": "", "theory/toyp.py": "y = 2\n", "properties/check.py": "c\n",
              "sim/other.py": "z = 3\n", "theory/other.py": "w = 4\n",
-             "properties/report.py": "r\n", "properties/toyp/__init__.py": "",
+             "properties/report.py": "r\n", "properties/verdict.py": "v\n",
+             "properties/procedures.py": "p\n", "properties/toyp/__init__.py": "",
              "properties/toyp/test_theorem1.py": "def f():\n    from sim import toyp\n",
              "properties/toyp/figures.py": "f\n",
              "properties/toyp/calibration.json": "{}\n", "properties/other/test_a.py": "o\n"}
@@ -226,6 +227,7 @@ def test_the_code_version_counts_the_code_a_papers_runs_depend_on(tmp_path):
         (tmp_path / rel).write_text("changed\n")
         assert rd.paper_code_version("toyp", root=tmp_path) == v0, rel
     for rel in ("sim/toyp.py", "theory/toyp.py", "sim/__init__.py", "properties/check.py",
+                "properties/verdict.py", "properties/procedures.py",
                 "properties/toyp/test_theorem1.py", "properties/toyp/calibration.json"):
         before = rd.paper_code_version("toyp", root=tmp_path)
         text = (tmp_path / rel).read_text()  # an edit that keeps the file's imports
@@ -279,6 +281,19 @@ def test_the_readme_command_writes_both_files_and_takes_one_papers_report(tmp_pa
     assert readme.read_text() == rd.update_summary(readme.read_text(), after)
     assert f"| `{papers[-1]}` | ci | {len(mine)} | 0 | 0 | 0 | 0 | {len(mine)} |" in \
         readme.read_text()
+
+
+def test_every_harness_module_is_counted_in_the_code_version_or_decides_nothing():
+    """Each flat module of properties/ is run harness (cache._SHARED_HARNESS), decision harness
+    (verdict.DECISION_HARNESS: counted in the README stamps' code version) or listed as deciding
+    nothing (verdict.NOT_DECIDING): a new module has to be put in one of the lists."""
+    from properties.cache import _SHARED_HARNESS
+    from properties.verdict import DECISION_HARNESS, NOT_DECIDING
+
+    flat = {p.name for p in (ROOT / "properties").glob("*.py")}
+    lists = (set(_SHARED_HARNESS), set(DECISION_HARNESS), set(NOT_DECIDING))
+    assert flat == set().union(*lists), sorted(flat ^ set().union(*lists))
+    assert sum(len(x) for x in lists) == len(flat)  # no module in two lists
 
 
 def test_readme_blocks_current():
