@@ -187,7 +187,8 @@ def paper_code_version(paper: str, commit: str | None = None, root=None) -> str 
         blobs = dict(tree)
         texts = _texts_at(commit, root, tuple(sorted(
             (p, b) for p, b in tree if p.endswith(".py")
-            and (p.split("/")[0] in ("sim", "theory") or p.startswith(f"properties/{paper}/")))))
+            and (p.split("/")[0] in ("sim", "theory") or p.startswith(f"properties/{paper}/")
+                 or p.count("/") == 1))))  # the harness modules' imports are followed too
         if texts is None:
             return None
         keep = paper_code_files(paper, blobs, texts.get)

@@ -205,7 +205,8 @@ def test_the_code_version_counts_the_code_a_papers_runs_depend_on(tmp_path):
              "theory/__init__.py": "", "theory/toyp.py": "y = 2\n", "properties/check.py": "c\n",
              "sim/other.py": "z = 3\n", "theory/other.py": "w = 4\n",
              "properties/report.py": "r\n", "properties/verdict.py": "v\n",
-             "properties/procedures.py": "p\n", "properties/toyp/__init__.py": "",
+             "properties/procedures.py": "def p():\n    from theory import helper\n",
+             "theory/helper.py": "h = 1\n", "properties/toyp/__init__.py": "",
              "properties/toyp/test_theorem1.py": "def f():\n    from sim import toyp\n",
              "properties/toyp/figures.py": "f\n",
              "properties/toyp/calibration.json": "{}\n", "properties/other/test_a.py": "o\n"}
@@ -227,7 +228,7 @@ def test_the_code_version_counts_the_code_a_papers_runs_depend_on(tmp_path):
         (tmp_path / rel).write_text("changed\n")
         assert rd.paper_code_version("toyp", root=tmp_path) == v0, rel
     for rel in ("sim/toyp.py", "theory/toyp.py", "sim/__init__.py", "properties/check.py",
-                "properties/verdict.py", "properties/procedures.py",
+                "properties/verdict.py", "properties/procedures.py", "theory/helper.py",
                 "properties/toyp/test_theorem1.py", "properties/toyp/calibration.json"):
         before = rd.paper_code_version("toyp", root=tmp_path)
         text = (tmp_path / rel).read_text()  # an edit that keeps the file's imports
