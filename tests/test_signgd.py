@@ -298,16 +298,16 @@ def test_key_turning_matches_the_loop_at_any_lookback():
 
 
 def test_int8_signs_and_windows_equal_their_float_definitions():
-    """sign8 / diff_sign8 are np.sign / np.sign(np.diff) for finite input (zeros, -0.0, ties,
+    """_sign8 / _diff_sign8 are np.sign / np.sign(np.diff) for finite input (zeros, -0.0, ties,
     subnormal differences, huge values included), and _window_all(x, k)[j] is x[j:j + k].all(0)
     for every k, down to windows longer than x."""
     g = np.random.default_rng(5)
     x = g.choice([-2.0, -1.0, -0.0, 0.0, 1.0, 5e-324, 1e308, -1e308], size=(40, 3, 4))
     x[5:9] = x[4]  # repeated values: moves of size 0
-    np.testing.assert_array_equal(sim.sign8(x), np.sign(x))
+    np.testing.assert_array_equal(sim._sign8(x), np.sign(x))
     with np.errstate(over="ignore"):  # 1e308 - (-1e308) overflows to inf: its sign is still 1
-        np.testing.assert_array_equal(sim.diff_sign8(x), np.sign(np.diff(x, axis=0)))
-    assert sim.sign8(x).dtype == np.int8 and sim.diff_sign8(x).dtype == np.int8
+        np.testing.assert_array_equal(sim._diff_sign8(x), np.sign(np.diff(x, axis=0)))
+    assert sim._sign8(x).dtype == np.int8 and sim._diff_sign8(x).dtype == np.int8
     for trial in range(40):
         T, k = int(g.integers(1, 50)), int(g.integers(1, 40))
         b = g.random((T, 2, 3)) < g.random()

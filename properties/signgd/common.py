@@ -191,18 +191,18 @@ def stage4_pairs(q, t, T4m, tie_scale=None):
     if np.any(np.diff(t) != 1):
         raise ValueError("stage4_pairs needs a run logged every step")
     T4m = np.asarray(T4m, dtype=np.float64)
-    sa = sim.sign8(q["alpha"])[..., None]  # (T, S, m_k, 1), int8
+    sa = sim._sign8(q["alpha"])[..., None]  # (T, S, m_k, 1), int8
     idx = np.arange(len(t))[:, None, None, None]
     k4 = np.where(np.isfinite(T4m), np.searchsorted(t, np.minimum(T4m, t[-1])), len(t))
     k4 = k4[None, :, None, None]
     out = {}
     for x in ("a", "b"):
         X = np.asarray(q[x])
-        ok = sim.sign8(X) == sa
+        ok = sim._sign8(X) == sa
         at4 = np.take_along_axis(ok, np.minimum(k4, len(t) - 1), axis=0)[0]
         out["wrong_" + x] = ~at4 & (k4[0] < len(t))
         out["align_" + x] = first_from(ok, t)
-        toward = sim.diff_sign8(X) == sa[:-1]  # step k -> k + 1 towards sgn alpha(k)
+        toward = sim._diff_sign8(X) == sa[:-1]  # step k -> k + 1 towards sgn alpha(k)
         cand = toward & (idx[:-1] >= k4)
         tt = np.append(np.asarray(t[:-1], dtype=np.float64), np.inf)
         kt = np.where(cand.any(0), np.argmax(cand, axis=0), len(t) - 1)
@@ -234,8 +234,8 @@ def vote_time(hist):
     sgn(sum_i b_{s,i}) and sgn(beta_s) = -sgn(sum_i a_{s,i}) (Lemma 4.4's event), inf if never;
     hist: alpha, beta (T, S, m_k), a, b (T, S, m_k, n) logged every step from 0."""
     a, b = hist["a"], hist["b"]
-    ok = ((sim.sign8(hist["alpha"]) == sim.sign8(b.sum(-1)))
-          & (sim.sign8(hist["beta"]) == -sim.sign8(a.sum(-1)))).all(-1)
+    ok = ((sim._sign8(hist["alpha"]) == sim._sign8(b.sum(-1)))
+          & (sim._sign8(hist["beta"]) == -sim._sign8(a.sum(-1)))).all(-1)
     return np.where(ok.any(0), np.argmax(ok, 0).astype(float), np.inf)
 
 

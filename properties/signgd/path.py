@@ -76,7 +76,7 @@ def t2_ties_as_ties(a, b, t, T4m):
     step where its signs differ and both flipped at that step: a and b move towards each other
     by the same c_i, cross zero in the same step, and do so again at the next (a period-2
     oscillation, aligned up to one step)."""
-    sa, sb = sim.sign8(a), sim.sign8(b)
+    sa, sb = sim._sign8(a), sim._sign8(b)
     mis = sa != sb
     tied = np.zeros_like(mis)
     tied[1:] = mis[1:] & (sa[1:] != sa[:-1]) & (sb[1:] != sb[:-1])
@@ -168,7 +168,7 @@ def _batch(seeds, rung):
                back_strict=(w & (ev["back_b"] > 0)).sum((1, 2)),
                wrong_frozen=(np.sign(h["b"][0]) != np.sign(h["alpha"][0])[..., None])
                .sum((1, 2)))
-    sal = sim.sign8(h["alpha"])  # (T, S, m_k)
+    sal = sim._sign8(h["alpha"])  # (T, S, m_k)
     after = np.arange(len(tr.t))[:, None] >= k4[None, :]  # (T, S): from T_4^- on
     flip = ((sal != sal[k4, j][None]) & after[..., None]).any(0) & np.isfinite(T["T4m"])[:, None]
     out.update(flip=flip.sum(-1), bad_flip=((never | back) & flip[..., None]).sum((1, 2)))

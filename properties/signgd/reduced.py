@@ -150,8 +150,8 @@ def run_reduced_until(state, stop, tail, cap, chunk=500):
 def first_all_noise_aligned(hist):
     """Stop rule of reduced runs into Stage IV: the first step at which every query and key noise
     of every instance has the sign of its neuron's query signal (T_4 of the slowest), or None."""
-    sa = sim.sign8(hist["alpha"])[..., None]
-    ok = ((sim.sign8(hist["a"]) == sa) & (sim.sign8(hist["b"]) == sa)).all((-1, -2, -3))
+    sa = sim._sign8(hist["alpha"])[..., None]
+    ok = ((sim._sign8(hist["a"]) == sa) & (sim._sign8(hist["b"]) == sa)).all((-1, -2, -3))
     return int(np.argmax(ok)) if ok.any() else None
 
 
@@ -163,9 +163,9 @@ class AllNoiseAligned:
         self.seen = 0
 
     def __call__(self, hist):
-        sa = sim.sign8(hist["alpha"][self.seen:])[..., None]
-        ok = ((sim.sign8(hist["a"][self.seen:]) == sa)
-              & (sim.sign8(hist["b"][self.seen:]) == sa)).all((-1, -2, -3))
+        sa = sim._sign8(hist["alpha"][self.seen:])[..., None]
+        ok = ((sim._sign8(hist["a"][self.seen:]) == sa)
+              & (sim._sign8(hist["b"][self.seen:]) == sa)).all((-1, -2, -3))
         first = self.seen + int(np.argmax(ok)) if ok.any() else None
         self.seen = len(hist["alpha"])
         return first

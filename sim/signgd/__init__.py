@@ -54,7 +54,7 @@ from sim.signgd.model import (OPTIMIZERS, DT, MAX_WIDTH, _check_int, _check_pos,
     init_params, _mean_value, forward, _forward, loss_of, gradients, _gradients, TRACKED, tracked,
     squeeze_L2, test_metrics, Trace, Checkpoint, _step_list, _seed_mask, train)
 from sim.signgd.events import (STAGE_DEFINITIONS, TURN_LOOKBACK, CPU_EPS, turn_lookback,
-    _first_from, sign8, diff_sign8, _window_all, STAGE_LOG, _need, _key_turning, _turning,
+    _first_from, _sign8, _diff_sign8, _window_all, STAGE_LOG, _need, _key_turning, _turning,
     _completed_turns, TURNS, stage_times,
     qk_alignment_time, EVENT_DEFINITIONS, _first_from_nd, _first_true, events)
 from sim.signgd.reduced import _sig, reduced_dynamics

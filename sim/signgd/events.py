@@ -53,15 +53,16 @@ def _first_from(ok, t):
     return out
 
 
-def sign8(x) -> np.ndarray:
+def _sign8(x) -> np.ndarray:
     """np.sign(x) as int8 (-1, 0, 1) for finite x, without a float64 array of x's size: the
     event detectors compare signs of whole histories (T, S, m_k, n), where an int8 sign is an
-    eighth of the memory traffic."""
+    eighth of the memory traffic.  Private: the detectors' primitive, on histories finite by
+    construction (a logged run, the reduced dynamics), so it checks nothing itself."""
     x = np.asarray(x)
     return (x > 0).view(np.int8) - (x < 0).view(np.int8)
 
 
-def diff_sign8(x) -> np.ndarray:
+def _diff_sign8(x) -> np.ndarray:
     """np.sign(np.diff(x, axis=0)) as int8 for finite x: x[k + 1] - x[k] > 0 exactly when
     x[k + 1] > x[k] (IEEE subtraction of finite numbers is 0 only for equal ones), so the sign of
     the move is read off two comparisons, without the float64 difference."""
@@ -118,7 +119,7 @@ def _key_turning(al, b, t, lookback=TURN_LOOKBACK):
     sgn alpha(k), the `lookback` moves before it were away from it and alpha's sign held over
     steps k - lookback .. k; windows of `lookback` moves by doubling (O(T log lookback)), on int8
     signs."""
-    return _turning(sign8(al)[..., None], sign8(b), b, len(t), lookback)
+    return _turning(_sign8(al)[..., None], _sign8(b), b, len(t), lookback)
 
 
 def _turning(sa, sb, b, n_t, K):
@@ -127,7 +128,7 @@ def _turning(sa, sb, b, n_t, K):
     wrong_key = sb != sa
     turning = np.zeros(wrong_key.shape, dtype=bool)
     if n_t > K + 1:
-        db = diff_sign8(b)  # db[m] = sign of b(t_{m+1}) - b(t_m)
+        db = _diff_sign8(b)  # db[m] = sign of b(t_{m+1}) - b(t_m)
         # away[m]: the move m -> m+1 is away from sgn alpha(m+1); held[m]: sgn alpha(m) =
         # sgn alpha(m+1).  Under held over k-K..k, 'away from sgn alpha(k)' is away[m] there.
         # A run of at least K of them ends at m where the window of K ending at m is all True:
@@ -144,12 +145,12 @@ def _completed_turns(turning, al, b):
     step on, the key noise moves towards sgn(alpha_s) at every step until it has that sign (a
     turn that reverses before the crossing, e.g. momentum's overshoot in a Stage II alignment,
     does not count)."""
-    sa = sign8(al)[..., None]
+    sa = _sign8(al)[..., None]
     n_t = b.shape[0]
     if n_t < 2:
         return np.zeros_like(turning)
-    toward = diff_sign8(b) == sa[:-1]  # toward[k]: b(t_k) -> b(t_{k+1}) towards
-    crossed = sign8(b) == sa
+    toward = _diff_sign8(b) == sa[:-1]  # toward[k]: b(t_k) -> b(t_{k+1}) towards
+    crossed = _sign8(b) == sa
     big = n_t + 1
     idx = np.arange(n_t).reshape((n_t,) + (1,) * (b.ndim - 1))
     # first index >= k at which the move is not towards (n_t - 1 past the last move)
@@ -183,15 +184,15 @@ def stage_times(tr: Trace, turns: str = "first", lookback: int = TURN_LOOKBACK) 
     t = tr.t
     D = q["V"] - q["V_mu"][..., None]
     T1 = np.array([t[np.argmax(x)] if x.any() else np.inf for x in (D > 0).all(-1).T])
-    s_al = sign8(al)
-    sa, sa_, sb = s_al[..., None], sign8(a), sign8(b)  # (T, S, m_k, 1), (T, S, m_k, n) x 2
+    s_al = _sign8(al)
+    sa, sa_, sb = s_al[..., None], _sign8(a), _sign8(b)  # (T, S, m_k, 1), (T, S, m_k, n) x 2
     turning = _turning(sa, sb, b, len(t), lookback)
     if turns == "completed":
         turning = _completed_turns(turning, al, b)
     T4m = np.array([t[np.argmax(x)] if x.any() else np.inf for x in turning.any((-1, -2)).T])
     before = t[:, None] < T4m[None, :]
     aligned = (sa_ == sb).all((-1, -2))
-    voted = ((s_al == sign8(b.sum(-1))) & (sign8(be) == -sign8(a.sum(-1)))).all(-1)
+    voted = ((s_al == _sign8(b.sum(-1))) & (_sign8(be) == -_sign8(a.sum(-1)))).all(-1)
     T2 = _first_from(aligned | ~before, t)
     T3 = _first_from(voted | ~before, t)
     T4p = _first_from((sb == sa).all((-1, -2)), t)
@@ -282,12 +283,12 @@ def events(tr: Trace) -> dict:
     out = {"stage": T}
     out["T1_sample"] = _first_true(q["V"] - q["V_mu"][..., None] > 0, t)
     before = (t[:, None] < T["T4m"][None, :])[..., None, None]  # (T, S, 1, 1)
-    s_al, sa_, sb = sign8(al), sign8(a), sign8(b)
+    s_al, sa_, sb = _sign8(al), _sign8(a), _sign8(b)
     sa = s_al[..., None]
     qk = sa_ == sb
     out["qk_align"] = _first_from_nd(qk, t)
     out["qk_align_cut"] = _first_from_nd(qk | ~before, t)
-    voted = (s_al == sign8(b.sum(-1))) & (sign8(be) == -sign8(a.sum(-1)))
+    voted = (s_al == _sign8(b.sum(-1))) & (_sign8(be) == -_sign8(a.sum(-1)))
     out["vote"] = _first_from_nd(voted | ~before[..., 0], t)
     out["T2_sample"] = out["qk_align_cut"].max(1)
     turning = _turning(sa, sb, b, nT, TURN_LOOKBACK)
@@ -309,7 +310,7 @@ def events(tr: Trace) -> dict:
         at4 = np.take_along_axis(ok, np.minimum(k4, nT - 1), axis=0)[0]
         out["wrong_" + x] = ~at4 & (k4[0] < nT)
         out["align_" + x] = _first_from_nd(ok, t)
-        toward = diff_sign8(X) == sa[:-1]
+        toward = _diff_sign8(X) == sa[:-1]
         cand = toward & (idx[:-1] >= k4)
         kt = np.where(cand.any(0), np.argmax(cand, axis=0), nT - 1)
         out["turn_" + x] = tt[kt]
