@@ -154,8 +154,8 @@ register(Claim(
            "declared path (issue 35), read at the end of Stage III (path.PATH_T3E), the share of "
            "runs with a neuron off its vote falls along the path and is undecided at the "
            "largest rung (the --size ladder audit of 319352a: 51-61, 26-30, 13-24, 19-21 of 256 "
-           "runs over the three draws; ~2500 runs at s = 240 would decide it); read at T_4^- - 1, inside Stage IV, "
-           "some neuron is off its vote in most runs at every rung.",
+           "runs over the three draws; ~2500 runs at s = 240 would decide it); read at T_4^- - "
+           "1, inside Stage IV, some neuron is off its vote in most runs at every rung.",
     asymptotic="d along the declared path (s, m_k, m_v and sigma_p grow with d, c held: the "
                "probability that a run has a failure must vanish)",
     paper_setting="Lemma 4.4 holds under Condition 3.1 (asymptotic, no numbers), and Fig. 1 (d)'s "
