@@ -30,7 +30,7 @@ _WHERE = {
     **dict.fromkeys(("REGISTRY", "Alternative", "Claim", "attach_plot", "null", "register",
                      "rival"), "properties.registry"),
     **dict.fromkeys(("World", "audits", "paper_example"), "properties.world"),
-    **dict.fromkeys(("Refinement", "refinement"), "properties.outcomes"),
+    **dict.fromkeys(("Refinement", "refinement", "outside_condition"), "properties.outcomes"),
     **dict.fromkeys(("check_mc_mean", "check_bound", "check_whp", "check_event_order",
                      "check_estimate", "clustered_mean", "clustered_ratio",
                      "clustered_fractions",
@@ -62,4 +62,4 @@ __all__ = ["Claim", "register", "attach_plot", "REGISTRY", "audits", "examples",
            "check_mc_mean", "check_bound", "check_whp", "check_event_order",
            "check_mean_at_least", "check_paired_order", "check_above_noise",
            "check_count_at_most", "check_beyond_permutations", "check_estimate", "clustered_mean",
-           "clustered_ratio", "clustered_fractions", "clustered_slope"]
+           "clustered_ratio", "clustered_fractions", "clustered_slope", "outside_condition"]

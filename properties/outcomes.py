@@ -14,7 +14,15 @@ apart* on it (with that reason), and one that is rejected as rejected.  Declare 
 prediction slot, the report lists it as `rival:name`).  Only a region *inside* the claim's is a
 refinement: the declaration is the claim author's, read by a referee beside the two closed
 forms.  (It lives here, not in properties.registry, because that module is an input of every
-cached run, and a refinement changes what the harness counts, not what any run computes.)"""
+cached run, and a refinement changes what the harness counts, not what any run computes.)
+
+And the one kind of property whose outcome is no part of the verdict's basis: one run outside the
+statement's condition (issue 35's ruling on off-path runs).  `@outside_condition("...")` names the
+regime (the clause of the paper's condition it does not follow, and where the claim decides the
+same item inside it); the plugin carries it on the property's row (`regime`), and
+properties.verdict lists what it finds as a finding about that regime, never a refutation, a
+holds or a reading flip (a crash still breaks the claim).  Here, not on properties.world.audits,
+for the same reason: world.py is an input of every cached run."""
 
 from __future__ import annotations
 
@@ -25,7 +33,29 @@ from typing import Callable, ClassVar
 
 from properties.registry import Alternative
 
-__all__ = ["AltOutcome", "Refinement", "refinement", "REFINEMENT_PASSED"]
+__all__ = ["AltOutcome", "Refinement", "refinement", "REFINEMENT_PASSED", "outside_condition",
+           "regime_of"]
+
+REGIME_ATTR = "__audit_regime__"
+
+
+def outside_condition(regime: str):
+    """Mark a property as run outside the statement's condition, `regime` naming how: the clause
+    it does not follow and where the item is decided inside it (apply above or below @audits)."""
+    if not (isinstance(regime, str) and regime.strip()):
+        raise ValueError(f"regime must be a non-empty string naming the clause not followed and "
+                         f"where the item is decided inside it, got {regime!r}")
+
+    def deco(fn):
+        setattr(fn, REGIME_ATTR, regime)
+        return fn
+
+    return deco
+
+
+def regime_of(fn) -> str | None:
+    """The regime a property function was marked with (None: inside the condition)."""
+    return getattr(fn, REGIME_ATTR, None)
 
 REFINEMENT_PASSED = ("passed, and it is a refinement of the claim (its predicted region inside "
                      "the claim's): the measurement lies in both, so this draw does not tell "

@@ -311,6 +311,7 @@ def pytest_runtest_makereport(item, call):
         return
     from properties import check
     from properties import world as _world
+    from properties.outcomes import regime_of
     rep = outcome.get_result()
     cm = _claim_mark(item)
     if cm is None:
@@ -323,6 +324,7 @@ def pytest_runtest_makereport(item, call):
         kind, messages = failure_of(call, rep)
         xfail = item.get_closest_marker("xfail")
         row.update(_world.property_info(getattr(item, "function", None)))
+        row["regime"] = regime_of(getattr(item, "function", None))
         row.update(claim=cm[0], form=cm[1], failure=kind, path=str(item.path),
                    function=getattr(item, "originalname", item.name), messages=[m[-2000:] for m in messages],
                    expected_failure=None if xfail is None else xfail.kwargs.get("reason", ""))

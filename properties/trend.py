@@ -351,12 +351,19 @@ def _slope_fit(x, v, log_values, se, dof, value_error, false_fail):
                                              if dof is None else "")), v
 
 
+def _rival_out(slope: float, r: float, band: float, up: float) -> bool:
+    """Is the rival exponent `r` rejected by this slope and band: outside the band around it
+    (a value, up = 0), or beyond it on the bound's failing side (a bound, up = +1 / -1)?"""
+    return abs(slope - r) > band if up == 0 else up * (slope - r) > band
+
+
 def check_trend(claim_id: str, sizes: Iterable[float], values, *,
                 exponent: float | None = None, direction: str | None = None,
                 allowance: Tolerance | None = None, false_fail: float = 1e-3,
                 se: Iterable[float] | None = None, dof: int | None = None,
                 value_error: Tolerance | None = None, rivals: Iterable[float] = (),
-                log_values: bool = True, what: str = "", name: str | None = None) -> Trend:
+                log_values: bool = True, what: str = "", name: str | None = None,
+                side: str | None = None) -> Trend:
     """Decide an asymptotic statement by its trend over at least three sizes.
 
     Fits y = a + slope * log(size), y = log(value) (or the value itself, log_values=False).
@@ -375,6 +382,12 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
     exponent  -- the exponent the theory implies: passes if |slope - exponent| <= band +
                  allowance (a finite-size term derived beforehand, or calibrated on disjoint
                  seeds, never computed from the run being decided); else ClaimMismatch.
+    side      -- with `exponent`, a bound instead of a value: "not_above" (the exponent is at
+                 most `exponent`: a rate at least that fast) passes if slope - exponent <= band
+                 + allowance, "not_below" the mirror; the band at the one-sided rate
+                 `false_fail`.  A rival bound counts where it could have passed: on the claimed
+                 side of `exponent` (a faster rate for "not_above"); a looser one is the check's
+                 complement.
     direction -- "increasing" or "decreasing": passes if the slope is significantly of that
                  sign, ClaimMismatch if significantly of the other, `Inconclusive` otherwise.
     rivals    -- the trend's own rival exponents (the next simple exponent, 0 for "no trend"):
@@ -387,6 +400,12 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
         raise ValueError("check_trend needs exactly one of exponent= or direction=")
     if direction not in (None, "increasing", "decreasing"):
         raise ValueError(f"direction must be 'increasing' or 'decreasing', got {direction!r}")
+    if side not in (None, "not_above", "not_below"):
+        raise ValueError(f"side must be 'not_above' or 'not_below', got {side!r}")
+    if side is not None and exponent is None:
+        raise ValueError("side= bounds an exponent: give it with exponent=, not direction=")
+    if side is not None and not false_fail < 0.5:
+        raise ValueError(f"false_fail of a one-sided bound must be in (0, 0.5), got {false_fail}")
     if not (0 < false_fail < 1):
         raise ValueError(f"false_fail must be in (0, 1), got {false_fail}")
     if dof is not None and not (isinstance(dof, int) and dof >= 1):
@@ -412,8 +431,9 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
         _c._fail(ClaimMismatch(f"{claim_id}{_c._w(what)}: values must be finite and > 0 for a "
                             f"log-log trend ({nums})"), cname)
         return Trend(float("nan"), float("nan"), float("nan"), tuple(x.tolist()), tuple(vm.tolist()))
+    # a one-sided bound spends its whole rate on one side: the band at twice the two-sided rate
     slope, stderr, crit, d, emodel, vm = _slope_fit(x, v, log_values, se, dof, value_error,
-                                                    false_fail)
+                                                    false_fail * (1 if side is None else 2))
     ff = false_fail if value_error is None else float(value_error.false_fail)
     band = crit * stderr
     trend = Trend(slope, stderr, crit, tuple(x.tolist()), tuple(np.asarray(vm).tolist()))
@@ -424,13 +444,18 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
     # other side or the opposite direction is the test's own complement, rejected whenever
     # the check passes: not power)
     sign = None if direction is None else (1.0 if direction == "increasing" else -1.0)
-    credited = tuple(r for r in rivals if sign is None or sign * r > 0)
+    # a one-sided bound: `up` is +1 where the check fails above the bound ("not_above")
+    up = {None: 0.0, "not_above": 1.0, "not_below": -1.0}[side]
+    if side is not None:  # a rival bound on the claimed side (stricter) could have passed
+        credited = tuple(r for r in rivals if up * (exponent - r) > 0)
+    else:
+        credited = tuple(r for r in rivals if sign is None or sign * r > 0)
     complement = tuple(r for r in rivals if r not in credited)
     if credited:
         rv = _c._SINK.trend_rivals.setdefault(cname, {})
         for r in credited:
             label = f"exponent {r:g}"
-            rv[label] = rv.get(label, True) and abs(slope - r) > band
+            rv[label] = rv.get(label, True) and _rival_out(slope, r, band, up)
     if complement:
         _c._SINK.trend_complement.setdefault(cname, set()).update(f"exponent {r:g}"
                                                                for r in complement)
@@ -438,8 +463,9 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
         _c._SINK.trend_log.append({
             "what": what, "sizes": [float(a) for a in x], "values": [float(b) for b in vm],
             "slope": slope, "band": band, "error_model": emodel, "dof": d,
-            "expected": (f"exponent {exponent:g}" if exponent is not None else direction),
-            "rivals": {f"exponent {r:g}": bool(abs(slope - r) > band) for r in credited},
+            "expected": (direction if exponent is None else f"exponent {exponent:g}" if side is None
+                         else f"exponent {'at most' if up > 0 else 'at least'} {exponent:g}"),
+            "rivals": {f"exponent {r:g}": bool(_rival_out(slope, r, band, up)) for r in credited},
             "complement": [f"exponent {r:g}" for r in complement]})
     if exponent is not None:
         allow = 0.0 if allowance is None else float(allowance.value)
@@ -450,14 +476,24 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
             if total > 0 else Threshold(0.0, f"trend: an exact slope ({emodel})", "derived", ff)
         if allowance is not None and allowance.origin not in ("derived", "calibrated"):
             tol = Tolerance(max(total, 1e-300), tol.model + " [allowance without provenance]")
-        dev = abs(slope - exponent)
+        sdev = slope - exponent
+        # a value: |slope - exponent|; a bound: how far beyond it, on its failing side (0 inside)
+        dev = abs(sdev) if side is None else max(0.0, up * sdev)
         _c._record(claim_id, dev, tol, name=cname, what=what)
-        # the smallest shift of the exponent this draw would have rejected (either sign)
+        # the smallest shift of the exponent this draw would have rejected (either sign; a
+        # bound: toward its claimed side, a stricter bound)
         res = _c._SINK.trend_resolution
-        res[cname] = max(res.get(cname, 0.0), total + dev)
+        res[cname] = max(res.get(cname, 0.0),
+                         total + (abs(sdev) if side is None else max(0.0, -up * sdev)))
         if not dev <= total:
-            _c._fail(_c._trend_mismatch(f"{claim_id}{_c._w(what)}: {desc}; expected exponent "
-                                  f"{exponent:g} (+- allowance {allow:g})"), cname)
+            want = (f"exponent {exponent:g} (+- allowance {allow:g})" if side is None else
+                    f"exponent {'at most' if up > 0 else 'at least'} {exponent:g} (+ allowance "
+                    f"{allow:g})")
+            # an exactly flat sequence (slope 0, no spread) met in an alternative's world fails
+            # an exponent other than 0 whatever the data: rejected under FLAT_SUFFIX, not power
+            flat = band == 0 and slope == 0
+            _c._fail(_c._trend_mismatch(f"{claim_id}{_c._w(what)}: {desc}; expected {want}"),
+                     cname + FLAT_SUFFIX if flat and _c._SINK.soft else cname)
         return trend
     # the smallest true slope this design detects (TFP's min_discrepancy): with probability 0.95
     # at its false-fail rate, (crit + t_0.05) x SE on the seeds' dof; a deterministic sequence

@@ -17,6 +17,9 @@ that carry its id:
                a printed property was inconclusive or all were skipped, or a gate below failed,
                or the claim declares an `audit_gap`.
 
+A property run outside the statement's condition (`properties.outcomes.outside_condition`) is
+no part of the basis: its outcome is a finding about that regime, listed in the detail.
+
 Gates on `holds` and `erratum` (the earned-verdict rules; each failure names itself in
 `detail`): every deciding property (the printed ones for holds, the corrected ones for an
 erratum) ran against the claim's alternatives, and every declared alternative was rejected
@@ -159,12 +162,12 @@ def _basis_verdict(rows: list[dict], printed: list[dict], corrected: list[dict],
     ran and passed, else a refutation; a printed form that passed everywhere holds."""
     detail, deciding = [], []
     inconclusive = [r for r in rows if _failure(r) == "inconclusive"]
-    if not rows:
-        return "not-audited", ["no property collected for this claim"], deciding
-    if errored:
+    if errored:  # any property's error (outside the basis too) is the reason
         return ("not-audited",
                 [f"{_failure(r)} in {_name(r)}: {m}" for r in errored for m in _msgs(r) or [""]],
                 deciding)
+    if not rows:
+        return "not-audited", ["no property collected for this claim"], deciding
     p_ran = [r for r in printed if r["outcome"] != "skipped" or _failure(r) == "inconclusive"]
     p_fail = [r for r in printed if _failure(r) == "mismatch"]
     p_pass = [r for r in printed if _failure(r) == "none"]
@@ -331,6 +334,27 @@ def _neighbouring_readings(verdict: str, detail: list[str], alt_rows: list[dict]
     return verdict, detail
 
 
+def _regime_findings(detail: list[str], regime_rows: list[dict],
+                     errored: list[dict]) -> list[str]:
+    """The properties run outside the statement's condition (`outside_condition`): each one's
+    outcome appended as a finding about that regime, never the verdict's basis (nothing is read
+    from them when a property errored: the error is the verdict's reason)."""
+    if errored:
+        return detail
+    for r in regime_rows:
+        f, where = _failure(r), f"outside the condition ({r['regime']}): {_name(r)}"
+        if f == "mismatch":
+            first = next(iter(_msgs(r)), "").splitlines()
+            detail = detail + [f"{where} fails: {first[0] if first else ''} (a finding about that "
+                               "regime, not the verdict's basis)"]
+        elif f == "none":
+            detail = detail + [f"{where} holds ({r.get('draws', 0)} draws; a finding about that "
+                               "regime, not the verdict's basis)"]
+        elif f == "inconclusive":
+            detail = detail + [f"{where} inconclusive: {m}" for m in _inconclusive_msgs(r)]
+    return detail
+
+
 def _close_why(a: dict, width: int = 240) -> str:
     """The first reason an alternative was not told apart (its first close message, with its
     draw), shortened: ' (why)', or '' when none was kept."""
@@ -483,11 +507,15 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     # properties under a neighbouring reading are set apart from the verdict's basis (the
     # literal reading); they can only make it reading-dependent (below)
     alt_rows = [r for r in rows if r.get("reading")]
-    literal = [r for r in rows if not r.get("reading")]
+    # properties run outside the statement's condition report findings, never the basis
+    regime_rows = [r for r in rows if r.get("regime") and not r.get("reading")]
+    literal = [r for r in rows if not r.get("reading") and not r.get("regime")]
     printed = [r for r in literal if r["form"] == "printed"]
     corrected = [r for r in literal if r["form"] == "corrected"]
     errored = [r for r in rows if _failure(r) in ("error", "power", "unexpected-pass")]
     verdict, detail, deciding = _basis_verdict(literal, printed, corrected, errored)
+    if not literal and regime_rows and not errored:
+        detail = ["no property inside the statement's condition (only findings outside it)"]
     verdict, detail, deciding = _asymptotic_rule(claim, verdict, detail, deciding, printed)
     verdict, detail = _refutation_provenance(verdict, detail, printed)
     # from here on every row counts (neighbouring readings included): what the report lists
@@ -500,6 +528,7 @@ def verdict_for(claim: Claim | None, rows: list[dict]) -> dict:
     readings = _readings(literal)
     verdict, detail = _reading_flips(verdict, detail, readings, printed)
     verdict, detail = _neighbouring_readings(verdict, detail, alt_rows, errored)
+    detail = _regime_findings(detail, regime_rows, errored)
     verdict, detail, close = _kind_and_closeness(claim, verdict, detail, alts)
     return _row(claim, verdict, detail, rows, printed, corrected, deciding, alts, sources,
                 readings, close)

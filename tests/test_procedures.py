@@ -119,6 +119,18 @@ def test_a_flat_sequence_with_no_spread_is_rejected_not_left_undecided():
         C.check_trend("proc.flat", SIZES, 0.69 + 1e-6 * np.sin(SIZES), direction="increasing",
                       name="g")
     assert sink.undecided and not sink.failed
+    # an exponent (or an exponent bound) other than 0 fails a flat series whatever the data:
+    # in an alternative's world under FLAT_SUFFIX too; a series with spread keeps the plain name
+    for kw in (dict(exponent=0.5), dict(exponent=-0.5, side="not_above")):
+        sink = C.Sink(soft=True)
+        with C.recording(sink):
+            C.check_trend("proc.flat", SIZES, flat, name="e", **kw)
+        assert [n for n, _ in sink.failed] == ["check_trend e" + FLAT_SUFFIX], kw
+    sink = C.Sink(soft=True)
+    with C.recording(sink):
+        C.check_trend("proc.flat", SIZES, 1 + 1e-3 * np.sin(np.arange(20.0)).reshape(5, 4),
+                      exponent=0.5, name="e")
+    assert [n for n, _ in sink.failed] == ["check_trend e"]
 
 
 def test_a_check_met_only_by_a_flat_series_faced_no_alternative():
@@ -683,6 +695,56 @@ def test_check_whp_on_a_path_with_unfollowed_clauses_does_not_refute():
     with C.recording(sink):
         P.check_whp("proc.whp", sizes, flat, 0.1, false_fail=1e-3, unfollowed="eta small")
     assert sink.failed
+
+
+def _bound_fails(true_slope, seeds, ff, reps, rng, side="not_above", bound=-0.5):
+    """How often check_trend(exponent=bound, side=side) fails on seeds x sizes values whose true
+    log-log exponent is `true_slope` (per-seed noise on the log values)."""
+    lx, fails = np.log(SIZES), 0
+    for _ in range(reps):
+        y = np.exp(true_slope * lx[None, :] + rng.normal(0, 0.3, (seeds, SIZES.size)))
+        sink = C.Sink(soft=True)
+        with C.recording(sink):
+            C.check_trend("proc.bound", SIZES, y, exponent=bound, side=side, false_fail=ff,
+                          name="b")
+        fails += bool(sink.failed)
+    return fails
+
+
+def test_an_exponent_bound_false_fails_at_its_one_sided_rate_and_detects_its_resolution():
+    """check_trend(exponent=e, side='not_above'): at a true exponent e it fails at its rate (all
+    of it on the one side it tests), inside the bound it passes, and a true exponent beyond the
+    bound by the recorded resolution of a draw at the bound is caught most of the time."""
+    rng = np.random.default_rng(41)
+    ff, seeds, reps = 0.1, 8, 3000
+    at = _bound_fails(-0.5, seeds, ff, reps, rng)
+    assert abs(at / reps - ff) < 4 * math.sqrt(ff / reps), at  # the one-sided rate, spent
+    assert _bound_fails(-1.5, seeds, ff, 500, rng) == 0  # well inside the bound: never fails
+    lx = np.log(SIZES)
+    se_slope = 0.3 / math.sqrt(float(np.sum((lx - lx.mean()) ** 2))) / math.sqrt(seeds)
+    detect = (stats.t.isf(ff, seeds - 1) + stats.t.isf(0.05, seeds - 1)) * se_slope
+    assert _bound_fails(-0.5 + detect, seeds, ff, 1000, rng) / 1000 > 0.93
+    # the mirror side fails below the bound, never above it
+    assert _bound_fails(-0.5 - detect, seeds, ff, 500, rng, side="not_below") / 500 > 0.93
+    assert _bound_fails(0.5, seeds, ff, 200, rng, side="not_below") == 0
+
+
+def test_an_exponent_bound_credits_only_stricter_rival_bounds():
+    """A rival bound counts where it could have passed: a faster rate (below an upper bound on
+    the exponent); a looser bound is the check's complement.  Bad sides refuse."""
+    y = SIZES ** -0.6 * np.exp(np.random.default_rng(3).normal(0, 0.01, (6, SIZES.size)))
+    sink = C.Sink()
+    with C.recording(sink):
+        C.check_trend("proc.b", SIZES, y, exponent=-0.5, side="not_above",
+                      rivals=(-1.0, 0.0, -0.6), name="b")
+    assert sink.trend_rivals["check_trend b"] == {"exponent -1": True, "exponent -0.6": False}
+    assert sink.trend_complement["check_trend b"] == {"exponent 0"}
+    with pytest.raises(ClaimMismatch):
+        C.check_trend("proc.b", SIZES, SIZES ** -0.2, exponent=-0.5, side="not_above")
+    for bad in (dict(exponent=-0.5, side="below"), dict(direction="increasing", side="not_above"),
+                dict(exponent=-0.5, side="not_above", false_fail=0.6)):
+        with pytest.raises(ValueError):
+            C.check_trend("proc.b", SIZES, y, **bad)
 
 
 def test_check_estimate_false_fails_at_its_rate_on_each_side_and_detects_its_departure():

@@ -397,3 +397,36 @@ def test_an_inconclusive_neighbouring_reading_shows_its_numbers_and_leaves_the_v
     assert r["verdict"] == "not-audited"
     assert r["detail"].index("test_alt") > r["detail"].index("3/24 runs")
     assert "under the reading 'final sign', test_alt inconclusive: 12/24 runs" in r["detail"]
+
+
+def test_a_property_outside_the_condition_reports_a_finding_and_never_decides():
+    """A property run outside the statement's condition (outside_condition) that fails is a
+    finding in the detail, not a refutation and not a flip of the reading: the verdict is the
+    basis's (here the basis's trend, inconclusive; then a passing one); alone it decides
+    nothing (no property of the basis)."""
+    off = dict(row("printed", "xfailed", "ClaimMismatch: 0.078 from 1/2 at one size", 2.0),
+               regime="the stage runs: fixed m_k", nodeid="x::test_one_size")
+    basis = row("printed", "skipped", "Inconclusive: inconclusive: 0/24 runs",
+                failure="inconclusive")
+    r = verdict_for(CLAIM, [off, basis])
+    assert r["verdict"] == "not-audited" and "0/24 runs" in r["detail"]
+    assert ("outside the condition (the stage runs: fixed m_k): test_one_size fails: "
+            "ClaimMismatch: 0.078 from 1/2 at one size (a finding about that regime, not the "
+            "verdict's basis)") in r["detail"]
+    assert verdict_for(CLAIM, [off])["verdict"] == "not-audited"
+    assert verdict_for(CLAIM, [off])["detail"].startswith("no property inside the statement's")
+
+
+def test_outside_condition_refuses_an_empty_regime_and_the_plugin_carries_it():
+    from properties import outside_condition
+    from properties.outcomes import regime_of
+
+    for bad in ("", "  ", None, 3):
+        with pytest.raises(ValueError):
+            outside_condition(bad)
+
+    @outside_condition("the stage runs")
+    def prop():
+        pass
+    assert regime_of(prop) == "the stage runs" and regime_of(lambda: 0) is None
+    assert regime_of(None) is None

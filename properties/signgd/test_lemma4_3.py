@@ -30,6 +30,9 @@ EXACT = exact()
 SOFTMAX = "softmax outputs still 1/2 +- o(1)"
 WHP_FF = claim_rate(len(PATH_DRAWS))  # per draw: item (2)'s check_whp, the claim share
 NEAR = lookup("near 1/2").level  # a softmax output 'near 1/2': within 0.05 (the glossary)
+# The stage runs break Condition 3.1's noise clause: what they find is about that regime
+STAGE_REGIME = ("the stage runs, sigma_p = 1-2 against the noise clause's sigma_p = Omega(d^{1/4} "
+                "n^3), ~2.2e3 at d = 361, n = 8; the item is decided on the declared path by ")
 
 
 def _end_of_stage2(cfg, hold=()):
@@ -91,10 +94,9 @@ def path_stage2(seed0, kappa_p):
 
 register(Claim(
     draw_note=signgd_draw_note,
-    id=CID, where="Lemma 4.3 (end of Stage II), Section 4.1",
+    id=CID, where="Lemma 4.3 (1)-(2) (end of Stage II), Section 4.1",
     statement="(1) |a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p); (2) softmax outputs "
-              "still 1/2 +- o(1); (3) the sums sum_i a_{s,i} and sum_i b_{s,i} are bounded away "
-              "from 0; (4) the query and key signals alpha_s, beta_s are still at their init.",
+              "still 1/2 +- o(1).",
     assumptions=SETTING + "; " + RANGE + "; draws: setting.T32_EXAMPLES (the sheet's CPU setting, "
                 "8 seeds, and the slow and fast corners, 4 seeds); dev / thorough add drawn ones",
     prediction="(1) median over pairs and seeds of |x(T_2)| / (T_2 eta ||xi_i||_1) 'Theta(1)' "
@@ -128,8 +130,6 @@ register(Claim(
             "that null passes the check (--size ladder audit of 49fef91: on 3 of 3 draws) and "
             "no alternative could fail it; the property runs without alternatives, its check "
             "credited with none, and reports the null's runs beside. " + STAGES,
-    audit_gap="items (3) and (4) are not established by this id's properties: they are audited "
-              "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s).",
     asymptotic="the problem size along the declared path (item (1)'s Theta, item (2)'s o(1), "
                "with high probability)",
     paper_setting="Lemma 4.3 holds under Condition 3.1 (asymptotic, no numbers), and Table 3 row "
@@ -151,7 +151,7 @@ register(Claim(
 ))
 
 
-@audits(CID)
+@audits(CID, regime=STAGE_REGIME + "test_signgd_lemma4_3_path")
 @ci_draws
 @shared_draws
 @given(cfg=STAGE_RUN)
@@ -168,7 +168,8 @@ def test_signgd_lemma4_3_magnitude(world, cfg):
 
 
 @audits(CID, fails="at the fast corner of the sweep (cfg (777, 4, 30, 2.0, 7e-4, 7e-5)) s_21 is "
-                   "0.078 from 1/2 at T_2: '1/2 +- o(1)' read as 0.05 at one size")
+                   "0.078 from 1/2 at T_2: '1/2 +- o(1)' read as 0.05 at one size",
+        regime=STAGE_REGIME + "test_signgd_lemma4_3_softmax_path")
 @ci_draws
 @shared_draws
 @given(cfg=STAGE_RUN)
