@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from properties import (Claim, Tolerance, audits, check_at_least, check_close, null, register,
-                        rival)
+from properties import (Claim, Tolerance, audits, check_at_least, check_close, null,
+                        outside_condition, register, rival)
 from properties.readings import lookup
 from properties.signgd.common import (L43_SENT, at_steps, check_path_whp, check_theta,
                                       claim_rate, exact, rival_ratio)
@@ -151,7 +151,8 @@ register(Claim(
 ))
 
 
-@audits(CID, regime=STAGE_REGIME + "test_signgd_lemma4_3_path")
+@outside_condition(STAGE_REGIME + "test_signgd_lemma4_3_path")
+@audits(CID)
 @ci_draws
 @shared_draws
 @given(cfg=STAGE_RUN)
@@ -167,9 +168,9 @@ def test_signgd_lemma4_3_magnitude(world, cfg):
                     what=f"(1) median |{k_}(T_2)| / scale")
 
 
+@outside_condition(STAGE_REGIME + "test_signgd_lemma4_3_softmax_path")
 @audits(CID, fails="at the fast corner of the sweep (cfg (777, 4, 30, 2.0, 7e-4, 7e-5)) s_21 is "
-                   "0.078 from 1/2 at T_2: '1/2 +- o(1)' read as 0.05 at one size",
-        regime=STAGE_REGIME + "test_signgd_lemma4_3_softmax_path")
+                   "0.078 from 1/2 at T_2: '1/2 +- o(1)' read as 0.05 at one size")
 @ci_draws
 @shared_draws
 @given(cfg=STAGE_RUN)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 
 from properties import (Claim, Tolerance, audits, check_at_least, check_close,
-                        null, register, rival)
+                        null, outside_condition, register, rival)
 from properties.readings import lookup
 from properties.signgd.common import (L44_SENT, at_steps, check_path_whp, check_theta, claim_rate,
                                       exact, off_vote_neurons, rival_ratio, split_votes)
@@ -180,9 +180,9 @@ register(Claim(
 ))
 
 
+@outside_condition(STAGE_REGIME + "test_signgd_lemma4_4_vote_path")
 @audits(CID, fails="a neuron whose vote sum_i b_{s,i} is a near-tie (n = 8 is even) has not "
-                   "followed its vote by T_4^- (1 of 64 neurons in the canonical run)",
-        regime=STAGE_REGIME + "test_signgd_lemma4_4_vote_path")
+                   "followed its vote by T_4^- (1 of 64 neurons in the canonical run)")
 @ci_draws
 @shared_draws
 @given(cfg=STAGE_RUN)
@@ -214,11 +214,11 @@ def test_signgd_lemma4_4_magnitude(world, cfg):
                     what=f"median |{k_}(T)| / scale (Theta(T eta), typical neuron)")
 
 
+@outside_condition(STAGE_REGIME + "test_signgd_lemma4_4_softmax_path")
 @audits(CID, fails="with T_3 measured as the step from which every neuron follows its vote, a late "
                    "(near-tie) vote delays T_3 until s_21 has left 1/2 (canonical run: "
                    "|s_21 - 1/2| = 0.49 at T_3 = T_4^- = 414 in seed 15, 0.086 at T_3 = 107 in "
-                   "seed 18)",
-        regime=STAGE_REGIME + "test_signgd_lemma4_4_softmax_path")
+                   "seed 18)")
 @ci_draws
 @shared_draws
 @given(cfg=STAGE_RUN)
