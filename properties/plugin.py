@@ -303,6 +303,17 @@ def _short_longrepr(item, call, rep) -> None:
                     "THEOREM_AUDIT_DEBUG=1)")
 
 
+MESSAGE_CHARS = 3000  # of a failure message kept on the row: its head and its tail
+
+
+def _clip(m: str, n: int = MESSAGE_CHARS) -> str:
+    """A message kept to `n` characters: its head (what failed, and the first numbers) and its
+    tail (the decision and what would decide it), the middle elided."""
+    if len(m) <= n:
+        return m
+    return m[:n // 2] + " [...] " + m[-(n - n // 2):]
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -326,7 +337,8 @@ def pytest_runtest_makereport(item, call):
         row.update(_world.property_info(getattr(item, "function", None)))
         row["regime"] = regime_of(getattr(item, "function", None))
         row.update(claim=cm[0], form=cm[1], failure=kind, path=str(item.path),
-                   function=getattr(item, "originalname", item.name), messages=[m[-2000:] for m in messages],
+                   function=getattr(item, "originalname", item.name),
+                   messages=[_clip(m) for m in messages],
                    expected_failure=None if xfail is None else xfail.kwargs.get("reason", ""))
         rep.user_properties.append(("audit", json.dumps(row, default=str)))
 

@@ -430,3 +430,14 @@ def test_outside_condition_refuses_an_empty_regime_and_the_plugin_carries_it():
         pass
     assert regime_of(prop) == "the stage runs" and regime_of(lambda: 0) is None
     assert regime_of(None) is None
+
+
+def test_a_long_failure_message_keeps_its_head_and_its_tail():
+    """A row keeps MESSAGE_CHARS of a message: the head names what failed and the first rungs'
+    numbers, the tail the decision (the old tail-only cut lost the first rung)."""
+    from properties.plugin import MESSAGE_CHARS, _clip
+
+    m = "head: s = 30: 7/24 runs, " + "x" * 5000 + " tail: 458 runs would decide it"
+    c = _clip(m)
+    assert c.startswith("head: s = 30: 7/24") and c.endswith("458 runs would decide it")
+    assert len(c) <= MESSAGE_CHARS + len(" [...] ") and _clip("short") == "short"
