@@ -12,8 +12,10 @@ import functools
 import numpy as np
 from hypothesis import given
 
-from properties import Claim, audits, check_at_least, check_trend, null, register, rival
-from properties.signgd.common import check_word
+from properties import (Claim, audits, check_at_least, check_trend, check_whp, null, register,
+                        rival)
+from properties.readings import lookup
+from properties.signgd.common import WHP_WORD
 from properties.settings import size
 from properties.signgd.common import claim_rate, exact, stage4_pairs
 from properties.signgd.setting import (ci_draws, Config, H, N_SAMPLES, RANGE, SETTING, shared_draws,
@@ -27,11 +29,12 @@ CID = "signgd.lemma4_8"
 EXACT = exact("exact inequality between step numbers / fractions (deterministic events of the run)")
 
 
+L48_UNFOLLOWED_SHORT = "the noise clause, and the sigma_0 clause as m_k grows"
 # (2): the ladder in m_k on the reduced dynamics, per named size (`--size`)
 L48_MK = {"ci": (8, 32, 128), "ladder": (8, 32, 128, 512), "paper": (8, 32, 128, 512)}
 L48_SEEDS = {"ci": 8, "ladder": 16, "paper": 16}
 L48_CAP = 60000
-TREND_FF = claim_rate(3)  # per draw: the claim share over the 3 ci draws (the shared ones)
+TREND_FF = claim_rate(3, 2)  # per check: (2)'s trend and its word, the claim share over 3 draws
 
 
 def _softplus(x):
@@ -114,23 +117,27 @@ register(Claim(
     assumptions=SETTING + "; " + RANGE + "; draws: setting.T32_EXAMPLES (the sheet's CPU "
                 "setting, 8 seeds, and the slow and fast corners, 4 seeds; dev / thorough add "
                 "drawn ones)",
-    prediction="(1) T_4 <= t* (reached, and kept through the tail of 0.25 t*) for every seed, and "
-               "every query noise aligned at the end; (2) L_S(T_4) 'not yet converged' (the glossary: >= 0.5) at the m_k ladder's "
-               "largest rung, and not vanishing as m_k grows (a trend along m_k)",
+    prediction="(1) T_4 <= t* (reached, and kept through the tail of 0.25 t*) for every seed, "
+               "and every query noise aligned at the end; (2) L_S(T_4) 'not yet converged' (the "
+               "glossary: >= 0.5) with high probability along the m_k ladder (check_whp, per "
+               "run), and not vanishing as m_k grows (a trend along m_k)",
     simulation=H + "; T_4 from common.stage4_pairs (= sim.signgd.stage_times' T4)",
     metric="(1) min over seeds of t* - T_4 (T_4 = inf: never aligned); the query noise's aligned "
            "fraction at the last step per seed against the prediction",
     tolerance="(1) exact (integer steps, fractions of a deterministic run); (2) check_trend, "
               "direction increasing, per-seed least-squares slopes of log L_S(T_4) against log "
-              f"m_k, seed-clustered, t on seeds - 1 dof, false-fail {TREND_FF:.3g} per draw (the "
-              "claim share 1e-4 over 3 draws); its rival exponent -1",
+              f"m_k, seed-clustered, t on seeds - 1 dof; its rival exponent -1; the word by "
+              "check_whp along the m_k ladder (Cochran-Armitage, Clopper-Pearson at the largest "
+              f"rung against one minus 'high'); false-fail {TREND_FF:.3g} per check (the claim "
+              "share 1e-4 over 3 draws x 2 checks)",
     reading="(1) 'at T_4 every noise aligned' holds by the definition of T_4 and the stop rule "
             "whenever T_4 is finite (not evidence); the content checked is that alignment is "
             "reached within the cap and kept through the tail (T_4 <= t*). Alternatives: rival "
             "'query noise stays' (Adam's Stage IV), null 'attention frozen'. (2) is read in the "
-            "statement's word (issue 35): the glossary's 'not yet converged' (L_S >= 0.5) at the "
-            "m_k ladder's largest rung, a strict expected failure at the sizes run (one size of "
-            "an asymptotic statement: not-audited with the numbers); beside it, "
+            "statement's word (issue 35): the glossary's 'not yet converged' (L_S >= 0.5) per run, "
+            "with high probability along the m_k ladder by the rule of the stage lemmas' path "
+            "(check_whp); the ladder leaves Condition 3.1 (" + L48_UNFOLLOWED_SHORT + "), so a "
+            "failure that does not vanish there is a finding, not a refutation; beside it, "
             "'does not vanish as m_k grows' (asymptotic policy: an increasing trend of "
             "L_S(T_4) along m_k at the sizes run, T_4 shrinking ~ 1/sqrt(m_k)); the level itself "
             "is small at these sizes, so a bound away from 0 is not shown, only the direction; "
@@ -182,24 +189,27 @@ def test_signgd_lemma4_8_signs(world, cfg):
                 what=f"(2) L_S(T_4) along m_k (medians over seeds: {desc})")
 
 
-NOT_CONVERGED = "the training loss has not yet converged (Theta(1)) (Lemma 4.8, at T_4)"
-WORD_FAILS = ("L_S(T_4) is far below the glossary's 'not yet converged' (0.5) at every m_k of the "
-              "ladder, its largest rung included (ci: medians ~1e-6, 1e-3, 2e-2 at m_k = 8, 32, "
-              "128; --size ladder: 4e-6, 1.3e-3, 0.025, 0.11 at m_k = 8, 32, 128, 512): the word "
-              "is not met at the sizes run")
+# The m_k ladder leaves Condition 3.1 as it grows: it is decided by the path rule with these
+# clauses named (a failure that does not vanish on it is a finding, never a refutation)
+L48_UNFOLLOWED = ("Condition 3.1's noise clause (the m_k ladder runs at the stage runs' sigma_p = "
+                  "1-2 and fixed d = 361, not ~2.2e3) and, as m_k grows, its sigma_0 clause c = "
+                  "sigma_0 s sigma_p sqrt(m_k) << 1 (c = 0.085 sqrt(m_k / 8) in the sheet's "
+                  "setting: 0.34 at m_k = 128, 0.68 at 512)")
 
 
-@audits(CID, fails={"ci": WORD_FAILS, "ladder": WORD_FAILS, "paper": WORD_FAILS})
+@audits(CID)
 @ci_draws
 @shared_draws
 @given(cfg=STAGE_RUN)
 def test_signgd_lemma4_8_not_converged(cfg):
-    """(2) in the statement's word: L_S(T_4) 'not yet converged' (the glossary: >= 0.5, its
-    bracket 0.6-0.35) for every seed at the m_k ladder's largest rung, the numbers of every rung
-    beside.  One size of an asymptotic statement: a failure here is reported, not a refutation."""
+    """(2) in the statement's word, by the rule of every 'with high probability' stage statement
+    (check_whp): per run (seed), L_S(T_4) 'not yet converged' (the glossary: >= 0.5, its bracket
+    decided too), along the m_k ladder; the ladder's unfollowed clauses go with it."""
     L = loss_at_T4(cfg)
-    desc = ", ".join(f"m_k = {m}: median {np.median(v):.3g}, min {v.min():.3g}"
+    desc = ", ".join(f"m_k = {m}: median {np.median(v):.3g}, max {v.max():.3g}"
                      for m, v in zip(L["sizes"], L["loss"]))
-    check_word(CID, float(L["loss"][-1].min()), "not yet converged", ">=", NOT_CONVERGED,
-               what=f"(2) min over seeds of L_S(T_4) at m_k = {L['sizes'][-1]} ({desc})")
-
+    check_whp(CID, L["sizes"], list(L["loss"]), WHP_WORD, reading="not yet converged",
+              false_fail=TREND_FF, unfollowed=L48_UNFOLLOWED,
+              word=f"'{WHP_WORD}' probability, the glossary's {lookup(WHP_WORD).level:g}",
+              name="(2) not yet converged along m_k",
+              what=f"(2) runs with L_S(T_4) below 'not yet converged' along m_k ({desc})")
