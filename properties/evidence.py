@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from properties.policy import FLAT_SUFFIX
+from properties.policy import FLAT_SUFFIX, SATURATED_SUFFIX
 from properties.registry import Claim
 
 
@@ -156,13 +156,15 @@ def check_power(deciding: list[dict]) -> list[dict]:
                       for a in alts if 0 < a.get("by_check", {}).get(name, 0) < need(a)]
             flat = [f"{a['kind']}:{a['name']}" for a in alts
                     if a.get("by_check", {}).get(name + FLAT_SUFFIX, 0)]
+            saturated = [f"{a['kind']}:{a['name']}" for a in alts
+                         if a.get("by_check", {}).get(name + SATURATED_SUFFIX, 0)]
             trend = [f"trend rival {label}" for label, ok in
                      sorted((r.get("trend_rivals") or {}).get(name, {}).items()) if ok]
             out.append({"test": _name(r), "check": name, "calls": info.get("calls", 0),
                         "what": info.get("what", ""), "rejected": rejected + trend,
                         "partly": partly, "faced": bool(rejected or trend),
                         "complement": list((r.get("trend_complement") or {}).get(name, [])),
-                        "flat": flat})
+                        "flat": flat, "saturated": saturated})
     return out
 
 

@@ -40,3 +40,8 @@ NO_CHECK_POWER = "faced no alternative"
 # (properties.trend): the alternative is rejected, but the check is not credited with it, since
 # a series constant by construction could not have passed it
 FLAT_SUFFIX = " [exactly flat]"
+# appended to a 'with high probability' check's name where it rejects an alternative's world in
+# which every item of every run fails (properties.procedures.check_whp's `items`): the farthest
+# data the check could meet (a null whose mechanism cannot act, e.g. a frozen noise that never
+# turns), so it is rejected but not counted as the check's power
+SATURATED_SUFFIX = " [every item fails]"

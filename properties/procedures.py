@@ -45,6 +45,7 @@ from scipy import stats
 
 from properties import check as _c
 from properties import discrepancy as _d
+from properties.policy import SATURATED_SUFFIX
 
 __all__ = ["check_mc_mean", "check_mean_at_least", "check_bound", "check_whp", "check_estimate",
            "clustered_mean", "clustered_ratio", "clustered_fractions",
@@ -400,7 +401,8 @@ def _whp_levels(level) -> tuple[float, dict | None]:
 
 def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
               word: str = "", what: str = "", name: str | None = None,
-              unfollowed: str = "", reading: str | None = None, looks: int = 1) -> dict:
+              unfollowed: str = "", reading: str | None = None, looks: int = 1,
+              items=None) -> dict:
     """'With high probability' along a declared path of sizes (every clause of the paper's
     condition kept as the size grows).  `failures`: per rung, one boolean per run, True if the
     run had ANY failure of the statement ("for all s and i": the per-run statistic); the
@@ -432,6 +434,12 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
     that fails there is still told apart from a claim that holds (its data do not give the
     claim's verdict), and a 'holds' stands with the clauses named.
 
+    `items`: per rung, (failing items, items) per run, where a run's statement is over items
+    (pairs, neurons, samples): only to tell, in an alternative's world, a rejection where every
+    item of every run fails (the farthest data the check could meet: a null whose mechanism
+    cannot act) from one that could have gone the other way; that one is recorded under
+    policy.SATURATED_SUFFIX and not counted as the check's power.
+
     `looks`: how many times the path's runs were looked at (its seeds extended after an
     undecided look, each earlier look's runs kept): the rate is spent over the looks (each
     decides at false_fail / looks, Bonferroni), so a verdict reached at any look keeps the
@@ -442,6 +450,8 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
         raise ValueError("sizes: at least three distinct rungs > 0, one array of runs per rung")
     if not 0 < false_fail < 1:
         raise ValueError(f"false_fail must be in (0, 1), got {false_fail!r}")
+    if items is not None and (len(items) != 2 or any(len(v) != x.size for v in items)):
+        raise ValueError("items: (failing items, items), each one array of runs per rung")
     if isinstance(looks, bool) or not isinstance(looks, (int, np.integer)) or not 1 <= looks <= 100:
         raise ValueError(f"looks must be an integer in [1, 100], got {looks!r}")
     level, frac_word = _whp_levels(level)
@@ -534,7 +544,8 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
         msg = (f"{claim_id}{_c._w(what)}: {desc}: the failure probability does not vanish "
                "along the path")
         if not unfollowed or _c._SINK.soft:
-            _c._fail(_c._trend_mismatch(msg), cname)
+            _c._fail(_c._trend_mismatch(msg), cname + SATURATED_SUFFIX
+                     if _c._SINK.soft and _saturated(items) else cname)
             return out
         raise _c.Inconclusive(msg + f"; but the path does not follow {unfollowed}: a failure "
                               "there is evidence neither for nor against the statement, not a "
@@ -548,6 +559,18 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
         _c._SINK.undecided.append((cname, msg))
         return out
     raise _c.Inconclusive(msg)
+
+
+def _saturated(items) -> bool:
+    """Does every item of every run fail (and is there any item): `items` as check_whp's."""
+    if items is None:
+        return False
+    k_items, n_items = items
+    k = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in k_items])
+    n = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in n_items])
+    if k.shape != n.shape:
+        raise ValueError("items: failing items and items, the same shape per rung")
+    return bool(n.sum() > 0 and np.all(k == n))
 
 
 def cochran_armitage(scores, k, n) -> float:

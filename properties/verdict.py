@@ -97,7 +97,10 @@ def _gates(claim: Claim | None, deciding: list[dict], alts: list[dict],
                           if c.get("complement") else "")
                        + (f" ({', '.join(c['flat'])} met it only as an exactly flat series, "
                           "which it rejects whatever the data: not power)"
-                          if c.get("flat") else ""))
+                          if c.get("flat") else "")
+                       + (f" ({', '.join(c['saturated'])} met it only with every item of every "
+                          "run failing, the farthest data it could meet: not power)"
+                          if c.get("saturated") else ""))
         if len(lone) > 4:
             why.append(f"and {len(lone) - 4} more checks {NO_CHECK_POWER}")
     few = [(r["nodeid"].split("::")[-1], r.get("draws", 0)) for r in deciding

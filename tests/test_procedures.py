@@ -149,6 +149,10 @@ def test_a_check_met_only_by_a_flat_series_faced_no_alternative():
     assert not flat["faced"] and flat["flat"] == ["null:frozen"]
     (real,) = check_power([row("d")])
     assert real["faced"] and real["rejected"] == ["null:frozen"] and not real["flat"]
+    # the same for a 'with high probability' check that met a world where every item fails
+    from properties.policy import SATURATED_SUFFIX
+    (sat,) = check_power([row("d" + SATURATED_SUFFIX)])
+    assert not sat["faced"] and sat["saturated"] == ["null:frozen"] and not real["saturated"]
 
 
 def test_a_direction_rival_counts_only_on_the_claimed_side():
@@ -391,6 +395,29 @@ def test_check_whp_spends_its_rate_over_its_looks():
     for bad in (0, -1, 1.5, True, 101, "2"):
         with pytest.raises(ValueError, match="looks"):
             P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=3e-5, looks=bad)
+
+
+def test_check_whp_does_not_count_a_world_where_every_item_fails_as_power():
+    """In an alternative's world (a soft sink) a refutation where every item of every run fails
+    (a frozen noise that never turns) is recorded under SATURATED_SUFFIX, not as the check's
+    power; one where some item holds is a plain rejection; bad `items` is a ValueError."""
+    from properties.policy import SATURATED_SUFFIX
+
+    sizes, n = [30, 60, 120], 64
+    runs = [np.ones(n, bool)] * 3  # every run fails at every rung
+    every = ([np.full(n, 4)] * 3, [np.full(n, 4)] * 3)
+    some = ([np.full(n, 3)] * 3, [np.full(n, 4)] * 3)
+    for items, name in ((every, "check_whp w" + SATURATED_SUFFIX), (some, "check_whp w"),
+                        (None, "check_whp w")):
+        sink = C.Sink(soft=True)
+        with C.recording(sink):
+            P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=1e-3, name="w", items=items)
+        assert [f for f, _ in sink.failed] == [name]
+    with pytest.raises(ClaimMismatch):  # outside an alternative's world: the claim's failure
+        P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=1e-3, items=every)
+    for bad in (([1], [1]), (every[0],), (every[0][:2], every[1])):
+        with pytest.raises(ValueError, match="items"):
+            P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=1e-3, items=bad)
 
 
 def test_cochran_armitage_matches_its_definition():
