@@ -220,14 +220,14 @@ def stage4_pairs(q, t, T4m, tie_scale=None):
     return out
 
 
-def lemma46_failures(ev):
+def lemma46_failures(ev, x="b"):
     """Lemma 4.6's two failures per (seed, neuron, sample) pair, from stage4_pairs(...,
-    tie_scale=...): (never, back), the key noises against sgn alpha at T_4^- that never turn, and
-    those that move away from sgn alpha after their turn before they have it for good (a move
-    within one step of zero is a tie, not counted).  Disjoint: a noise that never turns has no
-    step after its turn."""
-    w = ev["wrong_b"]
-    return w & ~np.isfinite(ev["turn_b"]), w & (ev["back_untied_b"] > 0)
+    tie_scale=...): (never, back), the key noises (x = "b"; the query noises, x = "a", for its
+    rival) against sgn alpha at T_4^- that never turn, and those that move away from sgn alpha
+    after their turn before they have it for good (a move within one step of zero is a tie, not
+    counted).  Disjoint: a noise that never turns has no step after its turn."""
+    w = ev["wrong_" + x]
+    return w & ~np.isfinite(ev["turn_" + x]), w & (ev["back_untied_" + x] > 0)
 
 def vote_time(hist):
     """(S,) first step at which the majority vote is complete for every neuron: sgn(alpha_s) =
@@ -570,7 +570,7 @@ def check_path_whp(cid, P, fail, *, false_fail, name, what, items=None, unit="it
         sizes, fail, k_, n_ = pool_rungs(P["sizes"], fail, *items)
         items = (k_, n_)
     desc = per_rung_counts(sizes, fail, items, unit)
-    return check_whp(cid, sizes, fail, WHP_WORD, false_fail=false_fail,
+    return check_whp(cid, sizes, fail, WHP_WORD, false_fail=false_fail, items=items,
                      unfollowed=PATH_UNFOLLOWED, looks=PATH_LOOKS[size()],
                      word=f"'{WHP_WORD}' probability, the glossary's {lookup(WHP_WORD).level:g}",
                      name=name, what=f"{what}: {desc} [{rung_summary(P)}]")

@@ -55,6 +55,8 @@ PER_SEED = ("T1", "T2", "T3", "T3v", "T4m", "T4p", "T4", "Tq", "Tk",
             # (back: ties as ties, a move within one step of zero not counted; back_strict:
             # every move away counted)
             "wrong", "never", "back", "back_strict", "wrong_frozen",
+            # the same of the query noise (wrong_q, never_q, back_q): lemma4_6's rival
+            "wrong_q", "never_q", "back_q",
             # beside it: neurons whose query signal alpha_s changes sign after T_4^- (flip), and
             # the failing key noises (never or back) of such neurons (bad_flip)
             "flip", "bad_flip",
@@ -168,6 +170,9 @@ def _batch(seeds, rung):
                back_strict=(w & (ev["back_b"] > 0)).sum((1, 2)),
                wrong_frozen=(np.sign(h["b"][0]) != np.sign(h["alpha"][0])[..., None])
                .sum((1, 2)))
+    never_q, back_q = lemma46_failures(ev, "a")
+    out.update(wrong_q=ev["wrong_a"].sum((1, 2)), never_q=never_q.sum((1, 2)),
+               back_q=back_q.sum((1, 2)))
     sal = sim._sign8(h["alpha"])  # (T, S, m_k)
     after = np.arange(len(tr.t))[:, None] >= k4[None, :]  # (T, S): from T_4^- on
     flip = ((sal != sal[k4, j][None]) & after[..., None]).any(0) & np.isfinite(T["T4m"])[:, None]
@@ -221,6 +226,6 @@ def path_run(seed0, kappa_p):
     first = int(seed0) + PATH_SEED_OFFSET
     n_seeds, extra = PATH_SEEDS[size()], PATH_TOP_EXTRA[size()]
     if extra not in (0, n_seeds):
-        raise ValueError(f"PATH_TOP_EXTRA[{size()!r}] must be 0 or PATH_SEEDS ({n_seeds}): one more "
-                         f"block of the same seeds per row, got {extra}")
+        raise ValueError(f"PATH_TOP_EXTRA[{size()!r}] must be 0 or PATH_SEEDS ({n_seeds}): one "
+                         f"more block of the same seeds per row, got {extra}")
     return _path_run(first, float(kappa_p), n_seeds, PATH_S[size()], extra)

@@ -148,8 +148,9 @@ def test_signgd_lemma4_6_path(world, cfg):
     at T_4^- that never turns (i) or moves away from sgn alpha after its turn before it has sgn
     alpha for good (ii) (the paper's Lemma 4.6 (1)); check_whp along the path."""
     P = world.simulation(path_run, "path", pure=True)(*cfg)
-    bad = P["never"] + P["back"]  # (rungs, seeds): failing wrong-sign key noises per run
-    check_path_whp(CID, P, bad > 0, items=(bad, P["wrong"]), unit="wrong-sign key noises",
+    q = "_q" if world.prediction(key_noise, "who")() == "a" else ""  # the rival: query noise
+    bad = P["never" + q] + P["back" + q]  # (rungs, seeds): failing wrong-sign noises per run
+    check_path_whp(CID, P, bad > 0, items=(bad, P["wrong" + q]), unit="wrong-sign key noises",
                    false_fail=WHP_FF, name="(i)+(ii) along the path",
                    what="runs with a wrong-sign key noise at T_4^- that never turns or moves "
                         "away after its turn (a move within one step of zero, |b| <= c_i, is a "
