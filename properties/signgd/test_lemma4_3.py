@@ -94,9 +94,10 @@ def path_stage2(seed0, kappa_p):
 
 register(Claim(
     draw_note=signgd_draw_note,
-    id=CID, where="Lemma 4.3 (1)-(2) (end of Stage II), Section 4.1",
+    id=CID, where="Lemma 4.3 (end of Stage II), Section 4.1",
     statement="(1) |a_{s,i}(T_2)|, |b_{s,i}(T_2)| = Theta(T_2 eta s sigma_p); (2) softmax outputs "
-              "still 1/2 +- o(1).",
+              "still 1/2 +- o(1); (3) the sums sum_i a_{s,i} and sum_i b_{s,i} are bounded away "
+              "from 0; (4) the query and key signals alpha_s, beta_s are still at their init.",
     assumptions=SETTING + "; " + RANGE + "; draws: setting.T32_EXAMPLES (the sheet's CPU setting, "
                 "8 seeds, and the slow and fast corners, 4 seeds); dev / thorough add drawn ones",
     prediction="(1) median over pairs and seeds of |x(T_2)| / (T_2 eta ||xi_i||_1) 'Theta(1)' "
@@ -130,6 +131,8 @@ register(Claim(
             "that null passes the check (--size ladder audit of 49fef91: on 3 of 3 draws) and "
             "no alternative could fail it; the property runs without alternatives, its check "
             "credited with none, and reports the null's runs beside. " + STAGES,
+    audit_gap="items (3) and (4) are not established by this id's properties: they are audited "
+              "as signgd.lemma4_3.item3 (erratum) and signgd.lemma4_3.item4 (a trend in s).",
     asymptotic="the problem size along the declared path (item (1)'s Theta, item (2)'s o(1), "
                "with high probability)",
     paper_setting="Lemma 4.3 holds under Condition 3.1 (asymptotic, no numbers), and Table 3 row "
