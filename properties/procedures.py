@@ -450,11 +450,15 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
         raise ValueError("sizes: at least three distinct rungs > 0, one array of runs per rung")
     if not 0 < false_fail < 1:
         raise ValueError(f"false_fail must be in (0, 1), got {false_fail!r}")
-    if items is not None and (len(items) != 2 or any(len(v) != x.size for v in items)):
-        raise ValueError("items: (failing items, items), each one array of runs per rung")
+    if items is not None and (len(items) != 2 or any(len(v) != x.size for v in items)
+                              or any(np.shape(a_) != np.shape(b_) for a_, b_ in zip(*items))):
+        raise ValueError("items: (failing items, items), each one array of runs per rung, the "
+                         "two of a rung the same shape")
     if isinstance(looks, bool) or not isinstance(looks, (int, np.integer)) or not 1 <= looks <= 100:
         raise ValueError(f"looks must be an integer in [1, 100], got {looks!r}")
     level, frac_word = _whp_levels(level)
+    if not word and frac_word is not None:  # a glossary word for the share: say which level
+        word = f"'{frac_word['word']}' probability, the glossary's {frac_word['levels']['level']:g}"
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     run_word = None
@@ -562,14 +566,12 @@ def check_whp(claim_id: str, sizes, failures, level, *, false_fail: float,
 
 
 def _saturated(items) -> bool:
-    """Does every item of every run fail (and is there any item): `items` as check_whp's."""
+    """Does every item of every run fail (and is there any item): `items` as check_whp's
+    (validated there)."""
     if items is None:
         return False
-    k_items, n_items = items
-    k = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in k_items])
-    n = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in n_items])
-    if k.shape != n.shape:
-        raise ValueError("items: failing items and items, the same shape per rung")
+    k, n = (np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in part])
+            for part in items)
     return bool(n.sum() > 0 and np.all(k == n))
 
 

@@ -459,12 +459,13 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
     if complement:
         _c._SINK.trend_complement.setdefault(cname, set()).update(f"exponent {r:g}"
                                                                for r in complement)
+    expected = (direction if exponent is None else f"exponent {exponent:g}" if side is None
+                else f"exponent {'at most' if up > 0 else 'at least'} {exponent:g}")
     if len(_c._SINK.trend_log) < _c.TREND_LOG_MAX:
         _c._SINK.trend_log.append({
             "what": what, "sizes": [float(a) for a in x], "values": [float(b) for b in vm],
             "slope": slope, "band": band, "error_model": emodel, "dof": d,
-            "expected": (direction if exponent is None else f"exponent {exponent:g}" if side is None
-                         else f"exponent {'at most' if up > 0 else 'at least'} {exponent:g}"),
+            "expected": expected,
             "rivals": {f"exponent {r:g}": bool(_rival_out(slope, r, band, up)) for r in credited},
             "complement": [f"exponent {r:g}" for r in complement]})
     if exponent is not None:
@@ -486,9 +487,7 @@ def check_trend(claim_id: str, sizes: Iterable[float], values, *,
         res[cname] = max(res.get(cname, 0.0),
                          total + (abs(sdev) if side is None else max(0.0, -up * sdev)))
         if not dev <= total:
-            want = (f"exponent {exponent:g} (+- allowance {allow:g})" if side is None else
-                    f"exponent {'at most' if up > 0 else 'at least'} {exponent:g} (+ allowance "
-                    f"{allow:g})")
+            want = f"{expected} ({'+-' if side is None else '+'} allowance {allow:g})"
             # an exactly flat sequence (slope 0, no spread) met in an alternative's world fails
             # an exponent other than 0 whatever the data: rejected under FLAT_SUFFIX, not power
             flat = band == 0 and slope == 0

@@ -344,18 +344,19 @@ def _regime_findings(detail: list[str], regime_rows: list[dict],
     from them when a property errored: the error is the verdict's reason)."""
     if errored:
         return detail
+    found = []
     for r in regime_rows:
         f, where = _failure(r), f"outside the condition ({r['regime']}): {_name(r)}"
         if f == "mismatch":
             first = next(iter(_msgs(r)), "").splitlines()
-            detail = detail + [f"{where} fails: {first[0] if first else ''} (a finding about that "
-                               "regime, not the verdict's basis)"]
+            found.append(f"{where} fails: {first[0] if first else ''} (a finding about that "
+                         "regime, not the verdict's basis)")
         elif f == "none":
-            detail = detail + [f"{where} holds ({r.get('draws', 0)} draws; a finding about that "
-                               "regime, not the verdict's basis)"]
+            found.append(f"{where} holds ({r.get('draws', 0)} draws; a finding about that "
+                         "regime, not the verdict's basis)")
         elif f == "inconclusive":
-            detail = detail + [f"{where} inconclusive: {m}" for m in _inconclusive_msgs(r)]
-    return detail
+            found += [f"{where} inconclusive: {m}" for m in _inconclusive_msgs(r)]
+    return detail + found
 
 
 def _close_why(a: dict, width: int = 240) -> str:

@@ -415,7 +415,8 @@ def test_check_whp_does_not_count_a_world_where_every_item_fails_as_power():
         assert [f for f, _ in sink.failed] == [name]
     with pytest.raises(ClaimMismatch):  # outside an alternative's world: the claim's failure
         P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=1e-3, items=every)
-    for bad in (([1], [1]), (every[0],), (every[0][:2], every[1])):
+    for bad in (([1], [1]), (every[0],), (every[0][:2], every[1]),
+                (every[0], [np.full(n - 1, 4)] * 3)):  # a rung's two arrays of unlike shape
         with pytest.raises(ValueError, match="items"):
             P.check_whp("proc.whp", sizes, runs, 0.1, false_fail=1e-3, items=bad)
 

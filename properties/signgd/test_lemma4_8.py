@@ -14,10 +14,8 @@ from hypothesis import given
 
 from properties import (Claim, audits, check_at_least, check_trend, check_whp, null, register,
                         rival)
-from properties.readings import lookup
-from properties.signgd.common import WHP_WORD
 from properties.settings import size
-from properties.signgd.common import claim_rate, exact, stage4_pairs
+from properties.signgd.common import WHP_WORD, claim_rate, exact, stage4_pairs
 from properties.signgd.setting import (ci_draws, Config, H, N_SAMPLES, RANGE, SETTING, shared_draws,
                                        signgd_draw_note, STAGE_RUN, STAGES)
 from properties.signgd.runs import attention_frozen_null, held_at_init, stage_run
@@ -210,6 +208,5 @@ def test_signgd_lemma4_8_not_converged(cfg):
                      for m, v in zip(L["sizes"], L["loss"]))
     check_whp(CID, L["sizes"], list(L["loss"]), WHP_WORD, reading="not yet converged",
               false_fail=TREND_FF, unfollowed=L48_UNFOLLOWED,
-              word=f"'{WHP_WORD}' probability, the glossary's {lookup(WHP_WORD).level:g}",
               name="(2) not yet converged along m_k",
               what=f"(2) runs with L_S(T_4) below 'not yet converged' along m_k ({desc})")
