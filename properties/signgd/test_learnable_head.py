@@ -249,11 +249,11 @@ register(Claim(
             "and 'identical stage times throughout'.",
     audit_gap="Lemma 4.1 is not re-checked with the learnable head beyond the equal T_1: its "
               "'from T_1 on' rests on T_1's definition, which was lost (signgd.lemma4_1). Lemma "
-              "4.3 (2), Lemma 4.4's softmax and Lemma 4.6 (ii) are asymptotic: for SignGD itself "
-              "the first two are refuted under --size ladder (signgd.lemma4_3, signgd.lemma4_4) "
-              "and the third is undecided at both sizes (signgd.lemma4_6), so none is carried "
-              "to the learnable head here (Lemma 4.6 (i), every key noise turned, is T_4^+ < "
-              "T_4 here). Theorem 3.2 (2) fails under the neighbouring "
+              "4.3 (2), Lemma 4.4's softmax and Lemma 4.6 (ii) are 'with high probability' "
+              "statements, decided for SignGD only along the declared path of the stage lemmas "
+              "(signgd.lemma4_3, signgd.lemma4_4, signgd.lemma4_6); no path is run with the head "
+              "trained, so none is carried to the learnable head here (Lemma 4.6 (i), every key "
+              "noise turned, is T_4^+ < T_4 here). Theorem 3.2 (2) fails under the neighbouring "
               "reading 'at the draw's own size' (property theorem3_2_item2_own_size).",
     asymptotic="the problem size (s sigma_p: Theorem 3.2 (2)'s Theta(1) test loss, and the "
                "w.h.p. stage statements F.3 carries over)",
