@@ -555,22 +555,29 @@ def per_rung_counts(sizes, fail, items=None, unit="items") -> str:
     return ", ".join(parts)
 
 
-def check_path_whp(cid, P, fail, *, false_fail, name, what, items=None, unit="items"):
+def check_path_whp(cid, P, fail, *, false_fail, name, what, items=None, unit="items",
+                   reading=None):
     """'With high probability' of one statement along the declared path P (a path_run result):
     check_whp of the per-run failures `fail` (path_run's rows x seeds, True where the run has
     ANY failure of the statement; a rung's rows pooled, pool_rungs) at the glossary's 'high'
     (whp_level(); its bracket decided too), with the per-item fraction reported beside
-    (`items`), the rate spent over the looks at the path's seeds (setting.PATH_LOOKS).  The
-    path's unfollowed clauses (setting.PATH_UNFOLLOWED) go with it: a failure that does not
+    (`items`), the rate spent over the looks at the path's seeds (setting.PATH_LOOKS).  With
+    `reading` (a glossary word for the per-run statement, check_whp's), `fail` holds each
+    run's value of the word's statistic instead, and the word is decided at its bracket too.
+    The path's unfollowed clauses (setting.PATH_UNFOLLOWED) go with it: a failure that does not
     vanish there is Inconclusive with its numbers, not a refutation."""
-    fail = np.asarray(fail, dtype=bool)
+    fail = np.asarray(fail, dtype=np.float64 if reading is not None else bool)
     if items is None:
         sizes, fail = pool_rungs(P["sizes"], fail)
     else:
         sizes, fail, k_, n_ = pool_rungs(P["sizes"], fail, *items)
         items = (k_, n_)
-    desc = per_rung_counts(sizes, fail, items, unit)
+    shown = fail
+    if reading is not None:  # the runs beyond the word's level, for the counts beside
+        r = lookup(reading)
+        shown = [(v > r.level) if r.stricter < r.level else (v < r.level) for v in fail]
+    desc = per_rung_counts(sizes, shown, items, unit)
     return check_whp(cid, sizes, fail, WHP_WORD, false_fail=false_fail, items=items,
-                     unfollowed=PATH_UNFOLLOWED, looks=PATH_LOOKS[size()],
+                     reading=reading, unfollowed=PATH_UNFOLLOWED, looks=PATH_LOOKS[size()],
                      word=f"'{WHP_WORD}' probability, the glossary's {lookup(WHP_WORD).level:g}",
                      name=name, what=f"{what}: {desc} [{rung_summary(P)}]")

@@ -1,7 +1,8 @@
 """The runs of the declared path of the stage lemmas (issue 35): the exact reduced dynamics
 (reduced.py) from the full model's init on every rung of setting.PATH_S, each batch of seeds run
 to 1.25 x the first step with every noise aligned (the stage runs' stop rule), and per seed the
-statistics signgd.lemma4_3 (1), (2), lemma4_4, lemma4_6, lemma4_7 and stage_order read.
+statistics signgd.lemma4_3 (1), (2), lemma4_4, lemma4_6, lemma4_7, lemma4_8 (2) and stage_order
+read.
 
 A "with high probability" statement is decided on these runs by properties.procedures.check_whp:
 per run (seed) "any failure" of the statement, per rung, along the path; the per-item fractions
@@ -19,7 +20,7 @@ from properties.readings import lookup
 from properties.settings import size
 from properties.signgd.common import (first_from, lemma46_failures, off_vote_neurons, split_votes,
                                       stage4_pairs, vote_time)
-from properties.signgd.reduced import (AllNoiseAligned, as_trace, reduced_setup,
+from properties.signgd.reduced import (AllNoiseAligned, as_trace, margins, reduced_setup,
                                        reduced_softmax, run_reduced_until, seed_batches)
 from properties.signgd.setting import (PATH_CAP, PATH_CHUNK, PATH_S, PATH_SEED_OFFSET, PATH_SEEDS,
                                        PATH_TOP_EXTRA, TAIL, path_rung)
@@ -61,7 +62,9 @@ PER_SEED = ("T1", "T2", "T3", "T3v", "T4m", "T4p", "T4", "Tq", "Tk",
             # the failing key noises (never or back) of such neurons (bad_flip)
             "flip", "bad_flip",
             # signgd.lemma4_7: both-wrong pairs at T_4^- and their order (align_b vs align_a)
-            "both", "key_first", "query_first", "ties")
+            "both", "key_first", "query_first", "ties",
+            # signgd.lemma4_8 (2): the training loss L_S at T_4 (every noise aligned)
+            "LS_T4")
 PER_RUNG = ("a_T2", "b_T2", "c", "xi_l2", "eta", "sigma_0", "dev_0", "dev_T2", "dev_T2_strict",
             "dev_T3", "dev_T4m")
 
@@ -183,6 +186,13 @@ def _batch(seeds, rung):
     ka, kb = ev["align_a"], ev["align_b"]
     out.update(both=both.sum((1, 2)), key_first=(both & (kb < ka)).sum((1, 2)),
                query_first=(both & (ka < kb)).sum((1, 2)), ties=(both & (ka == kb)).sum((1, 2)))
+    # Lemma 4.8 (2): L_S(T_4), the mean logistic loss over the training samples at T_4
+    k_4 = at(T["T4"])
+    with np.errstate(over="ignore"):  # exp overflow: a saturated softmax, 0 or 1
+        s11, s21 = reduced_softmax(h["alpha"][k_4, j], h["beta"][k_4, j], h["a"][k_4, j],
+                                   h["b"][k_4, j])
+    m4 = margins(s11, s21, h["V_mu"][k_4, j], h["V"][k_4, j])
+    out["LS_T4"] = np.logaddexp(0.0, -m4).mean(-1)
     return out, pieces, int(tr.t[-1])
 
 

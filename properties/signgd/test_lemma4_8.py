@@ -1,8 +1,9 @@
 """signgd.lemma4_8 (end of Stage IV): (1) on the stage runs (runs.stage_run, the shared Theorem
-3.2 draws; per-seed events by common.stage4_pairs); (2) on the m_k ladder of the exact reduced
-dynamics (`_l48_ladder`: cheap at any m_k), cross-checked against the full simulator at m_k = 8 of
-the canonical draw.  (1)'s rival 'query noise stays' is Adam with beta's near 1 (Section 3.2),
-whose negative query noise the paper says never aligns.
+3.2 draws; per-seed events by common.stage4_pairs); (2)'s word with high probability on the
+declared path of the stage lemmas (path.path_run's L_S(T_4)); beside it, outside the condition,
+the m_k ladder of the exact reduced dynamics (`_l48_ladder`: cheap at any m_k), cross-checked
+against the full simulator at m_k = 8 of the canonical draw.  (1)'s rival 'query noise stays'
+is Adam with beta's near 1 (Section 3.2), whose negative query noise the paper says never aligns.
 """
 
 from __future__ import annotations
@@ -10,13 +11,17 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
 from hypothesis import given
 
-from properties import (Claim, audits, check_at_least, check_trend, check_whp, null, register,
-                        rival)
+from properties import (Claim, audits, check_at_least, check_trend, check_whp, null,
+                        outside_condition, register, rival)
 from properties.settings import size
-from properties.signgd.common import WHP_WORD, claim_rate, exact, stage4_pairs
-from properties.signgd.setting import (ci_draws, Config, H, N_SAMPLES, RANGE, SETTING, shared_draws,
+from properties.signgd.common import (WHP_WORD, check_path_whp, claim_rate, exact,
+                                      stage4_pairs)
+from properties.signgd.path import path_run
+from properties.signgd.setting import (ci_draws, Config, H, N_SAMPLES, PATH_CLAUSES, PATH_DRAWS,
+                                       path_draws, RANGE, SETTING, shared_draws,
                                        signgd_draw_note, STAGE_RUN, STAGES)
 from properties.signgd.runs import attention_frozen_null, held_at_init, stage_run
 from properties.signgd.reduced import (as_trace, first_all_noise_aligned, margins,
@@ -32,7 +37,11 @@ L48_UNFOLLOWED_SHORT = "the noise clause, and the sigma_0 clause as m_k grows"
 L48_MK = {"ci": (8, 32, 128), "ladder": (8, 32, 128, 512), "paper": (8, 32, 128, 512)}
 L48_SEEDS = {"ci": 8, "ladder": 16, "paper": 16}
 L48_CAP = 60000
-TREND_FF = claim_rate(3, 2)  # per check: (2)'s trend and its word, the claim share over 3 draws
+# per check: (2)'s trend and its word along m_k on 3 stage draws, (2)'s word along the declared
+# path on its 3 draws: three checks per draw, the claim share over 3 draws (claim_rate(3, 2) until
+# 2026-12-07, before the path check was added: see the history)
+TREND_FF = claim_rate(3, 3)
+PATH_FF = claim_rate(len(PATH_DRAWS), 3)
 
 
 def _softplus(x):
@@ -117,28 +126,33 @@ register(Claim(
                 "drawn ones)",
     prediction="(1) T_4 <= t* (reached, and kept through the tail of 0.25 t*) for every seed, "
                "and every query noise aligned at the end; (2) L_S(T_4) 'not yet converged' (the "
-               "glossary: >= 0.5) with high probability along the m_k ladder (check_whp, per "
-               "run), and not vanishing as m_k grows (a trend along m_k)",
-    simulation=H + "; T_4 from common.stage4_pairs (= sim.signgd.stage_times' T4)",
+               "glossary: >= 0.5) with high probability along the declared path (check_whp, per "
+               "run); beside it, outside the condition, the same along the m_k ladder, and not "
+               "vanishing as m_k grows (a trend along m_k)",
+    simulation=H + "; T_4 from common.stage4_pairs (= sim.signgd.stage_times' T4); the path: "
+               "the exact reduced dynamics from the full model's init (path.path_run), L_S(T_4) "
+               "per seed at stage_times' T_4",
     metric="(1) min over seeds of t* - T_4 (T_4 = inf: never aligned); the query noise's aligned "
            "fraction at the last step per seed against the prediction",
     tolerance="(1) exact (integer steps, fractions of a deterministic run); (2) check_trend, "
               "direction increasing, per-seed least-squares slopes of log L_S(T_4) against log "
               f"m_k, seed-clustered, t on seeds - 1 dof; its rival exponent -1; the word by "
-              "check_whp along the m_k ladder (Cochran-Armitage, Clopper-Pearson at the largest "
-              f"rung against one minus 'high'); false-fail {TREND_FF:.3g} per check (the claim "
-              "share 1e-4 over 3 draws x 2 checks)",
+              "check_whp along the declared path and along the m_k ladder (Cochran-Armitage, "
+              "Clopper-Pearson at the largest rung against one minus 'high'); false-fail "
+              f"{TREND_FF:.3g} per check (the claim share 1e-4 over 3 draws x 3 checks)",
     reading="(1) 'at T_4 every noise aligned' holds by the definition of T_4 and the stop rule "
             "whenever T_4 is finite (not evidence); the content checked is that alignment is "
             "reached within the cap and kept through the tail (T_4 <= t*). Alternatives: rival "
             "'query noise stays' (Adam's Stage IV), null 'attention frozen'. (2) is read in the "
             "statement's word (issue 35): the glossary's 'not yet converged' (L_S >= 0.5) per run, "
-            "with high probability along the m_k ladder by the rule of the stage lemmas' path "
-            "(check_whp); the ladder leaves Condition 3.1 (" + L48_UNFOLLOWED_SHORT + "), so a "
-            "failure that does not vanish there is a finding, not a refutation; beside it, "
+            "with high probability along the declared path of the stage lemmas (check_whp): "
+            + PATH_CLAUSES + ". Outside the condition, beside it: the same word along the m_k "
+            "ladder, which leaves Condition 3.1 (" + L48_UNFOLLOWED_SHORT + "), a finding, "
+            "never the basis; and "
             "'does not vanish as m_k grows' (asymptotic policy: an increasing trend of "
             "L_S(T_4) along m_k at the sizes run, T_4 shrinking ~ 1/sqrt(m_k)); the level itself "
-            "is small at these sizes, so a bound away from 0 is not shown, only the direction; "
+            "is small at these sizes, so a bound away from 0 is not shown, only the direction "
+            "(the ladder's m_k reaches 128 at ci, where the declared path's reaches 11); "
             "the trend's rival is a loss "
             "converged by T_4 (exponent -1). " + STAGES,
     asymptotic="m_k (item (2): L_S(T_4) = Theta(1), not vanishing as the width grows)",
@@ -147,7 +161,8 @@ register(Claim(
                   "extraction; the sheet's CPU setting (n = 8, s = 30, sigma_p = 1, sigma_0 = "
                   "1e-3, eta = 6e-5) and the sweep's slow and fast corners (s in [20, 30], sigma_p "
                   "in [1, 2], sigma_0 in [7e-4, 1.3e-3], eta in [5e-5, 7e-5]) stand in, with an "
-                  "m_k ladder {8, 32, 128} at ci.",
+                  "m_k ladder {8, 32, 128} at ci; (2) is decided on the declared path (s = "
+                  "30..120 at ci, to 240 under --size ladder).",
     alternatives=(
         rival("query_noise_stays", query_noise_stays, "Adam's Stage IV (Section 3.2): the query "
               "noise wrong at T_4^- does not align", replaces="aligned"),
@@ -195,6 +210,8 @@ L48_UNFOLLOWED = ("Condition 3.1's noise clause (the m_k ladder runs at the stag
                   "setting: 0.34 at m_k = 128, 0.68 at 512)")
 
 
+@outside_condition("the m_k ladder: " + L48_UNFOLLOWED + "; (2) is decided on the declared path "
+                   "by test_signgd_lemma4_8_not_converged_path")
 @audits(CID)
 @ci_draws
 @shared_draws
@@ -210,3 +227,20 @@ def test_signgd_lemma4_8_not_converged(cfg):
               false_fail=TREND_FF, unfollowed=L48_UNFOLLOWED,
               name="(2) not yet converged along m_k",
               what=f"(2) runs with L_S(T_4) below 'not yet converged' along m_k ({desc})")
+
+
+@pytest.mark.xdist_group("signgd-path")
+@audits(CID)
+@path_draws
+def test_signgd_lemma4_8_not_converged_path(cfg):
+    """(2) in the statement's word with high probability along the declared path of the stage
+    lemmas (path.path_run, shared with signgd.lemma4_3, 4.4, 4.6, 4.7 and stage_order): per run,
+    L_S(T_4) 'not yet converged' (the glossary: >= 0.5, its bracket decided too); the path's
+    unfollowed clauses go with it.  No world: no alternative of the claim acts on the path."""
+    P = path_run(*cfg)
+    loss = np.array(P["LS_T4"])  # (rows, seeds)
+    desc = ", ".join(f"s = {s_}: median {np.median(v):.3g}, max {v.max():.3g}"
+                     for s_, v in zip(P["sizes"], loss))
+    check_path_whp(CID, P, loss, reading="not yet converged", false_fail=PATH_FF,
+                   name="(2) not yet converged along the path",
+                   what=f"(2) runs with L_S(T_4) below 'not yet converged' ({desc})")
