@@ -116,6 +116,28 @@ def test_path_rows_of_a_rung_are_pooled_before_the_decision():
     assert S.PATH_LOOKS["ci"] == 1 and S.PATH_TOP_EXTRA["ci"] == 0
 
 
+def test_path_whp_reads_a_glossary_word_per_run():
+    """check_path_whp(reading=...): each run's value of the word's statistic, pooled per rung as
+    floats (a loss of 1e-8 is below 'not yet converged', not True), the runs beyond the word's
+    level counted beside; on the path a failure that does not vanish is Inconclusive (its
+    unfollowed clauses), one above the level everywhere holds."""
+    from properties.check import Inconclusive
+    from properties.signgd import common as C
+    sizes = (30, 60, 120, 240, 240)
+    rung = dict(s=240, d=2164, m_k=14, m_v=27, sigma_p=3492.0, sigma_0=2.7e-8)
+    n = 128
+    P = {"sizes": sizes, "rungs": tuple({**rung, "s": s} for s in sizes),
+         "steps": (1, 2, 3, 4, 5), "seeds": ((0, n),) * 4 + ((n, 2 * n),)}
+    with pytest.raises(Inconclusive, match=r"s = 240: 256/256 runs.*does not follow"):
+        C.check_path_whp("x.lemma", P, np.full((5, n), 1e-8), reading="not yet converged",
+                         false_fail=1e-3, name="word", what="loss")
+    out = C.check_path_whp("x.lemma", P, np.full((5, n), 0.9), reading="not yet converged",
+                           false_fail=1e-3, name="word", what="loss")
+    assert out["state"] == "holds"
+    with pytest.raises(ValueError, match="finite"):
+        C.check_path_whp("x.lemma", P, np.full((5, n), np.nan), reading="not yet converged",
+                         false_fail=1e-3, name="word", what="loss")
+
 SHARED = ("setting", "common", "runs", "comparisons", "reduced", "path", "variants", "figures")
 ORDER = ("setting", "common", "reduced", "runs", "comparisons", "path", "variants", "figures")
 
