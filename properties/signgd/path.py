@@ -20,8 +20,9 @@ from properties.readings import lookup
 from properties.settings import size
 from properties.signgd.common import (first_from, lemma46_failures, off_vote_neurons, split_votes,
                                       stage4_pairs, vote_time)
-from properties.signgd.reduced import (AllNoiseAligned, as_trace, margins, reduced_setup,
-                                       reduced_softmax, run_reduced_until, seed_batches)
+from properties.signgd.reduced import (AllNoiseAligned, as_trace, REDUCED_KEYS, reduced_setup,
+                                       reduced_softmax, run_reduced_until, seed_batches,
+                                       training_loss)
 from properties.signgd.setting import (PATH_CAP, PATH_CHUNK, PATH_S, PATH_SEED_OFFSET, PATH_SEEDS,
                                        PATH_TOP_EXTRA, TAIL, path_rung)
 from sim import signgd as sim
@@ -188,11 +189,7 @@ def _batch(seeds, rung):
                query_first=(both & (ka < kb)).sum((1, 2)), ties=(both & (ka == kb)).sum((1, 2)))
     # Lemma 4.8 (2): L_S(T_4), the mean logistic loss over the training samples at T_4
     k_4 = at(T["T4"])
-    with np.errstate(over="ignore"):  # exp overflow: a saturated softmax, 0 or 1
-        s11, s21 = reduced_softmax(h["alpha"][k_4, j], h["beta"][k_4, j], h["a"][k_4, j],
-                                   h["b"][k_4, j])
-    m4 = margins(s11, s21, h["V_mu"][k_4, j], h["V"][k_4, j])
-    out["LS_T4"] = np.logaddexp(0.0, -m4).mean(-1)
+    out["LS_T4"] = training_loss(*(h[k_][k_4, j] for k_ in REDUCED_KEYS))
     return out, pieces, int(tr.t[-1])
 
 

@@ -80,6 +80,15 @@ def margins(s11, s21, V_mu, V):
     return (s11 + s21) * V_mu[:, None] + (2.0 - s11 - s21) * V
 
 
+def training_loss(alpha, beta, a, b, V_mu, V):
+    """L_S (S,): the mean logistic loss over the training samples at a reduced state (alpha,
+    beta (S, m_k); a, b (S, m_k, n); V_mu (S,); V (S, n)), from reduced_softmax and margins (an
+    overflowing exp is a saturated softmax, 0 or 1)."""
+    with np.errstate(over="ignore"):
+        s11, s21 = reduced_softmax(alpha, beta, a, b)
+    return np.logaddexp(0.0, -margins(s11, s21, V_mu, V)).mean(-1)
+
+
 def reduced_softmax(alpha, beta, a, b):
     """s_11, s_21 (S, n) from the inner products (alpha, beta (S, m_k); a, b (S, m_k, n)): the
     statement sheet's logit s_11 = sum_s alpha_s (beta_s - b_{s,i}), logit s_21 = sum_s a_{s,i}

@@ -24,8 +24,8 @@ from properties.signgd.setting import (ci_draws, Config, H, N_SAMPLES, PATH_CLAU
                                        path_draws, RANGE, SETTING, shared_draws,
                                        signgd_draw_note, STAGE_RUN, STAGES)
 from properties.signgd.runs import attention_frozen_null, held_at_init, stage_run
-from properties.signgd.reduced import (as_trace, first_all_noise_aligned, margins,
-                                       reduced_init, reduced_softmax, run_reduced_until)
+from properties.signgd.reduced import (as_trace, first_all_noise_aligned, REDUCED_KEYS,
+                                       reduced_init, run_reduced_until, training_loss)
 from sim import signgd as sim
 
 CID = "signgd.lemma4_8"
@@ -44,10 +44,6 @@ TREND_FF = claim_rate(3, 3)
 PATH_FF = claim_rate(len(PATH_DRAWS), 3)
 
 
-def _softplus(x):
-    return np.logaddexp(0.0, x)
-
-
 @functools.lru_cache(maxsize=4)
 def _l48_ladder(seed0, s, sigma_p, sigma_0, eta, n_seeds, rungs):
     seeds = [seed0 + k for k in range(n_seeds)]
@@ -60,10 +56,7 @@ def _l48_ladder(seed0, s, sigma_p, sigma_0, eta, n_seeds, rungs):
         if not np.all(np.isfinite(T4)):
             raise RuntimeError(f"m_k = {m_k}: some seed without T_4 within {L48_CAP} steps")
         j, k = np.arange(n_seeds), T4.astype(int)
-        al, be, a, b = h["alpha"][k, j], h["beta"][k, j], h["a"][k, j], h["b"][k, j]
-        s11, s21 = reduced_softmax(al, be, a, b)
-        m = margins(s11, s21, h["V_mu"][k, j], h["V"][k, j])
-        out.append(_softplus(-m).mean(-1))
+        out.append(training_loss(*(h[k_][k, j] for k_ in REDUCED_KEYS)))
     return dict(sizes=tuple(rungs), loss=np.array(out))  # (rungs, seeds)
 
 
